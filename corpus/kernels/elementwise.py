@@ -1,0 +1,81 @@
+"""Element-wise kernels: vector add (view and gather/scatter forms), 2-D copy, transpose."""
+import numpy as np
+import cuda.tile as ct
+
+import tilecheck
+
+ConstInt = ct.Constant[int]
+
+
+@tilecheck.case(grid=(64, 1, 1), args=lambda: (np.ones(1024, np.float32), np.ones(1024, np.float32),
+                                               np.zeros(1024, np.float32), 16))
+@ct.kernel
+def vector_add(a, b, c, TILE: ConstInt):
+    bid = ct.bid(0)
+    ta = ct.load(a, index=(bid,), shape=(TILE,))
+    tb = ct.load(b, index=(bid,), shape=(TILE,))
+    ct.store(c, index=(bid,), tile=ta + tb)
+
+
+@tilecheck.case(grid=(8, 1, 1), args=lambda: (np.ones(1000, np.float32), np.ones(1000, np.float32),
+                                              np.zeros(1000, np.float32), 128))
+@ct.kernel
+def vector_add_gather(a, b, c, TILE: ConstInt):
+    bid = ct.bid(0)
+    idx = bid * TILE + ct.arange(TILE, dtype=ct.int32)
+    ta = ct.gather(a, idx)
+    tb = ct.gather(b, idx)
+    ct.scatter(c, idx, ta + tb)
+
+
+@tilecheck.case(grid=(4, 8, 1), args=lambda: (np.ones((128, 256), np.float32),
+                                              np.zeros((128, 256), np.float32), 32, 32))
+@ct.kernel
+def copy_2d(src, dst, TM: ConstInt, TN: ConstInt):
+    i = ct.bid(0)
+    j = ct.bid(1)
+    t = ct.load(src, index=(i, j), shape=(TM, TN))
+    ct.store(dst, index=(i, j), tile=t)
+
+
+@tilecheck.case(grid=(4, 8, 1), args=lambda: (np.ones((128, 256), np.float32),
+                                              np.zeros((256, 128), np.float32), 32, 32))
+@ct.kernel
+def transpose(src, dst, TM: ConstInt, TN: ConstInt):
+    i = ct.bid(0)
+    j = ct.bid(1)
+    t = ct.load(src, index=(i, j), shape=(TM, TN))
+    ct.store(dst, index=(j, i), tile=ct.transpose(t))
+
+
+@tilecheck.case(grid=(4, 8, 1), args=lambda: (np.ones((128, 256), np.float32),
+                                              np.zeros((256, 128), np.float32), 32, 32))
+@ct.kernel
+def transpose_order(src, dst, TM: ConstInt, TN: ConstInt):
+    # Loads the (j, i) tile of src through a transposed view: order=(1, 0).
+    i = ct.bid(0)
+    j = ct.bid(1)
+    t = ct.load(src, index=(i, j), shape=(TM, TN), order=(1, 0))
+    ct.store(dst, index=(j, i), tile=t)
+
+
+@tilecheck.case(grid=(8, 1, 1), args=lambda: (np.ones(1024, np.float32), np.zeros(1024, np.float32), 128))
+@ct.kernel
+def tiled_view_overlap(src, dst, TILE: ConstInt):
+    # traversal_steps < tile: neighbouring tiles overlap by half a tile.
+    view = src.tiled_view((TILE,), traversal_steps=(TILE // 2,))
+    bid = ct.bid(0)
+    t = view.load((bid,))
+    ct.store(dst, index=(bid,), tile=t)
+
+
+@tilecheck.case(grid=(16, 1, 1), args=lambda: (np.ones(1024, np.float32), np.zeros(1024, np.float32), 64))
+@ct.kernel
+def branch_on_bid(src, dst, TILE: ConstInt):
+    bid = ct.bid(0)
+    t = ct.load(src, index=(bid,), shape=(TILE,))
+    if bid % 2 == 0:
+        t = t * 2.0
+    else:
+        t = t + 1.0
+    ct.store(dst, index=(bid,), tile=t)

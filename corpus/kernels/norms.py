@@ -1,0 +1,91 @@
+"""Row-wise kernels: softmax, layer norm forward/backward (spin lock), RMS norm."""
+import numpy as np
+import cuda.tile as ct
+
+import tilecheck
+
+ConstInt = ct.Constant[int]
+ZERO = ct.PaddingMode.ZERO
+
+
+@tilecheck.case(grid=(64, 1, 1), args=lambda: (np.ones((64, 128), np.float32), np.zeros((64, 128), np.float32), 128))
+@ct.kernel
+def softmax(x, y, TN: ConstInt):
+    row = ct.bid(0)
+    t = ct.load(x, index=(row, 0), shape=(1, TN), padding_mode=ct.PaddingMode.NEG_INF)
+    t = t - ct.max(t, axis=1, keepdims=True)
+    e = ct.exp(t)
+    ct.store(y, index=(row, 0), tile=e / ct.sum(e, axis=1, keepdims=True))
+
+
+@tilecheck.case(grid=(32, 1, 1), args=lambda: (np.ones((32, 256), np.float32), np.ones(256, np.float32),
+                                               np.zeros(256, np.float32), np.zeros((32, 256), np.float32),
+                                               np.zeros(32, np.float32), np.zeros(32, np.float32), 1e-5, 64))
+@ct.kernel
+def layer_norm_fwd(X, W, B, Y, Mean, Rstd, eps, TN: ConstInt):
+    row = ct.bid(0)
+    n_tiles = ct.num_tiles(X, axis=1, shape=(1, TN))
+    N = X.shape[1]
+    acc = ct.full((1, TN), 0, dtype=ct.float32)
+    for j in range(n_tiles):
+        acc += ct.load(X, index=(row, j), shape=(1, TN), padding_mode=ZERO)
+    mean = ct.sum(acc, axis=1) / N
+    ct.store(Mean, index=(row,), tile=mean)
+    var = ct.full((1, TN), 0, dtype=ct.float32)
+    for j in range(n_tiles):
+        tx = ct.load(X, index=(row, j), shape=(1, TN), padding_mode=ZERO)
+        inside = (j * TN + ct.arange(TN, dtype=ct.int32)) < N
+        d = ct.where(inside, tx - mean, 0)
+        var += d * d
+    rstd = 1 / ct.sqrt(ct.sum(var, axis=1) / N + eps)
+    ct.store(Rstd, index=(row,), tile=rstd)
+    for j in range(n_tiles):
+        tx = ct.load(X, index=(row, j), shape=(1, TN), padding_mode=ZERO)
+        tw = ct.load(W, index=(j,), shape=(TN,), padding_mode=ZERO)
+        tb = ct.load(B, index=(j,), shape=(TN,), padding_mode=ZERO)
+        ct.store(Y, index=(row, j), tile=((tx - mean) * rstd * tw + tb).astype(Y.dtype))
+
+
+@tilecheck.case(grid=(32, 1, 1), args=lambda: (np.zeros((32, 128), np.float32), np.ones((32, 128), np.float32),
+                                               np.zeros((8, 128), np.float32), np.zeros((8, 128), np.float32),
+                                               np.ones((32, 128), np.float32), np.ones(128, np.float32),
+                                               np.zeros(32, np.float32), np.ones(32, np.float32),
+                                               np.zeros(8, np.int32), 64))
+@ct.kernel
+def layer_norm_bwd(DX, DY, DW, DB, X, W, Mean, Rstd, Locks, TN: ConstInt):
+    # Partial dW/dB rows are shared by GROUP blocks: a CAS spin lock guards them.
+    row = ct.bid(0)
+    n_tiles = ct.num_tiles(X, axis=1, shape=(1, TN))
+    N = X.shape[1]
+    group = row % DW.shape[0]
+    mean = ct.load(Mean, index=(row,), shape=(1,))
+    rstd = ct.load(Rstd, index=(row,), shape=(1,))
+    for j in range(n_tiles):
+        tx = ct.load(X, index=(row, j), shape=(1, TN), padding_mode=ZERO)
+        tw = ct.load(W, index=(j,), shape=(TN,), padding_mode=ZERO)
+        tdy = ct.load(DY, index=(row, j), shape=(1, TN), padding_mode=ZERO)
+        xhat = (tx - mean) * rstd
+        wdy = tw * tdy
+        c1 = ct.sum(xhat * wdy, axis=1) / N
+        c2 = ct.sum(wdy, axis=1) / N
+        ct.store(DX, index=(row, j), tile=((wdy - (xhat * c1 + c2)) * rstd).astype(DX.dtype))
+        pdw = tdy * xhat
+        pdb = tdy
+        while ct.atomic_cas(Locks, group, 0, 1, memory_order=ct.MemoryOrder.ACQUIRE) == 1:
+            pass
+        pdw += ct.load(DW, index=(group, j), shape=(1, TN), padding_mode=ZERO)
+        pdb += ct.load(DB, index=(group, j), shape=(1, TN), padding_mode=ZERO)
+        ct.store(DW, index=(group, j), tile=pdw)
+        ct.store(DB, index=(group, j), tile=pdb)
+        ct.atomic_xchg(Locks, group, 0, memory_order=ct.MemoryOrder.RELEASE)
+
+
+@tilecheck.case(grid=(32, 1, 1), args=lambda: (np.ones((32, 128), np.float32), np.ones(128, np.float32),
+                                               np.zeros((32, 128), np.float32), 1e-6, 128))
+@ct.kernel
+def rms_norm(X, W, Y, eps, TN: ConstInt):
+    row = ct.bid(0)
+    tx = ct.load(X, index=(row, 0), shape=(1, TN), padding_mode=ZERO)
+    ms = ct.sum(tx * tx, axis=1, keepdims=True) / X.shape[1]
+    tw = ct.load(W, index=(0,), shape=(TN,), padding_mode=ZERO)
+    ct.store(Y, index=(row, 0), tile=tx * ct.rsqrt(ms + eps) * tw)

@@ -1,0 +1,25 @@
+"""The error hierarchy: every error tilecheck raises derives from ``TilecheckError``."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tilecheck.ir.loc import Loc
+
+
+class TilecheckError(Exception):
+    """Base of all tilecheck errors; carries a source location when one is known."""
+
+    def __init__(self, message: str, loc: Loc | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if loc is None:
+            from tilecheck.ir.loc import Loc  # the ir package itself imports this module
+
+            loc = Loc.unknown()
+        self.loc = loc
+
+    def __str__(self) -> str:
+        if self.loc.is_known():
+            return f"{self.loc}: {self.message}"
+        return self.message

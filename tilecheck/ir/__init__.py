@@ -1,0 +1,22 @@
+"""The Tile IR model: types, ops, modules; the text and bytecode readers; the cuTile frontend."""
+from tilecheck.ir.core import Block, Function, Module, Op, Region, Value
+from tilecheck.ir.errors import BytecodeError, FrontendError, TileIRError, TileIRParseError
+from tilecheck.ir.loc import Loc
+from tilecheck.ir.opdefs import OPS, Effect, OpDef
+
+__all__ = ["OPS", "Block", "BytecodeError", "Effect", "FrontendError", "Function", "Loc", "Module", "Op",
+           "OpDef", "Region", "TileIRError", "TileIRParseError", "Value", "parse", "read_bytecode"]
+
+
+def read_bytecode(data: bytes) -> Module:
+    """Decode Tile IR bytecode (what cuTile's ``export_kernel`` writes) into a Module."""
+    from tilecheck.ir.bytecode.reader import read_bytecode as _read
+
+    return _read(data)
+
+
+def parse(text: str, filename: str = "<text>") -> Module:
+    """Parse the MLIR text form of Tile IR (``tileirdisasm`` output, ``.tileir`` files)."""
+    from tilecheck.ir.text.parser import parse as _parse
+
+    return _parse(text, filename)

@@ -1,0 +1,117 @@
+"""Character-level scanning for the Tile IR text form (MLIR syntax)."""
+from __future__ import annotations
+
+import re
+
+from tilecheck.ir.errors import TileIRParseError
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+_VALUE = re.compile(r"%[A-Za-z0-9_$.\-]+")
+_NUMBER = re.compile(r"[-+]?(0x[0-9A-Fa-f]+|(\d+\.\d*|\d*\.\d+|\d+)([eE][-+]?\d+)?)")
+_SYMBOL = re.compile(r"@[A-Za-z0-9_$.\-]+|@\"[^\"]*\"")
+_ALIAS = re.compile(r"#[A-Za-z0-9_$.\-]+")
+_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+class Scanner:
+    """A cursor over the text; ``//`` comments and whitespace are skipped between tokens."""
+
+    def __init__(self, text: str, filename: str = "<text>") -> None:
+        self.text = text
+        self.pos = 0
+        self.filename = filename
+
+    def error(self, message: str, pos: int | None = None) -> TileIRParseError:
+        pos = self.pos if pos is None else pos
+        line = self.text.count("\n", 0, pos) + 1
+        col = pos - (self.text.rfind("\n", 0, pos) + 1) + 1
+        return TileIRParseError(message, self.text, line, col, self.filename)
+
+    def skip(self) -> None:
+        text, n = self.text, len(self.text)
+        while self.pos < n:
+            ch = text[self.pos]
+            if ch in " \t\r\n":
+                self.pos += 1
+            elif text.startswith("//", self.pos):
+                end = text.find("\n", self.pos)
+                self.pos = n if end < 0 else end
+            else:
+                return
+
+    def at_end(self) -> bool:
+        self.skip()
+        return self.pos >= len(self.text)
+
+    def peek(self, literal: str) -> bool:
+        """Is ``literal`` next? Keywords must end at a word boundary."""
+        self.skip()
+        if not self.text.startswith(literal, self.pos):
+            return False
+        if literal[-1].isalnum() or literal[-1] == "_":
+            end = self.pos + len(literal)
+            return end >= len(self.text) or not (self.text[end].isalnum() or self.text[end] in "_$.")
+        return True
+
+    def accept(self, literal: str) -> bool:
+        if self.peek(literal):
+            self.pos += len(literal)
+            return True
+        return False
+
+    def expect(self, literal: str, what: str | None = None) -> None:
+        if not self.accept(literal):
+            raise self.error(f"expected '{literal}'" + (f" {what}" if what else "") + f", found {self.found()}")
+
+    def found(self) -> str:
+        self.skip()
+        if self.pos >= len(self.text):
+            return "end of input"
+        word = re.match(r"\S{1,20}", self.text[self.pos:])
+        return f"'{word.group(0)}'" if word else "whitespace"
+
+    def match(self, pattern: re.Pattern[str]) -> str | None:
+        self.skip()
+        m = pattern.match(self.text, self.pos)
+        if not m:
+            return None
+        self.pos = m.end()
+        return m.group(0)
+
+    def ident(self, what: str = "a keyword") -> str:
+        word = self.match(_IDENT)
+        if word is None:
+            raise self.error(f"expected {what}, found {self.found()}")
+        return word
+
+    def value_name(self) -> str | None:
+        return self.match(_VALUE)
+
+    def number(self, what: str = "a number") -> str:
+        num = self.match(_NUMBER)
+        if num is None:
+            raise self.error(f"expected {what}, found {self.found()}")
+        return num
+
+    def integer(self, what: str = "an integer") -> int:
+        start = self.pos
+        text = self.number(what)
+        try:
+            return int(text, 0)
+        except ValueError:
+            raise self.error(f"expected {what}, found '{text}'", start) from None
+
+    def string(self) -> str:
+        s = self.match(_STRING)
+        if s is None:
+            raise self.error(f"expected a string, found {self.found()}")
+        return bytes(s[1:-1], "utf-8").decode("unicode_escape")
+
+    def symbol(self) -> str:
+        s = self.match(_SYMBOL)
+        if s is None:
+            raise self.error(f"expected a symbol (@name), found {self.found()}")
+        return s[1:].strip('"')
+
+    def alias(self) -> str | None:
+        return self.match(_ALIAS)

@@ -1,0 +1,780 @@
+"""Parse the Tile IR text form (what ``tileirdisasm`` prints, and ``Module.to_text``) into a Module."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tilecheck.ir import types as T
+from tilecheck.ir.attrs import Bounded, DenseElements, Dictionary, DivBy, TypedValue, float_to_bits
+from tilecheck.ir.core import Block, Function, Module, Op, Region, Value
+from tilecheck.ir.errors import TileIRParseError
+from tilecheck.ir.loc import Loc
+from tilecheck.ir.opdefs import ENUMS, OPS, OpDef
+from tilecheck.ir.text.format import Directive, compile_format
+from tilecheck.ir.text.lexer import Scanner
+
+_ALIAS_DEF = re.compile(r"^(#[A-Za-z0-9_$.\-]+)\s*=\s*(.*)$", re.MULTILINE)
+_DIMS = re.compile(r"((?:\d+|\?)x)*")
+_SCALARS = set(T.INTEGER_TYPES) | set(T.FLOAT_TYPES)
+
+
+def parse(text: str, filename: str = "<text>") -> Module:
+    """Parse Tile IR text. Raises ``TileIRParseError`` with line:col and a caret snippet."""
+    return _Parser(text, filename).module()
+
+
+class _Parser:
+    def __init__(self, text: str, filename: str) -> None:
+        self.s = Scanner(text, filename)
+        self.aliases = {m.group(1): m.group(2).strip() for m in _ALIAS_DEF.finditer(text)}
+        self.alias_locs: dict[str, Loc] = {}
+        self.scopes: list[dict[str, Value]] = []
+
+    # ---- module and functions ------------------------------------------------------------------
+    def module(self) -> Module:
+        s = self.s
+        functions: list[Function] = []
+        name = "kernels"
+        wrapped = False
+        if s.accept("cuda_tile.module") or s.accept("module"):
+            name, wrapped = s.symbol(), True
+            s.expect("{")
+        while not s.at_end():
+            if s.peek("#"):
+                end = s.text.find("\n", s.pos)
+                s.pos = len(s.text) if end < 0 else end
+            elif wrapped and s.accept("}"):
+                wrapped = False
+                self.optional_loc()
+            elif s.peek("entry") or s.peek("func") or s.peek("cuda_tile.entry"):
+                functions.append(self.function())
+            else:
+                raise s.error(f"expected 'entry' or 'func', found {s.found()}")
+        if wrapped:
+            raise s.error("missing '}' closing the module")
+        if not functions:
+            raise s.error("no entry or function found")
+        return Module(tuple(functions), name)
+
+    def function(self) -> Function:
+        s = self.s
+        keyword = s.ident()
+        is_entry = keyword.endswith("entry")
+        name = s.symbol()
+        s.expect("(")
+        self.scopes = [{}]
+        args: list[Value] = []
+        while not s.accept(")"):
+            if args:
+                s.expect(",")
+            args.append(self.define_arg())
+        results: tuple[T.Type, ...] = ()
+        if s.accept("->"):
+            results = tuple(self.type_list())
+        attrs: dict[str, Any] = {}
+        if s.accept("optimization_hints"):
+            s.expect("=")
+            attrs["optimization_hints"] = self.hints()
+        block = Block(tuple(args))
+        self.region_body(block)
+        loc = self.optional_loc()
+        ftype = T.FunctionType(tuple(a.type for a in args), results)
+        return Function(name, ftype, block, is_entry, loc, attrs)
+
+    def define_arg(self) -> Value:
+        start = self.s.pos
+        name = self.s.value_name()
+        if name is None:
+            raise self.s.error(f"expected an argument (%name), found {self.s.found()}")
+        self.s.expect(":")
+        value = Value(self.type(), name[1:])
+        self.define(name, value, start)
+        return value
+
+    def define(self, name: str, value: Value, pos: int) -> None:
+        if name in self.scopes[-1]:
+            raise self.s.error(f"value {name} is defined twice", pos)
+        self.scopes[-1][name] = value
+
+    def region_body(self, block: Block) -> None:
+        self.s.expect("{")
+        while not self.s.accept("}"):
+            if self.s.at_end():
+                raise self.s.error("missing '}' at the end of a region")
+            block.ops.append(self.op())
+
+    def region(self, args: list[tuple[str, Value, int]], implicit: str | None = None) -> Region:
+        self.scopes.append({})
+        for name, value, pos in args:
+            self.define(name, value, pos)
+        block = Block(tuple(v for _, v, _ in args))
+        self.region_body(block)
+        self.scopes.pop()
+        last = block.ops[-1].opdef if block.ops else None
+        if implicit is not None and (last is None or not last.terminator):
+            # MLIR elides a terminator without operands (``for``/``if`` bodies); restore it.
+            block.ops.append(Op(implicit, (), (), {}, (), Loc.unknown(), (("operands", 0),)))
+        return Region((block,))
+
+    # ---- values --------------------------------------------------------------------------------
+    def use(self) -> Value:
+        s = self.s
+        start = s.pos
+        name = s.value_name()
+        if name is None:
+            raise s.error(f"expected a value (%name), found {s.found()}")
+        if s.text.startswith("#", s.pos):
+            s.pos += 1
+            name += "#" + str(s.integer("a result number"))
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        raise s.error(f"use of undefined value {name}", start)
+
+    def uses(self) -> list[Value]:
+        values: list[Value] = []
+        if not self.s.peek("%"):
+            return values
+        values.append(self.use())
+        while self.s.peek(","):
+            save = self.s.pos
+            self.s.accept(",")
+            if not self.s.peek("%"):
+                self.s.pos = save
+                break
+            values.append(self.use())
+        return values
+
+    # ---- ops -----------------------------------------------------------------------------------
+    def op(self) -> Op:
+        s = self.s
+        start = s.pos
+        result_names: list[tuple[str, int]] = []
+        if s.peek("%"):
+            while True:
+                pos = s.pos
+                name = s.value_name()
+                if name is None:
+                    raise s.error(f"expected a result name, found {s.found()}")
+                count = 1
+                if s.text.startswith(":", s.pos) and s.text[s.pos + 1:s.pos + 2].isdigit():
+                    s.pos += 1
+                    count = s.integer()
+                result_names.extend((name if count == 1 else f"{name}#{i}", pos) for i in range(count))
+                if not s.accept(","):
+                    break
+            s.expect("=")
+        name_pos = s.pos
+        name = s.ident("an op name")
+        if name.startswith("cuda_tile."):
+            name = name[len("cuda_tile."):]
+        opdef = OPS.get(name)
+        n_results = len(result_names)
+        if opdef is not None and opdef.results not in ("v",) and int(opdef.results) != n_results:
+            raise s.error(f"'{name}' has {opdef.results} results, {n_results} named", name_pos)
+        if opdef is None:
+            op = self.unknown_op(name, n_results)
+        else:
+            op = self.known_op(opdef, n_results)
+        for (rname, pos), value in zip(result_names, op.results):
+            value.name = rname[1:].split("#")[0]
+            self.define(rname, value, pos)
+        del start
+        return op
+
+    def known_op(self, opdef: OpDef, n_results: int) -> Op:
+        fmt = compile_format(opdef)
+        b = _OpBuilder(opdef)
+        if fmt.body and fmt.body[0].kind == "custom":
+            return getattr(self, "custom_" + fmt.body[0].name)(b, n_results)
+        self.directives(b, fmt.body)
+        result_types = self.type_section(n_results, bool(fmt.types)) if n_results or fmt.types else []
+        loc = self.optional_loc()
+        return b.build(result_types, loc)
+
+    def unknown_op(self, name: str, n_results: int) -> Op:
+        """An op the model does not know: keep its text and operands; the verifier rejects it."""
+        s = self.s
+        start = s.pos
+        operands: list[Value] = []
+        depth = 0
+        while s.pos < len(s.text):
+            ch = s.text[s.pos]
+            if ch == "\n" and depth == 0:
+                break
+            if ch == "%":
+                operands.append(self.use())
+                continue
+            if ch == "{" and depth == 0:
+                break
+            if s.text.startswith("loc(", s.pos) and depth == 0:
+                break
+            depth += ch in "([<"
+            depth -= ch in ")]>"
+            s.pos += 1
+        raw = s.text[start:s.pos].strip()
+        types: list[T.Type] = []
+        if " : " in f" {raw} " or raw.startswith(":"):
+            tail = raw[raw.rfind(":") + 1:]
+            sub = _Parser(tail, s.filename)
+            try:
+                types = sub.type_list_flat()
+            except TileIRParseError:
+                types = []
+        results = tuple(Value(types[-n_results + i] if len(types) >= n_results and n_results else T.TOKEN)
+                        for i in range(n_results))
+        regions = []
+        while s.peek("{"):
+            regions.append(self.region([]))
+        loc = self.optional_loc()
+        attrs = {"__text__": _rename(raw, operands)}
+        return Op(name, tuple(operands), results, attrs, tuple(regions), loc, (("operands", len(operands)),))
+
+    def directives(self, b: _OpBuilder, items: tuple[Directive, ...]) -> None:
+        s = self.s
+        for d in items:
+            if d.kind == "lit":
+                s.expect(d.name, f"in '{b.opdef.name}'")
+            elif d.kind == "operand":
+                kind = b.operand_kind(d.name)
+                b.operands[d.name] = [self.use()] if kind in ("single", "optional") else self.uses()
+            elif d.kind == "attr":
+                b.attrs[d.name] = self.attr(b.opdef, d.name)
+            elif d.kind == "flag":
+                s.expect(d.name)
+                b.attrs[d.name] = True
+            elif d.kind == "opt":
+                save = s.pos
+                saved_attrs, saved_operands = dict(b.attrs), dict(b.operands)
+                try:
+                    self.directives(b, d.items)
+                except TileIRParseError:
+                    s.pos = save
+                    b.attrs, b.operands = saved_attrs, saved_operands
+
+    def type_section(self, n_results: int, has_section: bool) -> list[T.Type]:
+        s = self.s
+        if not s.accept(":"):
+            if n_results:
+                raise s.error(f"expected ':' and the result types, found {s.found()}")
+            return []
+        before: list[T.Type] = []
+        if not s.peek("->"):
+            before = self.type_list()
+        after = self.type_list() if s.accept("->") else None
+        types = after if after is not None else before
+        if n_results == 0:
+            return []
+        if len(types) == n_results:
+            return types
+        if len(types) == 1:
+            return types * n_results
+        if len(types) > n_results:
+            return types[-n_results:]
+        raise s.error(f"expected {n_results} result types, found {len(types)}")
+
+    def type_list(self) -> list[T.Type]:
+        s = self.s
+        if s.accept("("):
+            types = [] if s.peek(")") else self.type_list_flat()
+            s.expect(")")
+            return types
+        return self.type_list_flat()
+
+    def type_list_flat(self) -> list[T.Type]:
+        types = [self.type()]
+        while self.s.peek(","):
+            save = self.s.pos
+            self.s.accept(",")
+            if not self.at_type():
+                self.s.pos = save
+                break
+            types.append(self.type())
+        return types
+
+    def at_type(self) -> bool:
+        self.s.skip()
+        m = re.match(r"[A-Za-z_][A-Za-z0-9_]*", self.s.text[self.s.pos:])
+        return bool(m) and (m.group(0) in _SCALARS or m.group(0) in (
+            "tile", "token", "ptr", "tensor_view", "partition_view", "strided_view", "gather_scatter_view"))
+
+    # ---- types ---------------------------------------------------------------------------------
+    def type(self) -> T.Type:
+        s = self.s
+        start = s.pos
+        word = s.ident("a type")
+        if word in _SCALARS:
+            return T.ScalarType(word)
+        if word == "token":
+            return T.TOKEN
+        if word == "ptr":
+            s.expect("<")
+            pointee = self.type()
+            s.expect(">")
+            return T.PointerType(pointee)
+        if word == "tile":
+            s.expect("<")
+            dims = self.dims()
+            element = self.type()
+            s.expect(">")
+            if any(d is None for d in dims):
+                raise s.error("tile shapes are static ('?' is not allowed)", start)
+            return T.TileType(tuple(d for d in dims if d is not None), element)
+        if word == "tensor_view":
+            s.expect("<")
+            shape = self.dims()
+            element = self.type()
+            strides: tuple[int | None, ...] = ()
+            if s.accept(","):
+                s.expect("strides")
+                s.expect("=")
+                strides = self.bracket_dims()
+            s.expect(">")
+            if len(strides) != len(shape):
+                raise s.error(f"tensor_view of rank {len(shape)} has {len(strides)} strides", start)
+            return T.TensorViewType(element, shape, strides)
+        if word in ("partition_view", "strided_view", "gather_scatter_view"):
+            return self.view_type(word, start)
+        raise s.error(f"unknown type '{word}'", start)
+
+    def view_type(self, word: str, start: int) -> T.Type:
+        s = self.s
+        s.expect("<")
+        s.expect("tile")
+        s.expect("=")
+        s.expect("(")
+        tile = self.dims(trailing_x=False)
+        s.expect(")")
+        steps: tuple[int | None, ...] = ()
+        sparse_dim = 0
+        padding: str | None = None
+        view: T.Type | None = None
+        dim_map: tuple[int | None, ...] | None = None
+        while s.accept(","):
+            if s.accept("traversal_strides"):
+                s.expect("=")
+                steps = self.bracket_dims()
+            elif s.accept("padding_value"):
+                s.expect("=")
+                padding = s.ident("a padding value")
+            elif s.accept("dim_map"):
+                s.expect("=")
+                dim_map = self.bracket_dims()
+            elif s.accept("sparse_dim"):
+                s.expect("=")
+                sparse_dim = s.integer()
+            else:
+                view = self.type()
+        s.expect(">")
+        if not isinstance(view, T.TensorViewType):
+            raise s.error(f"{word} needs a tensor_view", start)
+        tile_t = tuple(int(d or 0) for d in tile)
+        dims = tuple(int(d or 0) for d in dim_map) if dim_map is not None else tuple(range(len(tile_t)))
+        if word == "partition_view":
+            return T.PartitionViewType(tile_t, view, dims, padding)
+        if word == "strided_view":
+            return T.StridedViewType(tile_t, tuple(int(d or 0) for d in steps), view, dims, padding)
+        return T.GatherScatterViewType(tile_t, view, sparse_dim, padding)
+
+    def dims(self, trailing_x: bool = True) -> tuple[int | None, ...]:
+        s = self.s
+        s.skip()
+        if not trailing_x:
+            m = re.match(r"(\d+|\?)(x(\d+|\?))*", s.text[s.pos:])
+            text = m.group(0) if m else ""
+            s.pos += len(text)
+            return tuple(None if d == "?" else int(d) for d in text.split("x") if d)
+        m = _DIMS.match(s.text, s.pos)
+        text = m.group(0) if m else ""
+        s.pos += len(text)
+        return tuple(None if d == "?" else int(d) for d in text.split("x") if d)
+
+    def bracket_dims(self) -> tuple[int | None, ...]:
+        s = self.s
+        s.expect("[")
+        out: list[int | None] = []
+        while not s.accept("]"):
+            if out:
+                s.expect(",")
+            out.append(None if s.accept("?") else s.integer())
+        return tuple(out)
+
+    # ---- attributes ----------------------------------------------------------------------------
+    def attr(self, opdef: OpDef, name: str) -> Any:
+        s = self.s
+        adef = opdef.attr(name)
+        kind = adef.kind if adef else "int"
+        start = s.pos
+        if kind in ENUMS:
+            word = s.ident(f"a {kind} value")
+            if word not in ENUMS[kind]:
+                raise s.error(f"'{word}' is not a {kind} (one of: {', '.join(ENUMS[kind])})", start)
+            return word
+        if kind == "int":
+            return s.integer()
+        if kind == "str":
+            return s.string()
+        if kind == "i32s":
+            return tuple(int(d or 0) for d in self.bracket_dims())
+        if kind == "bools":
+            s.expect("[")
+            out = []
+            while not s.accept("]"):
+                if out:
+                    s.expect(",")
+                out.append(self.boolean())
+            return tuple(out)
+        if kind == "dense":
+            return self.dense()
+        if kind == "tagged":
+            return self.predicate()
+        if kind == "hints":
+            return self.hints()
+        if kind == "array":
+            return self.typed_array()
+        if kind == "type":
+            return self.type()
+        if kind == "bool":
+            return self.boolean()
+        raise s.error(f"cannot parse attribute kind {kind}", start)
+
+    def boolean(self) -> bool:
+        word = self.s.ident("true or false")
+        if word not in ("true", "false"):
+            raise self.s.error(f"expected true or false, found '{word}'")
+        return word == "true"
+
+    def dense(self) -> DenseElements:
+        s = self.s
+        s.expect("<")
+        start = s.pos
+        element = self.type()
+        if not isinstance(element, T.ScalarType):
+            raise s.error("constant element type must be a scalar type", start)
+        s.expect(":")
+        values: list[int] = []
+        if s.accept("["):
+            while not s.accept("]"):
+                if values:
+                    s.expect(",")
+                values.append(self.scalar_bits(element))
+        else:
+            values.append(self.scalar_bits(element))
+        s.expect(">")
+        if len(values) > 1 and all(v == values[0] for v in values):
+            values = values[:1]
+        return DenseElements(element.name, tuple(values), element.is_float)
+
+    def scalar_bits(self, element: T.ScalarType) -> int:
+        s = self.s
+        if element.name == "i1" and (s.peek("true") or s.peek("false")):
+            return int(self.boolean())
+        start = s.pos
+        text = s.number(f"a {element.name} value")
+        if element.is_float:
+            if text.lower().startswith(("0x", "-0x", "+0x")):
+                return int(text, 16)
+            try:
+                return float_to_bits(element.name, float(text))
+            except (OverflowError, ValueError):
+                raise s.error(f"'{text}' is not a valid {element.name}", start) from None
+        try:
+            return int(text, 0)
+        except ValueError:
+            raise s.error(f"'{text}' is not an integer", start) from None
+
+    def typed_array(self) -> tuple[TypedValue, ...]:
+        s = self.s
+        s.expect("[")
+        out: list[TypedValue] = []
+        while not s.accept("]"):
+            if out:
+                s.expect(",")
+            save = s.pos
+            s.number()
+            s.expect(":")
+            type_ = self.type()
+            end = s.pos
+            s.pos = save
+            if not isinstance(type_, T.ScalarType):
+                raise s.error("identity must have a scalar type")
+            out.append(TypedValue(type_, self.scalar_bits(type_)))
+            s.pos = end
+        return tuple(out)
+
+    def predicate(self) -> Any:
+        s = self.s
+        start = s.pos
+        word = s.ident("an assume predicate")
+        s.expect("<")
+        if word == "bounded":
+            lb = None if s.accept("?") else s.integer()
+            s.expect(",")
+            ub = None if s.accept("?") else s.integer()
+            s.expect(">")
+            return Bounded(lb, ub)
+        if word == "div_by":
+            divisor = s.integer()
+            every = along = None
+            if s.accept(","):
+                s.expect("every")
+                every = s.integer()
+            if s.accept("along"):
+                along = s.integer()
+            s.expect(">")
+            return DivBy(divisor, every, along)
+        raise s.error(f"unsupported assume predicate '{word}'", start)
+
+    def hints(self) -> Dictionary:
+        s = self.s
+        s.expect("<")
+        items: list[tuple[str, object]] = []
+        while not s.accept(">"):
+            if items:
+                s.expect(",")
+            key = s.ident("a target name")
+            s.expect("=")
+            items.append((key, self.dictionary()))
+        return Dictionary(tuple(items))
+
+    def dictionary(self) -> Dictionary:
+        s = self.s
+        s.expect("{")
+        items: list[tuple[str, object]] = []
+        while not s.accept("}"):
+            if items:
+                s.expect(",")
+            key = s.ident("a key")
+            s.expect("=")
+            if s.peek("true") or s.peek("false"):
+                items.append((key, self.boolean()))
+            elif s.peek('"'):
+                items.append((key, s.string()))
+            else:
+                value = s.integer()
+                if s.accept(":"):
+                    self.type()
+                items.append((key, value))
+        return Dictionary(tuple(items))
+
+    # ---- locations -----------------------------------------------------------------------------
+    def optional_loc(self) -> Loc:
+        if not self.s.accept("loc"):
+            return Loc.unknown()
+        self.s.expect("(")
+        loc = self.loc_body()
+        self.s.expect(")")
+        return loc
+
+    def loc_body(self) -> Loc:
+        s = self.s
+        alias = s.alias()
+        if alias is not None:
+            return self.resolve_alias(alias)
+        if s.accept("unknown"):
+            return Loc.unknown()
+        if s.accept("callsite"):
+            s.expect("(")
+            callee = self.loc_body()
+            s.expect("at")
+            caller = self.loc_body()
+            s.expect(")")
+            return Loc(callee.file, callee.line, callee.col, caller if caller.is_known() else None)
+        if s.accept("fused"):
+            s.expect("[")
+            first = self.loc_body()
+            while s.accept(","):
+                self.loc_body()
+            s.expect("]")
+            return first
+        filename = s.string()
+        s.expect(":")
+        line = s.integer()
+        col = s.integer() if s.accept(":") else 0
+        return Loc(filename, line, col)
+
+    def resolve_alias(self, alias: str) -> Loc:
+        if alias in self.alias_locs:
+            return self.alias_locs[alias]
+        self.alias_locs[alias] = Loc.unknown()  # guards against cycles
+        raw = self.aliases.get(alias)
+        loc = Loc.unknown()
+        if raw is not None:
+            sub = _Parser(raw, self.s.filename)
+            sub.aliases, sub.alias_locs = self.aliases, self.alias_locs
+            try:
+                if raw.startswith("loc("):
+                    loc = sub.optional_loc()
+                elif raw.startswith("#cuda_tile.di_loc<"):
+                    inner = sub.s.text[len("#cuda_tile.di_loc<"):].split(" in ")[0].strip()
+                    loc = self.resolve_alias(inner)
+            except TileIRParseError:
+                loc = Loc.unknown()
+        self.alias_locs[alias] = loc
+        return loc
+
+    # ---- custom directives (region ops) --------------------------------------------------------
+    def iter_values(self) -> list[tuple[str, Value, int]]:
+        """``iter_values(%a = %init, ...)``: returns (arg name, init value, pos); types come later."""
+        s = self.s
+        out: list[tuple[str, Value, int]] = []
+        s.expect("(")
+        while not s.accept(")"):
+            if out:
+                s.expect(",")
+            pos = s.pos
+            name = s.value_name()
+            if name is None:
+                raise s.error(f"expected an iteration argument, found {s.found()}")
+            s.expect("=")
+            out.append((name, self.use(), pos))
+        return out
+
+    def custom_for(self, b: _OpBuilder, n_results: int) -> Op:
+        s = self.s
+        pos = s.pos
+        iv_name = s.value_name()
+        if iv_name is None:
+            raise s.error(f"expected the induction variable, found {s.found()}")
+        s.expect("in")
+        s.expect("(")
+        b.operands["lowerBound"] = [self.use()]
+        s.expect("to")
+        b.operands["upperBound"] = [self.use()]
+        s.expect(",")
+        s.expect("step")
+        b.operands["step"] = [self.use()]
+        s.expect(")")
+        b.attrs["unsignedCmp"] = s.accept("unsigned")
+        s.expect(":")
+        iv = Value(self.type(), iv_name[1:])
+        inits: list[tuple[str, Value, int]] = []
+        result_types: list[T.Type] = []
+        if s.accept("iter_values"):
+            inits = self.iter_values()
+            s.expect("->")
+            result_types = self.type_list()
+        b.operands["initValues"] = [v for _, v, _ in inits]
+        args = [(iv_name, iv, pos)] + [(n, Value(v.type, n[1:]), p) for n, v, p in inits]
+        _check_count(s, "for", n_results, len(result_types))
+        b.regions.append(self.region(args, implicit="continue"))
+        return b.build(result_types, self.optional_loc())
+
+    def custom_loop(self, b: _OpBuilder, n_results: int) -> Op:
+        s = self.s
+        inits = self.iter_values() if s.accept("iter_values") else []
+        arg_types: list[T.Type] = [v.type for _, v, _ in inits]
+        result_types: list[T.Type] = []
+        if s.accept(":"):
+            if not s.peek("->"):
+                arg_types = self.type_list()
+            s.expect("->")
+            if not s.peek("{"):
+                result_types = self.type_list()
+        elif s.accept("->"):
+            result_types = self.type_list()
+        if len(arg_types) != len(inits):
+            raise s.error(f"loop has {len(inits)} iteration values but {len(arg_types)} types")
+        b.operands["initValues"] = [v for _, v, _ in inits]
+        _check_count(s, "loop", n_results, len(result_types))
+        b.regions.append(self.region([(n, Value(t, n[1:]), p) for (n, _, p), t in zip(inits, arg_types)]))
+        return b.build(result_types, self.optional_loc())
+
+    def custom_if(self, b: _OpBuilder, n_results: int) -> Op:
+        s = self.s
+        b.operands["condition"] = [self.use()]
+        result_types = self.type_list() if s.accept("->") else []
+        _check_count(s, "if", n_results, len(result_types))
+        b.regions.append(self.region([], implicit="yield"))
+        if s.accept("else"):
+            b.regions.append(self.region([], implicit="yield"))
+        else:
+            b.regions.append(Region((Block([], [Op("yield", (), (), {}, (), Loc.unknown(),
+                                                   (("operands", 0),))]),)))
+        return b.build(result_types, self.optional_loc())
+
+    def custom_reduce(self, b: _OpBuilder, n_results: int) -> Op:
+        return self._reduction(b, n_results, scan=False)
+
+    def custom_scan(self, b: _OpBuilder, n_results: int) -> Op:
+        return self._reduction(b, n_results, scan=True)
+
+    def _reduction(self, b: _OpBuilder, n_results: int, scan: bool) -> Op:
+        s = self.s
+        b.operands["operands"] = self.uses()
+        s.expect("dim")
+        s.expect("=")
+        b.attrs["dim"] = s.integer()
+        if scan:
+            s.expect("reverse")
+            s.expect("=")
+            b.attrs["reverse"] = self.boolean()
+        s.expect("identities")
+        s.expect("=")
+        b.attrs["identities"] = self.typed_array()
+        s.expect(":")
+        self.type_list()
+        s.expect("->")
+        result_types = self.type_list()
+        _check_count(s, b.opdef.name, n_results, len(result_types))
+        s.expect("(")
+        args: list[tuple[str, Value, int]] = []
+        while not s.accept(")"):
+            if args:
+                s.expect(",")
+            pos = s.pos
+            name = s.value_name()
+            if name is None:
+                raise s.error(f"expected a region argument, found {s.found()}")
+            s.expect(":")
+            args.append((name, Value(self.type(), name[1:]), pos))
+        b.regions.append(self.region(args))
+        return b.build(result_types, self.optional_loc())
+
+
+def _check_count(s: Scanner, name: str, named: int, typed: int) -> None:
+    if named != typed:
+        raise s.error(f"'{name}' names {named} results but declares {typed} result types")
+
+
+def _rename(raw: str, operands: list[Value]) -> str:
+    """Unknown-op text with operand names replaced by placeholders the printer can fill."""
+    return raw
+
+
+class _OpBuilder:
+    def __init__(self, opdef: OpDef) -> None:
+        self.opdef = opdef
+        self.operands: dict[str, list[Value]] = {}
+        self.attrs: dict[str, Any] = {}
+        self.regions: list[Region] = []
+
+    def operand_kind(self, name: str) -> str:
+        for o in self.opdef.operands:
+            if o.name == name:
+                return o.kind
+        return "single"
+
+    def build(self, result_types: list[T.Type], loc: Loc) -> Op:
+        _fix_mask_padding(self)
+        operands: list[Value] = []
+        segments: list[tuple[str, int]] = []
+        for o in self.opdef.operands:
+            group = self.operands.get(o.name, [])
+            operands.extend(group)
+            segments.append((o.name, len(group)))
+        attrs = dict(self.attrs)
+        for a in self.opdef.attrs:
+            if a.name not in attrs and a.default is not None:
+                attrs[a.name] = a.default
+        results = tuple(Value(t) for t in result_types)
+        return Op(self.opdef.name, tuple(operands), results, attrs, tuple(self.regions), loc, tuple(segments))
+
+
+def _fix_mask_padding(b: _OpBuilder) -> None:
+    """``load_ptr_tko %p, %x``: a lone optional operand is the mask only if it is an i1 tile."""
+    mask = b.operands.get("mask")
+    if mask and "paddingValue" in {o.name for o in b.opdef.operands} and not b.operands.get("paddingValue"):
+        t = mask[0].type
+        if not (isinstance(t, T.TileType) and t.element == T.I1):
+            b.operands["paddingValue"], b.operands["mask"] = mask, []
