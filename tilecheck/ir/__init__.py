@@ -5,7 +5,7 @@ from tilecheck.ir.loc import Loc
 from tilecheck.ir.opdefs import OPS, Effect, OpDef
 
 __all__ = ["OPS", "Block", "BytecodeError", "Effect", "FrontendError", "Function", "Loc", "Module", "Op",
-           "OpDef", "Region", "TileIRError", "TileIRParseError", "Value", "parse", "read_bytecode"]
+           "OpDef", "Region", "TileIRError", "TileIRParseError", "Value", "from_cutile", "parse", "read_bytecode"]
 
 
 def read_bytecode(data: bytes) -> Module:
@@ -13,6 +13,13 @@ def read_bytecode(data: bytes) -> Module:
     from tilecheck.ir.bytecode.reader import read_bytecode as _read
 
     return _read(data)
+
+
+def from_cutile(kernel: object, args: "tuple[object, ...]") -> Module:
+    """Compile a ``@ct.kernel`` for ``args`` (the tuple passed to ``ct.launch``) and read its Tile IR."""
+    from tilecheck.ir.cutile import from_cutile as _from_cutile
+
+    return _from_cutile(kernel, args)
 
 
 def parse(text: str, filename: str = "<text>") -> Module:

@@ -130,6 +130,9 @@ class Module:
     name: str = "kernels"
     globals: tuple[Op, ...] = ()
     producer: str | None = None
+    # For modules from cuTile Python: the kernel's parameters (tilecheck.ir.cutile.KernelParam),
+    # mapping Python argument names to entry arguments. Empty for other producers.
+    params: tuple[Any, ...] = ()
 
     @property
     def entries(self) -> tuple[Function, ...]:

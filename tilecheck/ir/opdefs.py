@@ -91,11 +91,14 @@ def _attrs(spec: str) -> tuple[AttrDef, ...]:
     out = []
     for word in spec.split():
         name, kind = word.split(":")
+        explicit_default = None
+        if "=" in kind:
+            kind, explicit_default = kind.split("=")
         since = 0
         if "@" in kind:
             kind, version = kind.split("@")
             since = int(version)
-        default = {"rounding": "nearest_even", "overflow": "none", "bool": False}.get(kind)
+        default = explicit_default or {"rounding": "nearest_even", "overflow": "none", "bool": False}.get(kind)
         out.append(AttrDef(name, kind, since, default))
     return tuple(out)
 
@@ -150,9 +153,9 @@ _op("divi", 21, "$lhs , $rhs $signedness ?{ rounding < $rounding > } : type(resu
 _op("negi", 80, "$source ?{ overflow < $overflow > } : type(result)", operands="source",
     attrs="overflow:overflow@130200")
 _op("exp", 23, "$source ?{ rounding < $rounding_mode > } : type(result)", operands="source",
-    attrs="rounding_mode:rounding@130300")
+    attrs="rounding_mode:rounding@130300=full")
 _op("tanh", 106, "$source ?{ rounding < $rounding_mode > } : type(result)", operands="source",
-    attrs="rounding_mode:rounding@130200")
+    attrs="rounding_mode:rounding@130200=full")
 _op("exp2", 24, "$source ?{ !flush_to_zero } : type(result)", operands="source",
     attrs="flush_to_zero:bool", flags="flush_to_zero")
 _op("rsqrt", 93, "$source ?{ !flush_to_zero } : type(result)", operands="source",

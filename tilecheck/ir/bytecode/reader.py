@@ -131,7 +131,10 @@ class _FunctionReader:
                     continue
                 if a.name not in flag_set:
                     continue
-            attrs[a.name] = self._attr(s, a.kind)
+            value = self._attr(s, a.kind)
+            if a.kind == "bools" and not any(value):
+                continue  # all-false "inbounds": the canonical form omits it, as the text form does
+            attrs[a.name] = value
         return attrs
 
     def _attr(self, s: Stream, kind: str) -> Any:

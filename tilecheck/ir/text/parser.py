@@ -205,12 +205,12 @@ class _Parser:
             if ch == "%":
                 operands.append(self.use())
                 continue
-            if ch == "{" and depth == 0:
-                break
+            if ch == "{" and depth == 0 and s.text[s.pos + 1:].lstrip(" \t")[:1] in ("\n", ""):
+                break  # a region; "{k = v}" on the same line is an attribute dictionary
             if s.text.startswith("loc(", s.pos) and depth == 0:
                 break
-            depth += ch in "([<"
-            depth -= ch in ")]>"
+            depth += ch in "([<{"
+            depth -= ch in ")]>}"
             s.pos += 1
         raw = s.text[start:s.pos].strip()
         types: list[T.Type] = []

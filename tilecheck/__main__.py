@@ -1,0 +1,5 @@
+import sys
+
+from tilecheck.cli import main
+
+sys.exit(main())

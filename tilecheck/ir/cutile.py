@@ -1,0 +1,214 @@
+"""Frontend: a cuTile Python kernel plus its launch arguments -> Tile IR ``Module``.
+
+Compiles through cuda-tile's public ``cuda.tile.compilation`` API (no GPU, no ``tileiras``) to Tile IR
+bytecode and decodes that bytecode with ``tilecheck.ir.bytecode``: the IR tilecheck checks is the IR
+that goes to the GPU compiler.
+"""
+from __future__ import annotations
+
+import inspect
+import io
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+from tilecheck.ir.core import Module
+from tilecheck.ir.errors import FrontendError
+
+BYTECODE_VERSION = "13.4"
+_INT32_MAX = 2**31 - 1
+
+# numpy / torch / cupy dtype names -> cuda.tile dtype attribute names
+_DTYPES = {"bool": "bool_", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
+           "uint8": "uint8", "uint32": "uint32", "float16": "float16", "bfloat16": "bfloat16",
+           "float32": "float32", "float64": "float64", "half": "float16", "float": "float32",
+           "double": "float64"}
+
+
+@dataclass(frozen=True)
+class KernelParam:
+    """One parameter of the Python kernel and where it lives in the entry's argument list.
+
+    ``kind`` is ``array`` (entry args: base pointer, then shape, then strides), ``scalar`` (one arg)
+    or ``constant`` (compiled in, no arg). ``shape``/``strides`` are the example argument's.
+    """
+
+    name: str
+    kind: str
+    dtype: str | None
+    ndim: int
+    first_arg: int
+    value: Any = None
+    shape: tuple[int, ...] = ()
+    strides: tuple[int, ...] = ()  # in elements
+
+    @property
+    def num_args(self) -> int:
+        return {"array": 1 + 2 * self.ndim, "scalar": 1}.get(self.kind, 0)
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    """What ``compile_kernel`` produced: the bytecode, the decoded module and the parameter map."""
+
+    name: str
+    bytecode: bytes
+    module: Module
+    params: tuple[KernelParam, ...]
+
+
+def from_cutile(kernel: Any, args: typing.Sequence[Any]) -> Module:
+    """The Tile IR of ``kernel`` specialised for ``args`` (the tuple you pass to ``ct.launch``)."""
+    return compile_kernel(kernel, args).module
+
+
+def compile_kernel(kernel: Any, args: typing.Sequence[Any]) -> CompiledKernel:
+    ct, compilation = _import_cutile()
+    pyfunc = _python_function(kernel, ct)
+    name = pyfunc.__name__
+    params = list(inspect.signature(pyfunc).parameters.values())
+    if not isinstance(args, (tuple, list)):
+        raise FrontendError(f"kernel '{name}': args must be a tuple of launch arguments, got "
+                            f"{type(args).__name__}")
+    if len(args) != len(params):
+        names = ", ".join(p.name for p in params)
+        raise FrontendError(f"kernel '{name}' takes {len(params)} arguments ({names}), "
+                            f"{len(args)} were given")
+    constraints: list[Any] = []
+    kparams: list[KernelParam] = []
+    next_arg = 0
+    for param, arg in zip(params, args):
+        constraint, kparam = _constraint(name, param, arg, ct, compilation, next_arg)
+        constraints.append(constraint)
+        kparams.append(kparam)
+        next_arg += kparam.num_args
+    signature = compilation.KernelSignature(constraints, compilation.CallingConvention.cutile_python_v1())
+    buf = io.BytesIO()
+    try:
+        compilation.export_kernel(kernel, [signature], buf, output_format="tileir_bytecode",
+                                  bytecode_version=BYTECODE_VERSION)
+    except ct.TileError as exc:
+        described = ", ".join(_describe(p) for p in kparams)
+        raise FrontendError(f"cuTile rejected kernel '{name}' for the arguments ({described}): {exc}"
+                            ) from None
+    except (TypeError, ValueError) as exc:
+        raise FrontendError(f"cuTile could not compile kernel '{name}': {exc}") from None
+    from tilecheck.ir.bytecode.reader import read_bytecode
+
+    data = buf.getvalue()
+    module = read_bytecode(data)
+    entry_args = len(module.entry.args)
+    if entry_args != next_arg:
+        raise FrontendError(f"kernel '{name}': expected {next_arg} entry arguments from the cuTile "
+                            f"calling convention, the bytecode has {entry_args}")
+    module = Module(module.functions, name, module.globals, "cutile-python", tuple(kparams))
+    return CompiledKernel(name, data, module, tuple(kparams))
+
+
+def _describe(p: KernelParam) -> str:
+    if p.kind == "array":
+        return f"{p.name}: {p.dtype}{list(p.shape)}"
+    return f"{p.name}={p.value!r}"
+
+
+def _import_cutile() -> tuple[Any, Any]:
+    try:
+        import cuda.tile as ct
+        from cuda.tile import compilation
+    except ImportError as exc:  # pragma: no cover - cuda-tile is a dependency
+        raise FrontendError(f"cuda-tile is not importable: {exc}") from None
+    return ct, compilation
+
+
+def _python_function(kernel: Any, ct: Any) -> Any:
+    if not isinstance(kernel, ct.kernel):
+        raise FrontendError(f"expected a @ct.kernel function, got {type(kernel).__name__}; "
+                            "decorate the function with @cuda.tile.kernel")
+    # The decorated Python function: cuda.tile keeps it on the kernel object (no public accessor).
+    pyfunc = getattr(kernel, "_pyfunc", None)
+    if pyfunc is None or not callable(pyfunc):
+        raise FrontendError("this cuda-tile version does not expose the kernel's Python function")
+    return pyfunc
+
+
+def _is_constant(param: inspect.Parameter, ct: Any) -> bool:
+    ann = param.annotation
+    if typing.get_origin(ann) is not typing.Annotated:
+        return False
+    marker = type(typing.get_args(ct.Constant[int])[1])
+    return any(isinstance(m, marker) for m in typing.get_args(ann)[1:])
+
+
+def _constraint(kernel: str, param: inspect.Parameter, arg: Any, ct: Any, compilation: Any,
+                first_arg: int) -> tuple[Any, KernelParam]:
+    where = f"kernel '{kernel}', argument '{param.name}'"
+    if _is_constant(param, ct):
+        if not isinstance(arg, (bool, int, float)):
+            raise FrontendError(f"{where} is a ct.Constant and needs a Python int/float/bool, "
+                                f"got {type(arg).__name__}")
+        return arg, KernelParam(param.name, "constant", None, 0, first_arg, arg)
+    if _is_array(arg):
+        dtype = _dtype_name(arg, where)
+        shape = tuple(int(d) for d in arg.shape)
+        strides = _element_strides(arg, where)
+        extent = sum((d - 1) * abs(s) for d, s in zip(shape, strides)) if all(shape) else 0
+        index_dtype = ct.int32 if max([extent, *shape, 0]) <= _INT32_MAX else ct.int64
+        constraint = compilation.ArrayConstraint(
+            getattr(ct, _DTYPES[dtype]), len(shape), index_dtype=index_dtype,
+            stride_lower_bound_incl=0, alias_groups=(), may_alias_internally=False)
+        return constraint, KernelParam(param.name, "array", dtype, len(shape), first_arg, None, shape, strides)
+    if isinstance(arg, bool):
+        return compilation.ScalarConstraint(ct.bool_), KernelParam(param.name, "scalar", "bool", 0,
+                                                                   first_arg, arg)
+    if isinstance(arg, int):
+        dtype = "int32" if -2**31 <= arg <= _INT32_MAX else "int64"
+        return (compilation.ScalarConstraint(getattr(ct, dtype)),
+                KernelParam(param.name, "scalar", dtype, 0, first_arg, arg))
+    if isinstance(arg, float):
+        return compilation.ScalarConstraint(ct.float32), KernelParam(param.name, "scalar", "float32", 0,
+                                                                     first_arg, arg)
+    if hasattr(arg, "dtype") and getattr(arg, "shape", None) == ():
+        dtype = _dtype_name(arg, where)
+        return (compilation.ScalarConstraint(getattr(ct, _DTYPES[dtype])),
+                KernelParam(param.name, "scalar", dtype, 0, first_arg, arg))
+    if arg is None:
+        raise FrontendError(f"{where} is missing (None); pass an array, a scalar, or the constant value")
+    raise FrontendError(f"{where}: unsupported argument type {type(arg).__name__} (expected an array "
+                        "with shape/dtype/strides, a Python int/float/bool, or a ct.Constant value)")
+
+
+def _is_array(arg: Any) -> bool:
+    return hasattr(arg, "shape") and hasattr(arg, "dtype") and getattr(arg, "shape", ()) != () and (
+        hasattr(arg, "strides") or hasattr(arg, "stride") or hasattr(arg, "__cuda_array_interface__")
+        or hasattr(arg, "__array_interface__"))
+
+
+def _dtype_name(arg: Any, where: str) -> str:
+    name = str(arg.dtype).removeprefix("torch.")
+    if name not in _DTYPES:
+        supported = ", ".join(sorted(k for k in _DTYPES if k not in ("half", "float", "double")))
+        raise FrontendError(f"{where}: dtype {name} is not supported by cuTile (supported: {supported})")
+    return _DTYPES[name].rstrip("_") if name != "bool" else "bool"
+
+
+def _element_strides(arg: Any, where: str) -> tuple[int, ...]:
+    """Strides in elements, from numpy-style byte strides or torch-style element strides."""
+    stride = getattr(arg, "stride", None)
+    if callable(stride):  # torch.Tensor.stride() counts elements
+        return tuple(int(s) for s in stride())
+    strides = getattr(arg, "strides", None)
+    itemsize = getattr(arg, "itemsize", None) or getattr(getattr(arg, "dtype", None), "itemsize", None)
+    if strides is None:
+        iface = getattr(arg, "__cuda_array_interface__", None) or getattr(arg, "__array_interface__", None)
+        strides = iface.get("strides") if iface else None
+        if strides is None:  # C-contiguous
+            out, acc = [], 1
+            for d in reversed(arg.shape):
+                out.append(acc)
+                acc *= int(d)
+            return tuple(reversed(out))
+    if not itemsize:
+        raise FrontendError(f"{where}: cannot tell the element size of this array")
+    if any(int(s) % itemsize for s in strides):
+        raise FrontendError(f"{where}: byte strides {tuple(strides)} are not multiples of the element size")
+    return tuple(int(s) // itemsize for s in strides)

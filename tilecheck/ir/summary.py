@@ -1,0 +1,101 @@
+"""Where memory ops point: the kernel array behind a view or pointer tile, and a per-kernel summary."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilecheck.ir.core import Function, Module, Op, Value
+from tilecheck.ir.loc import Loc
+from tilecheck.ir.opdefs import Effect
+from tilecheck.ir.types import TileType
+
+# ops whose first operand is the view/pointer they derive from
+_DERIVED = {"make_partition_view": "tensor_view", "make_strided_view": "tensor_view",
+            "make_gather_scatter_view": "tensor_view", "make_tensor_view": "base", "offset": "ptr",
+            "broadcast": "source", "reshape": "source", "ptr_to_ptr": "source", "permute": "source",
+            "assume": "value"}
+# the operand of each memory op that says where it reads or writes
+_ADDRESS = {"load_view_tko": "view", "store_view_tko": "view", "atomic_red_view_tko": "view",
+            "load_ptr_tko": "source", "store_ptr_tko": "destination", "atomic_rmw_tko": "pointers",
+            "atomic_cas_tko": "pointers"}
+
+
+@dataclass(frozen=True)
+class MemoryOp:
+    op: Op
+    effect: Effect
+    array: str  # kernel parameter name, or "%argN" when the module has no parameter map
+    shape: tuple[int, ...]
+    loc: Loc
+
+
+def base_argument(value: Value, function: Function) -> int | None:
+    """Index of the entry argument a view/pointer value is derived from (None if not traceable)."""
+    seen = 0
+    while seen < 64:
+        owner = value.owner
+        if owner is function.body:
+            return value.index
+        if not isinstance(owner, Op) or owner.name not in _DERIVED:
+            return None
+        source = owner.operand(_DERIVED[owner.name])
+        if source is None:
+            return None
+        value, seen = source, seen + 1
+    return None
+
+
+def array_name(module: Module, function: Function, value: Value) -> str:
+    index = base_argument(value, function)
+    if index is None:
+        return "?"
+    for p in module.params:
+        if p.kind == "array" and p.first_arg == index:
+            return str(p.name)
+    return f"%arg{index}"
+
+
+def memory_ops(module: Module, function: Function | None = None) -> list[MemoryOp]:
+    """Every op that touches global memory, in program order, with the array it touches."""
+    function = function or module.entry
+    out = []
+    for op in function.walk():
+        opdef = op.opdef
+        if opdef is None or opdef.effect is Effect.NONE:
+            continue
+        address = op.operand(_ADDRESS.get(op.name, ""))
+        name = array_name(module, function, address) if address is not None else "?"
+        data = op.results[0] if op.results and isinstance(op.results[0].type, TileType) else (
+            op.operand("tile") or op.operand("value"))
+        shape = data.type.shape if data is not None and isinstance(data.type, TileType) else ()
+        out.append(MemoryOp(op, opdef.effect, name, shape, op.loc))
+    return out
+
+
+def summarize(module: Module) -> str:
+    """A few lines per kernel: op counts, control flow, and every memory op with its source line."""
+    lines = []
+    for f in module.entries:
+        ops = list(f.walk())
+        unknown = sorted({op.name for op in ops if op.opdef is None})
+        counts = {name: sum(1 for op in ops if op.name == name) for name in ("for", "loop", "if")}
+        flow = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+        tokens = sum(1 for op in ops if op.name in ("make_token", "join_tokens"))
+        lines.append(f"{module.name}: {len(ops)} ops, {len(f.args)} entry args"
+                     + (f", {flow}" if flow else "") + f", {tokens} token ops")
+        if unknown:
+            lines.append(f"  unknown ops (not modelled): {', '.join(unknown)}")
+        for m in memory_ops(module, f):
+            shape = "x".join(map(str, m.shape)) or "scalar"
+            extra = ""
+            if m.effect is Effect.ATOMIC:
+                extra = f" {m.op.attrs.get('mode', 'cas')} {m.op.attrs.get('memory_ordering_semantics')}"
+            where = m.loc.outermost()
+            lines.append(f"  {m.effect.value:<6} {m.op.name:<15} {m.array:<10} {shape:<12}{extra:<16} "
+                         f"{_short(where)}")
+    return "\n".join(lines)
+
+
+def _short(loc: Loc) -> str:
+    if not loc.is_known():
+        return "<no location>"
+    return f"{(loc.file or '').rsplit('/', 1)[-1]}:{loc.line}"
