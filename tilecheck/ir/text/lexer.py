@@ -39,6 +39,11 @@ class Scanner:
             else:
                 return
 
+    def mark(self) -> int:
+        """The position of the next token (for error messages that point at it)."""
+        self.skip()
+        return self.pos
+
     def at_end(self) -> bool:
         self.skip()
         return self.pos >= len(self.text)
@@ -94,7 +99,7 @@ class Scanner:
         return num
 
     def integer(self, what: str = "an integer") -> int:
-        start = self.pos
+        start = self.mark()
         text = self.number(what)
         try:
             return int(text, 0)

@@ -82,7 +82,7 @@ class _Parser:
         return Function(name, ftype, block, is_entry, loc, attrs)
 
     def define_arg(self) -> Value:
-        start = self.s.pos
+        start = self.s.mark()
         name = self.s.value_name()
         if name is None:
             raise self.s.error(f"expected an argument (%name), found {self.s.found()}")
@@ -119,7 +119,7 @@ class _Parser:
     # ---- values --------------------------------------------------------------------------------
     def use(self) -> Value:
         s = self.s
-        start = s.pos
+        start = s.mark()
         name = s.value_name()
         if name is None:
             raise s.error(f"expected a value (%name), found {s.found()}")
@@ -148,11 +148,11 @@ class _Parser:
     # ---- ops -----------------------------------------------------------------------------------
     def op(self) -> Op:
         s = self.s
-        start = s.pos
+        start = s.mark()
         result_names: list[tuple[str, int]] = []
         if s.peek("%"):
             while True:
-                pos = s.pos
+                pos = s.mark()
                 name = s.value_name()
                 if name is None:
                     raise s.error(f"expected a result name, found {s.found()}")
@@ -164,7 +164,7 @@ class _Parser:
                 if not s.accept(","):
                     break
             s.expect("=")
-        name_pos = s.pos
+        name_pos = s.mark()
         name = s.ident("an op name")
         if name.startswith("cuda_tile."):
             name = name[len("cuda_tile."):]
@@ -195,7 +195,7 @@ class _Parser:
     def unknown_op(self, name: str, n_results: int) -> Op:
         """An op the model does not know: keep its text and operands; the verifier rejects it."""
         s = self.s
-        start = s.pos
+        start = s.mark()
         operands: list[Value] = []
         depth = 0
         while s.pos < len(s.text):
@@ -301,7 +301,7 @@ class _Parser:
     # ---- types ---------------------------------------------------------------------------------
     def type(self) -> T.Type:
         s = self.s
-        start = s.pos
+        start = s.mark()
         word = s.ident("a type")
         if word in _SCALARS:
             return T.ScalarType(word)
@@ -404,7 +404,7 @@ class _Parser:
         s = self.s
         adef = opdef.attr(name)
         kind = adef.kind if adef else "int"
-        start = s.pos
+        start = s.mark()
         if kind in ENUMS:
             word = s.ident(f"a {kind} value")
             if word not in ENUMS[kind]:
@@ -447,7 +447,7 @@ class _Parser:
     def dense(self) -> DenseElements:
         s = self.s
         s.expect("<")
-        start = s.pos
+        start = s.mark()
         element = self.type()
         if not isinstance(element, T.ScalarType):
             raise s.error("constant element type must be a scalar type", start)
@@ -469,7 +469,7 @@ class _Parser:
         s = self.s
         if element.name == "i1" and (s.peek("true") or s.peek("false")):
             return int(self.boolean())
-        start = s.pos
+        start = s.mark()
         text = s.number(f"a {element.name} value")
         if element.is_float:
             if text.lower().startswith(("0x", "-0x", "+0x")):
@@ -504,7 +504,7 @@ class _Parser:
 
     def predicate(self) -> Any:
         s = self.s
-        start = s.pos
+        start = s.mark()
         word = s.ident("an assume predicate")
         s.expect("<")
         if word == "bounded":
@@ -622,7 +622,7 @@ class _Parser:
         while not s.accept(")"):
             if out:
                 s.expect(",")
-            pos = s.pos
+            pos = s.mark()
             name = s.value_name()
             if name is None:
                 raise s.error(f"expected an iteration argument, found {s.found()}")
@@ -632,7 +632,7 @@ class _Parser:
 
     def custom_for(self, b: _OpBuilder, n_results: int) -> Op:
         s = self.s
-        pos = s.pos
+        pos = s.mark()
         iv_name = s.value_name()
         if iv_name is None:
             raise s.error(f"expected the induction variable, found {s.found()}")
@@ -722,7 +722,7 @@ class _Parser:
         while not s.accept(")"):
             if args:
                 s.expect(",")
-            pos = s.pos
+            pos = s.mark()
             name = s.value_name()
             if name is None:
                 raise s.error(f"expected a region argument, found {s.found()}")
