@@ -54,7 +54,7 @@ def load_module(path: Path) -> Any:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - user code may raise anything; report it, no traceback
         del sys.modules[name]
         raise TilecheckError(f"importing {path} failed: {type(exc).__name__}: {exc}") from None
     return module

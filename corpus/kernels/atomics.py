@@ -1,6 +1,6 @@
 """Atomic kernels: float and int atomic_add, MoE-style scatter with data-dependent indices."""
-import numpy as np
 import cuda.tile as ct
+import numpy as np
 
 import tilecheck
 

@@ -1,8 +1,8 @@
 """Attention-family kernels: RoPE, flash-attention forward, the head-permutation bug and its twin."""
 import math
 
-import numpy as np
 import cuda.tile as ct
+import numpy as np
 
 import tilecheck
 

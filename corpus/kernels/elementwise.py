@@ -1,6 +1,6 @@
 """Element-wise kernels: vector add (view and gather/scatter forms), 2-D copy, transpose."""
-import numpy as np
 import cuda.tile as ct
+import numpy as np
 
 import tilecheck
 

@@ -1,6 +1,6 @@
 """GEMM kernels: matmul with a k-loop and a 1-D -> 2-D block-id swizzle; batch matmul."""
-import numpy as np
 import cuda.tile as ct
+import numpy as np
 
 import tilecheck
 

@@ -1,6 +1,6 @@
 """Row-wise kernels: softmax, layer norm forward/backward (spin lock), RMS norm."""
-import numpy as np
 import cuda.tile as ct
+import numpy as np
 
 import tilecheck
 

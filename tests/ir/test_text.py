@@ -30,7 +30,7 @@ def _structure(module):
         if op.opdef.terminator and not op.operands:
             loc = ir.Loc.unknown()  # MLIR elides these terminators in text, and their locations
         out.append((op.name, tuple(str(v.type) for v in op.results), len(op.operands),
-                    dict((k, v) for k, v in op.attrs.items() if k != "value"),
+                    {k: v for k, v in op.attrs.items() if k != "value"},
                     (Path(loc.file).name, loc.line) if loc.is_known() else None))
     return out
 

@@ -12,7 +12,7 @@ from tilecheck.ir.types import FunctionType, Type
 class Value:
     """An SSA value: an op result or a block argument. Compared by identity."""
 
-    __slots__ = ("type", "name", "owner", "index")
+    __slots__ = ("index", "name", "owner", "type")
 
     def __init__(self, type: Type, name: str | None = None) -> None:
         self.type = type

@@ -7,8 +7,8 @@ from tilecheck.ir import types as T
 from tilecheck.ir.attrs import Bounded, DenseElements, Dictionary, DivBy, TypedValue
 from tilecheck.ir.bytecode.sections import DebugInfo, Tables, decode_header, decode_sections
 from tilecheck.ir.bytecode.stream import Stream
-from tilecheck.ir.errors import BytecodeError
 from tilecheck.ir.core import Block, Function, Module, Op, Region, Value
+from tilecheck.ir.errors import BytecodeError
 from tilecheck.ir.loc import Loc
 from tilecheck.ir.opdefs import ENUMS, OPCODES, OpDef
 

@@ -166,8 +166,7 @@ class _Parser:
             s.expect("=")
         name_pos = s.mark()
         name = s.ident("an op name")
-        if name.startswith("cuda_tile."):
-            name = name[len("cuda_tile."):]
+        name = name.removeprefix("cuda_tile.")
         opdef = OPS.get(name)
         n_results = len(result_names)
         if opdef is not None and opdef.results not in ("v",) and int(opdef.results) != n_results:
