@@ -1,0 +1,207 @@
+"""``tilecheck.verify``: from a kernel (or a Module) and a case to a ``Report``."""
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from tilecheck.errors import TilecheckError
+from tilecheck.ir import Module
+from tilecheck.ir.opdefs import Effect
+from tilecheck.verifier.locks import find_spin_locks
+from tilecheck.verifier.obligations import Checker, Level, LevelResult
+from tilecheck.verifier.preconditions import Precondition
+from tilecheck.verifier.report import LEVELS, Finding, Report, Side, Witness
+from tilecheck.verifier.symbolic.engine import execute
+from tilecheck.verifier.tokens import order_graph
+
+GENERAL_LEVEL_TIMEOUT_S = 1.0
+DEFAULT_ASSUMPTIONS = (
+    "array arguments do not alias one another (cuTile's own assumption; checked on the given arrays)",
+    "no written array overlaps itself: distinct in-bounds indices are distinct addresses",
+    "integer index arithmetic does not overflow",
+)
+
+
+def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
+           assume: Sequence[Precondition] = (), timeout_s: float = 10.0) -> Report:
+    """Prove that ``kernel`` is race-free, or find a witness.
+
+    ``kernel`` is a ``@ct.kernel`` (then ``args`` is the tuple passed to ``ct.launch``) or a
+    ``tilecheck.ir.Module`` (shapes and grid may stay symbolic). ``grid=None`` means any grid.
+    ``timeout_s`` bounds each solver query; a timeout makes the verdict ``unknown``, never verified.
+    """
+    start = time.perf_counter()
+    module, params = _module(kernel, args)
+    grid3 = _grid(grid)
+    for pre in assume:
+        if not isinstance(pre, Precondition):
+            raise TilecheckError(f"assume= takes tilecheck.distinct(...) / tilecheck.bounded(...), got {pre!r}")
+    fp = execute(module)
+    graph = order_graph(fp.function)
+    locks = find_spin_locks(fp.function, fp.accesses, graph)
+    report = Report(module.name, "unknown")
+    report.assumptions = list(DEFAULT_ASSUMPTIONS)
+    known_arrays = {info.name for info in fp.arrays.values()}
+    for pre in assume:
+        if pre.array not in known_arrays:
+            raise TilecheckError(f"precondition names '{pre.array}', which is not an array argument of "
+                                 f"{module.name} ({', '.join(sorted(known_arrays))})")
+        written = any(a.writes and fp.arrays[a.array].name == pre.array for a in fp.accesses)
+        if written:
+            report.notes.append(f"precondition on '{pre.array}' ignored: the kernel writes that array")
+        report.assumptions.append(pre.describe())
+    if fp.facts:
+        report.assumptions.append("the kernel's own assume ops (e.g. shapes and strides are non-negative)")
+    for lock in locks:
+        loc = lock.acquire.op.loc.outermost()
+        report.assumptions.append(
+            f"the spin lock on '{fp.arrays[lock.acquire.array].name}' ({_short(loc)}) orders its critical "
+            "section (if acquire and release use the same element)")
+    for u in fp.unsupported:
+        report.reasons.append(f"{u.reason} at {_short(u.op.loc.outermost())}")
+
+    aliasing = _aliasing_findings(module, fp, params, args)
+    results: list[LevelResult] = []
+    levels = _levels(fp, params, args, grid3)
+    for n, level in enumerate(levels):
+        last = n == len(levels) - 1
+        # general levels are tried briefly: a harder query falls back to the more specific level
+        budget = timeout_s if last else min(timeout_s, GENERAL_LEVEL_TIMEOUT_S)
+        result = Checker(fp, graph, locks, list(assume), level, budget, stop_early=not last).run()
+        results.append(result)
+        if not result.races and not result.unknowns:
+            break
+    final = results[-1]
+    report.findings = aliasing + final.findings
+    report.level = final.level.label
+    report.reasons += final.unknowns
+    if report.races:
+        report.status = "race"
+    elif final.unknowns or fp.unsupported:
+        report.status = "unknown"
+    else:
+        report.status = "verified"
+        general = [r for r in results[:-1] if r.races]
+        if general:
+            w = general[0].races[0]
+            report.notes.append(f"at the more general level '{general[0].level.label}' there is a race "
+                                f"({w.kind}): {w.witness and _brief(w.witness)}")
+    report.stats = {"levels": [r.level.label for r in results], "queries": sum(r.queries for r in results),
+                    "solver_s": round(sum(r.solver_s for r in results), 4),
+                    "total_s": round(time.perf_counter() - start, 4), "accesses": len(fp.accesses)}
+    return report
+
+
+def _short(loc: Any) -> str:
+    return f"{(loc.file or '?').rsplit('/', 1)[-1]}:{loc.line}" if loc.is_known() else "<unknown>"
+
+
+def _brief(w: Witness) -> str:
+    blocks = f"blocks {w.first.block}" + (f" and {w.second.block}" if w.second else "")
+    return f"{blocks} on {w.element_text()}, grid {w.grid}"
+
+
+def _module(kernel: Any, args: Sequence[Any] | None) -> tuple[Module, tuple[Any, ...]]:
+    if isinstance(kernel, Module):
+        return kernel, kernel.params
+    if args is None:
+        raise TilecheckError("verify(kernel, args): pass the launch arguments (the tuple given to ct.launch), "
+                             "or a tilecheck.ir.Module to verify for all shapes")
+    from tilecheck.ir.cutile import compile_kernel
+
+    compiled = compile_kernel(kernel, tuple(args))
+    return compiled.module, compiled.params
+
+
+def _grid(grid: Any) -> tuple[int, int, int] | None:
+    if grid is None:
+        return None
+    if isinstance(grid, int):
+        grid = (grid,)
+    try:
+        dims = tuple(int(g) for g in grid)
+    except (TypeError, ValueError):
+        raise TilecheckError(f"grid must be an int or a tuple of up to 3 ints, got {grid!r}") from None
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
+        raise TilecheckError(f"grid must have 1 to 3 positive dimensions, got {grid!r}")
+    return (*dims, *(1,) * (3 - len(dims)))  # type: ignore[return-value]
+
+
+def _levels(fp: Any, params: tuple[Any, ...], args: Sequence[Any] | None,
+            grid: tuple[int, int, int] | None) -> list[Level]:
+    levels = [Level(1, LEVELS[1], None, None, None, None)]
+    if args is not None and params:
+        shapes = {p.name: p.shape for p in params if p.kind == "array"}
+        strides = {p.name: p.strides for p in params if p.kind == "array"}
+        scalars = {p.first_arg: int(p.value) for p in params
+                   if p.kind == "scalar" and isinstance(p.value, int) and not isinstance(p.value, bool)}
+        levels.append(Level(2, LEVELS[2], shapes, strides, scalars, None))
+        if grid is not None:
+            levels.append(Level(3, LEVELS[3], shapes, strides, scalars, grid))
+    elif grid is not None:
+        levels.append(Level(2, "all shapes, the given grid", None, None, None, grid))
+    return levels
+
+
+def _aliasing_findings(module: Module, fp: Any, params: tuple[Any, ...], args: Sequence[Any] | None
+                       ) -> list[Finding]:
+    """Obligation 6 on concrete arguments: a written array must not overlap another argument or
+    itself (stride 0, overlapping strides)."""
+    if args is None or not params:
+        return []
+    import numpy as np
+
+    written = {fp.arrays[a.array].name for a in fp.accesses if a.effect in (Effect.WRITE, Effect.ATOMIC)
+               and a.array in fp.arrays}
+    arrays = [(p, a) for p, a in zip(params, args) if p.kind == "array" and isinstance(a, np.ndarray)]
+    out: list[Finding] = []
+    loc = fp.function.loc
+    for i, (p, a) in enumerate(arrays):
+        if p.name not in written:
+            continue
+        for q, b in arrays:
+            if q is p:
+                continue
+            try:
+                overlap = np.shares_memory(a, b, max_work=10**6)
+            except np.exceptions.TooHardError if hasattr(np, "exceptions") else Exception:  # type: ignore[misc]
+                overlap = True
+            if overlap:
+                side = Side("argument", loc, (), {}, (), "write")
+                out.append(Finding("aliasing", f"'{p.name}' is written and overlaps argument '{q.name}' in memory",
+                                   loc, (), Witness(p.name, None, None, side, None, (), {p.name: p.shape}), 3))
+        dup = _self_overlap(p.shape, p.strides)
+        if dup is not None:
+            side = Side("argument", loc, (), {}, (), "write")
+            out.append(Finding("aliasing", f"'{p.name}' is written but elements {dup[0]} and {dup[1]} share one "
+                               f"address (strides {p.strides})", loc, (),
+                               Witness(p.name, dup[0], None, side, None, (), {p.name: p.shape}), 3))
+    return out
+
+
+def _self_overlap(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """Two distinct in-bounds indices with one address, if any (None when the layout is injective)."""
+    dims = sorted((abs(s), n, d) for d, (n, s) in enumerate(zip(shape, strides)) if n > 1)
+    extent = 1
+    injective = True
+    for stride, n, _ in dims:
+        if stride < extent:
+            injective = False
+            break
+        extent = stride * (n - 1) + extent
+    if injective:
+        return None
+    import numpy as np
+
+    if np.prod(shape) > 2_000_000:
+        return (tuple(0 for _ in shape), tuple(0 for _ in shape))
+    grids = np.indices(shape).reshape(len(shape), -1)
+    offsets = (grids * np.array(strides).reshape(-1, 1)).sum(axis=0)
+    order = np.argsort(offsets, kind="stable")
+    sorted_off = offsets[order]
+    hits = np.nonzero(sorted_off[1:] == sorted_off[:-1])[0]
+    if not len(hits):
+        return None
+    i, j = order[hits[0]], order[hits[0] + 1]
+    return tuple(int(v) for v in grids[:, i]), tuple(int(v) for v in grids[:, j])

@@ -1,0 +1,101 @@
+"""Access footprints: which elements of which array a memory op touches, as formulas.
+
+A footprint is written over *template* variables (block ids, loop variables, lane variables);
+``instantiate`` renames them for one concrete op instance in one block so that two instances
+(same block or different blocks) can be compared in one query.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from tilecheck.ir import Op
+from tilecheck.ir.opdefs import Effect
+from tilecheck.ir.types import ScalarType
+from tilecheck.verifier import smt
+from tilecheck.verifier.symbolic.values import LANES, LoopVar
+
+BLOCK_IDS = (smt.Int("bid0"), smt.Int("bid1"), smt.Int("bid2"))
+_instances = itertools.count()
+
+
+@dataclass(frozen=True)
+class Access:
+    op: Op
+    index: int  # program order
+    effect: Effect
+    array: int  # entry-argument index of the array's base pointer
+    coords: tuple[smt.IntExpr, ...] | None
+    linear: smt.IntExpr
+    active: smt.BoolExpr  # the op touches the element for these variables (mask, path, loop domain)
+    in_bounds: smt.BoolExpr  # the element lies inside the array
+    checks_bounds: bool  # False for pointer ops: an active out-of-bounds element is a finding
+    rank: int  # lanes used: LANES[:rank]
+    loops: tuple[LoopVar, ...]
+    element: ScalarType | None
+    atomic_mode: str | None
+    ordering: str
+    approximate: bool = False  # over-approximated (e.g. loop with symbolic step)
+
+    @property
+    def writes(self) -> bool:
+        return self.effect in (Effect.WRITE, Effect.ATOMIC)
+
+    @property
+    def is_atomic(self) -> bool:
+        return self.effect is Effect.ATOMIC
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One renamed copy of an access: its variables and formulas."""
+
+    access: Access
+    block_tag: str
+    block: tuple[smt.IntExpr, ...]
+    loop_vars: tuple[smt.IntExpr, ...]
+    lanes: tuple[smt.IntExpr, ...]
+    coords: tuple[smt.IntExpr, ...] | None
+    linear: smt.IntExpr
+    active: smt.BoolExpr
+    in_bounds: smt.BoolExpr
+
+
+def block_vars(tag: str) -> tuple[smt.IntExpr, ...]:
+    return tuple(smt.Int(f"{b}_{tag}") for b in ("bid0", "bid1", "bid2"))
+
+
+def instantiate(access: Access, block_tag: str, shared_loops: dict[int, smt.IntExpr] | None = None
+                ) -> Instance:
+    """Rename the access's variables: block ids after ``block_tag``, loop and lane variables fresh
+    (or taken from ``shared_loops`` by loop position, to force the same iteration)."""
+    n = next(_instances)
+    block = block_vars(block_tag)
+    pairs: list[tuple[smt.Expr, smt.Expr]] = list(zip(BLOCK_IDS, block))
+    loop_vars = []
+    for depth, loop in enumerate(access.loops):
+        var = (shared_loops or {}).get(depth)
+        if var is None:
+            var = smt.Int(f"{loop.var}_{n}")
+        loop_vars.append(var)
+        pairs.append((loop.var, var))
+    lanes = tuple(smt.Int(f"lane{d}_{n}") for d in range(access.rank))
+    pairs.extend(zip(LANES[:access.rank], lanes))
+
+    def sub(term: smt.Expr) -> smt.Expr:
+        return smt.substitute(term, *pairs) if pairs else term
+
+    coords = tuple(sub(c) for c in access.coords) if access.coords is not None else None
+    return Instance(access, block_tag, block, tuple(loop_vars), lanes, coords, sub(access.linear),
+                    sub(access.active), sub(access.in_bounds))
+
+
+def rename_blocks(term: smt.Expr, block_tag: str) -> smt.Expr:
+    return smt.substitute(term, *zip(BLOCK_IDS, block_vars(block_tag)))
+
+
+def same_element(a: Instance, b: Instance) -> smt.BoolExpr | None:
+    """Both instances touch the same element (None when the two cannot be compared)."""
+    if a.coords is not None and b.coords is not None and len(a.coords) == len(b.coords):
+        return smt.And(*[x == y for x, y in zip(a.coords, b.coords)]) if a.coords else smt.BoolVal(True)
+    return a.linear == b.linear

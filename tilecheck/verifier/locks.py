@@ -1,0 +1,70 @@
+"""Recognise the spin-lock idiom (CAS-acquire loop ... xchg-release) that orders accesses across
+blocks, as in cuTile's layer-norm backward:
+
+    while ct.atomic_cas(Locks, i, 0, 1, memory_order=ACQUIRE) == 1: pass
+    ... plain loads/stores of the shared partial sums ...
+    ct.atomic_xchg(Locks, i, 0, memory_order=RELEASE)
+
+Accesses ordered after the acquire loop and before the release (by tokens) are protected by the
+lock element; two blocks holding the *same* lock element cannot run them concurrently.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilecheck.ir import Function, Op, Value
+from tilecheck.ir.attrs import DenseElements
+from tilecheck.verifier.footprints import Access
+from tilecheck.verifier.tokens import OrderGraph
+
+_ACQUIRE = ("acquire", "acq_rel")
+_RELEASE = ("release", "acq_rel")
+
+
+@dataclass(frozen=True)
+class SpinLock:
+    acquire: Access  # the atomic_cas_tko inside the spin loop
+    release: Access  # the atomic_rmw_tko xchg (or atomic store) that unlocks
+    loop: Op
+    protected: frozenset[int]  # Access.index of the accesses inside the critical section
+
+
+def _constant(value: Value | None) -> int | None:
+    if value is None or not isinstance(value.owner, Op) or value.owner.name != "constant":
+        return None
+    dense = value.owner.attrs.get("value")
+    if isinstance(dense, DenseElements) and dense.is_splat and not dense.is_float:
+        return dense.values[0]
+    return None
+
+
+def find_spin_locks(function: Function, accesses: list[Access], graph: OrderGraph) -> list[SpinLock]:
+    by_op = {a.op: a for a in accesses}
+    locks = []
+    for loop in (op for op in function.walk() if op.name == "loop"):
+        body_ops = list(loop.walk())
+        cas = next((op for op in body_ops if op.name == "atomic_cas_tko"
+                    and op.attrs.get("memory_ordering_semantics") in _ACQUIRE), None)
+        if cas is None or cas not in by_op or not any(op.name == "break" for op in body_ops):
+            continue
+        free, taken = _constant(cas.operand("cmp")), _constant(cas.operand("val"))
+        if free is None or taken is None or free == taken:
+            continue
+        acquire = by_op[cas]
+        for release_op in (a.op for a in accesses if a.array == acquire.array and a.op is not cas):
+            if release_op.attrs.get("memory_ordering_semantics") not in _RELEASE:
+                continue
+            if release_op.name == "atomic_rmw_tko" and release_op.attrs.get("mode") == "xchg":
+                released = _constant(release_op.operand("arg"))
+            else:
+                continue
+            if released != free or not graph.reaches(("op", loop), ("op", release_op)) and not any(
+                    graph.reaches(("res", loop, k), ("op", release_op)) for k in range(len(loop.results))):
+                continue
+            protected = frozenset(
+                a.index for a in accesses
+                if a.op not in (cas, release_op) and a.array != acquire.array
+                and any(graph.reaches(("res", loop, k), ("op", a.op)) for k in range(len(loop.results)))
+                and graph.reaches(("op", a.op), ("op", release_op)))
+            locks.append(SpinLock(acquire, by_op[release_op], loop, protected))
+    return locks

@@ -1,0 +1,321 @@
+"""The proof obligations (DESIGN §4), each a Z3 query whose model is a witness.
+
+1-2. write/write and read/write across blocks      4. atomics (order-dependent float atomics)
+3.   unordered conflicting accesses inside a block   5. out-of-bounds pointer accesses
+7.   accesses inside one spin-lock critical section do not race (the lock orders them)
+(6, aliasing of arguments, is checked on concrete arguments in ``api``.)
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from tilecheck.ir.loc import Loc
+from tilecheck.ir.types import ScalarType
+from tilecheck.verifier import smt
+from tilecheck.verifier.footprints import Access, Instance, block_vars, instantiate, rename_blocks, same_element
+from tilecheck.verifier.locks import SpinLock
+from tilecheck.verifier.preconditions import Precondition
+from tilecheck.verifier.report import Finding, Side, Witness
+from tilecheck.verifier.symbolic.engine import GRID, Footprints
+from tilecheck.verifier.tokens import OrderGraph
+
+_FLOAT_ORDER_DEPENDENT = ("addf",)
+
+
+@dataclass(frozen=True)
+class Level:
+    number: int
+    label: str
+    shapes: dict[str, tuple[int, ...]] | None  # array name -> concrete shape (None: symbolic)
+    strides: dict[str, tuple[int, ...]] | None
+    scalars: dict[int, int] | None  # entry-arg index -> value
+    grid: tuple[int, int, int] | None
+
+
+@dataclass
+class LevelResult:
+    level: Level
+    findings: list[Finding] = field(default_factory=list)
+    unknowns: list[str] = field(default_factory=list)
+    queries: int = 0
+    solver_s: float = 0.0
+
+    @property
+    def races(self) -> list[Finding]:
+        return [f for f in self.findings if f.is_race]
+
+
+class _Abort(Exception):
+    pass
+
+
+class Checker:
+    """Runs every obligation of one kernel at one level.
+
+    With ``stop_early`` (a level that a more specific one follows), the first race or unknown
+    ends the level: the next level will be tried anyway.
+    """
+
+    def __init__(self, fp: Footprints, graph: OrderGraph, locks: list[SpinLock],
+                 preconditions: list[Precondition], level: Level, timeout_s: float,
+                 stop_early: bool = False) -> None:
+        self.fp, self.graph, self.locks, self.level = fp, graph, locks, level
+        self.timeout_s = timeout_s
+        self.stop_early = stop_early
+        self.preconditions = {p.array: [q for q in preconditions if q.array == p.array] for p in preconditions}
+        self.result = LevelResult(level)
+        self.seen: set[tuple[str, int, int | None]] = set()
+        self.names = {i: info.name for i, info in fp.arrays.items()}
+        self.protected: dict[int, list[SpinLock]] = {}
+        for lock in locks:
+            for index in lock.protected:
+                self.protected.setdefault(index, []).append(lock)
+
+    # ---- constraints shared by every query ---------------------------------------------------
+    def base(self, tags: tuple[str, ...]) -> list[smt.BoolExpr]:
+        out: list[smt.BoolExpr] = []
+        for d, g in enumerate(GRID):
+            out.append(g >= 1)
+            if self.level.grid is not None:
+                out.append(g == self.level.grid[d])
+        for info in self.fp.arrays.values():
+            out += [s >= 0 for s in info.shape]
+            if self.level.shapes is not None and info.name in self.level.shapes:
+                out += [s == v for s, v in zip(info.shape, self.level.shapes[info.name])]
+            if self.level.strides is not None and info.name in self.level.strides:
+                out += [s == v for s, v in zip(info.strides, self.level.strides[info.name])]
+        if self.level.scalars is not None:
+            out += [self.fp.scalars[i] == v for i, v in self.level.scalars.items() if i in self.fp.scalars]
+        for tag in tags:
+            block = block_vars(tag)
+            out += [smt.And(b >= 0, b < g) for b, g in zip(block, GRID)]
+            out += [rename_blocks(f, tag) for f in self.fp.facts]
+        return out
+
+    def solve(self, constraints: list[smt.BoolExpr], what: str, locs: tuple[Loc, ...]) -> smt.Result:
+        formula = smt.And(*constraints)
+        extra: list[smt.BoolExpr] = []
+        for index, func in self.fp.memory.items():
+            name = self.names.get(index, "")
+            apps = list(smt.applications(formula, {func.name()}))
+            element = self.fp.arrays[index].element
+            bits = element.bitwidth if isinstance(element, ScalarType) else 64
+            if 1 < bits < 64:  # array contents lie in the element type's range
+                extra += [smt.And(app >= -(1 << (bits - 1)), app < (1 << (bits - 1))) for app in apps]
+            for pre in self.preconditions.get(name, []):
+                extra += pre.constraints(apps)
+        start = time.perf_counter()
+        result = smt.check([formula, *extra], self.timeout_s)
+        self.result.solver_s += time.perf_counter() - start
+        self.result.queries += 1
+        if isinstance(result, smt.Unknown):
+            where = ", ".join(f"{(loc.file or '?').rsplit('/', 1)[-1]}:{loc.line}" for loc in locs if loc.is_known())
+            self.result.unknowns.append(f"{what} ({where}): solver answered unknown ({result.reason})")
+            if self.stop_early:
+                raise _Abort
+        return result
+
+    # ---- obligations ---------------------------------------------------------------------------
+    def run(self) -> LevelResult:
+        try:
+            self._run()
+        except _Abort:
+            pass
+        return self.result
+
+    def _run(self) -> None:
+        accesses = self.fp.accesses
+        self.check_locks()
+        for i, x in enumerate(accesses):
+            if not x.checks_bounds:
+                self.bounds(x)
+            for y in accesses[i:]:
+                if x.array != y.array or not (x.writes or y.writes):
+                    continue
+                if x.is_atomic and y.is_atomic:
+                    self.order_dependent(x, y)
+                    continue
+                self.across_blocks(x, y)
+                self.inside_block(x, y)
+
+    def check_locks(self) -> None:
+        """Keep only locks whose acquire and release provably use the same lock element."""
+        kept = []
+        for lock in self.locks:
+            a = instantiate(lock.acquire, "b1")
+            common = _common_loops(lock.acquire, lock.release)
+            r = instantiate(lock.release, "b1", {d: a.loop_vars[d] for d in range(common)})
+            differ = smt.Not(same_element(a, r) if same_element(a, r) is not None else smt.BoolVal(False))
+            result = self.solve([*self.base(("b1",)), a.active, r.active, differ], "lock check",
+                                (lock.acquire.op.loc, lock.release.op.loc))
+            spin_vars = {str(lv.var) for lv in lock.acquire.loops[common:]}
+            coords = lock.acquire.coords or ()
+            if isinstance(result, smt.Unsat) and not any(
+                    smt.free_constants(c) & spin_vars for c in coords):
+                kept.append(lock)
+        self.protected = {}
+        for lock in kept:
+            for index in lock.protected:
+                self.protected.setdefault(index, []).append(lock)
+
+    def lock_exclusion(self, x: Instance, y: Instance) -> list[smt.BoolExpr]:
+        """Both accesses inside critical sections of the same lock element: they cannot overlap."""
+        out = []
+        for lx in self.protected.get(x.access.index, []):
+            for ly in self.protected.get(y.access.index, []):
+                if lx.acquire.array != ly.acquire.array:
+                    continue
+                ax = instantiate(lx.acquire, x.block_tag, _first_spin(x, lx.acquire))
+                ay = instantiate(ly.acquire, y.block_tag, _first_spin(y, ly.acquire))
+                same = same_element(ax, ay)
+                if same is not None:
+                    out.append(smt.Not(smt.And(ax.active, ay.active, same)))
+        return out
+
+    def across_blocks(self, x: Access, y: Access) -> None:
+        a, b = instantiate(x, "b1"), instantiate(y, "b2")
+        same = same_element(a, b)
+        if same is None:
+            return
+        kind = "write-write" if x.writes and y.writes else "read-write"
+        differ = smt.Or(*[p != q for p, q in zip(a.block, b.block)])
+        constraints = [*self.base(("b1", "b2")), differ, a.active, b.active, same, *_inside(a), *_inside(b),
+                       *self.lock_exclusion(a, b)]
+        result = self.solve(constraints, f"{kind} across blocks", (x.op.loc, y.op.loc))
+        if isinstance(result, smt.Sat):
+            writer, other = (a, b) if x.writes else (b, a)
+            message = (f"two blocks {'write' if kind == 'write-write' else 'write and read'} the same element of "
+                       f"'{self.names.get(x.array, x.array)}' with no ordering between blocks")
+            self.add(kind, message, writer, other, result)
+
+    def inside_block(self, x: Access, y: Access) -> None:
+        common = _common_loops(x, y)
+        loops = [lv.op for lv in x.loops[:common]]
+        # same iteration of every common loop
+        if x is not y or x.writes:
+            if x is y or not self.graph.ordered_same_iteration(x.op, y.op):
+                self.same_block_query(x, y, common, None)
+        for depth, loop in enumerate(loops):
+            if x is y:
+                if not self.graph.ordered_across(loop, x.op, x.op):
+                    self.same_block_query(x, y, depth, "<")
+                continue
+            if not self.graph.ordered_across(loop, x.op, y.op):
+                self.same_block_query(x, y, depth, "<")
+            if not self.graph.ordered_across(loop, y.op, x.op):
+                self.same_block_query(x, y, depth, ">")
+
+    def same_block_query(self, x: Access, y: Access, depth: int, relation: str | None) -> None:
+        """x and y in one block; iterations equal for loops above ``depth``; at ``depth``
+        x's iteration is before (<) / after (>) y's, or (None) equal in all common loops."""
+        a = instantiate(x, "b1")
+        shared = {d: a.loop_vars[d] for d in range(depth)}
+        b = instantiate(y, "b1", shared)
+        same = same_element(a, b)
+        if same is None:
+            return
+        constraints = [*self.base(("b1",)), a.active, b.active, same, *_inside(a), *_inside(b)]
+        if relation is not None:
+            ia, ib = a.loop_vars[depth], b.loop_vars[depth]
+            constraints.append(ia < ib if relation == "<" else ia > ib)
+        elif x is y:  # one op, two lanes of one instance: e.g. a scatter with duplicate indices
+            constraints.append(smt.Or(*[p != q for p, q in zip(a.lanes, b.lanes)]) if a.lanes else
+                               smt.BoolVal(False))
+        result = self.solve(constraints, "ordering inside a block", (x.op.loc, y.op.loc))
+        if isinstance(result, smt.Sat):
+            if x is y and relation is None:
+                message = (f"one {x.op.name} writes the same element of '{self.names.get(x.array)}' from two "
+                           f"lanes; which value lands is unspecified")
+            else:
+                message = (f"{x.op.name} and {y.op.name} of one block touch the same element of "
+                           f"'{self.names.get(x.array)}' and no token orders them (the compiler may reorder)")
+            self.add("unordered-in-block", message, a, b, result)
+
+    def order_dependent(self, x: Access, y: Access) -> None:
+        modes = (x.atomic_mode, y.atomic_mode)
+        is_float = x.element is not None and x.element.is_float
+        if not is_float or not any(m in _FLOAT_ORDER_DEPENDENT for m in modes):
+            return
+        a, b = instantiate(x, "b1"), instantiate(y, "b2")
+        same = same_element(a, b)
+        if same is None:
+            return
+        differ = smt.Or(*[p != q for p, q in zip(a.block, b.block)])
+        result = self.solve([*self.base(("b1", "b2")), differ, a.active, b.active, same, *_inside(a),
+                             *_inside(b)], "float atomics", (x.op.loc, y.op.loc))
+        if isinstance(result, smt.Sat):
+            self.add("order-dependent-atomic",
+                     f"float atomic {x.atomic_mode} from several blocks on one element of "
+                     f"'{self.names.get(x.array)}': the result depends on their order (rounding)", a, b, result)
+
+    def bounds(self, x: Access) -> None:
+        a = instantiate(x, "b1")
+        if a.coords is None:
+            self.result.unknowns.append(
+                f"{x.op.name} ({_short(x.op.loc)}): the pointer offset does not decompose into array "
+                "coordinates, bounds not checked")
+            return
+        result = self.solve([*self.base(("b1",)), a.active, smt.Not(a.in_bounds)], "bounds", (x.op.loc,))
+        if isinstance(result, smt.Sat):
+            self.add("out-of-bounds", f"{x.op.name} may touch an element outside "
+                     f"'{self.names.get(x.array)}' and no mask excludes it", a, None, result)
+
+    # ---- witnesses -----------------------------------------------------------------------------
+    def add(self, kind: str, message: str, a: Instance, b: Instance | None, sat: smt.Sat) -> None:
+        key = (kind, a.access.index, b.access.index if b else None)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        related = (b.access.op.loc,) if b is not None else ()
+        self.result.findings.append(Finding(kind, message, a.access.op.loc, related, self.witness(a, b, sat),
+                                            self.level.number))
+        if self.stop_early and kind != "order-dependent-atomic":
+            raise _Abort
+
+    def witness(self, a: Instance, b: Instance | None, sat: smt.Sat) -> Witness:
+        def side(inst: Instance) -> Side:
+            loops = {}
+            for lv, var in zip(inst.access.loops, inst.loop_vars):
+                loops[f"{'loop' if lv.op.name == 'loop' else 'for'}@line{lv.op.loc.outermost().line}"] = sat.eval(var)
+            return Side(inst.access.op.name, inst.access.op.loc, tuple(sat.eval(v) for v in inst.block), loops,
+                        tuple(sat.eval(v) for v in inst.lanes), inst.access.effect.value)
+
+        element = tuple(sat.eval(c) for c in a.coords) if a.coords is not None else None
+        shapes = {info.name: tuple(sat.eval(s) for s in info.shape) for info in self.fp.arrays.values()
+                  if info.rank}
+        scalars = {f"arg{i}": sat.eval(v) for i, v in self.fp.scalars.items()}
+        return Witness(self.names.get(a.access.array, str(a.access.array)), element,
+                       None if element is not None else sat.eval(a.linear), side(a),
+                       side(b) if b is not None else None, tuple(sat.eval(g) for g in GRID), shapes, scalars)
+
+
+def _common_loops(x: Access, y: Access) -> int:
+    n = 0
+    for lx, ly in zip(x.loops, y.loops):
+        if lx.op is not ly.op:
+            break
+        n += 1
+    return n
+
+
+def _shared(inst: Instance, other: Access) -> dict[int, smt.IntExpr]:
+    common = _common_loops(inst.access, other)
+    return {d: inst.loop_vars[d] for d in range(common)}
+
+
+def _first_spin(inst: Instance, acquire: Access) -> dict[int, smt.IntExpr]:
+    """The acquire in the same iteration as the protected access, first spin iteration (the lock
+    element it names does not depend on the spin iteration; ``check_locks`` ensures that)."""
+    shared = _shared(inst, acquire)
+    for depth in range(len(shared), len(acquire.loops)):
+        shared[depth] = smt.IntVal(0)
+    return shared
+
+
+def _inside(inst: Instance) -> list[smt.BoolExpr]:
+    return [] if inst.access.checks_bounds else [inst.in_bounds]
+
+
+def _short(loc: Loc) -> str:
+    return f"{(loc.file or '?').rsplit('/', 1)[-1]}:{loc.line}" if loc.is_known() else "<unknown>"

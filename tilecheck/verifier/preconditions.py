@@ -1,0 +1,66 @@
+"""User preconditions on kernel inputs: ``tilecheck.distinct("idx")``, ``tilecheck.bounded(...)``."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilecheck.verifier import smt
+
+
+@dataclass(frozen=True)
+class Precondition:
+    array: str
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def constraints(self, apps: list[smt.Expr]) -> list[smt.BoolExpr]:
+        """Constraints on the reads ``apps`` (applications of the array's content function)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Distinct(Precondition):
+    """No two elements of the array are equal (e.g. a permutation or unique destination rows)."""
+
+    def describe(self) -> str:
+        return f"'{self.array}' holds no duplicate values (precondition)"
+
+    def constraints(self, apps: list[smt.Expr]) -> list[smt.BoolExpr]:
+        out = []
+        for i, a in enumerate(apps):
+            for b in apps[i + 1:]:
+                differ = smt.Or(*[x != y for x, y in zip(a.children(), b.children())])
+                out.append(smt.Implies(differ, a != b))
+        return out
+
+
+@dataclass(frozen=True)
+class Bounded(Precondition):
+    """Every element lies in [lo, hi] (None: unbounded on that side)."""
+
+    lo: int | None = None
+    hi: int | None = None
+
+    def describe(self) -> str:
+        lo = "-inf" if self.lo is None else self.lo
+        hi = "+inf" if self.hi is None else self.hi
+        return f"values of '{self.array}' lie in [{lo}, {hi}] (precondition)"
+
+    def constraints(self, apps: list[smt.Expr]) -> list[smt.BoolExpr]:
+        out = []
+        for a in apps:
+            if self.lo is not None:
+                out.append(a >= self.lo)
+            if self.hi is not None:
+                out.append(a <= self.hi)
+        return out
+
+
+def distinct(array: str) -> Distinct:
+    """Precondition: the integer array argument ``array`` holds no duplicate values."""
+    return Distinct(array)
+
+
+def bounded(array: str, lo: int | None = None, hi: int | None = None) -> Bounded:
+    """Precondition: every value of the integer array argument ``array`` lies in [lo, hi]."""
+    return Bounded(array, lo, hi)

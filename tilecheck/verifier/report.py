@@ -1,0 +1,181 @@
+"""Verdicts, findings and witnesses, printed like compiler diagnostics."""
+from __future__ import annotations
+
+import json
+import linecache
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tilecheck.ir.loc import Loc
+
+KINDS = ("write-write", "read-write", "unordered-in-block", "out-of-bounds", "order-dependent-atomic",
+         "aliasing")
+LEVELS = {1: "all grids and shapes", 2: "the given shapes", 3: "the given shapes and grid"}
+
+
+@dataclass(frozen=True)
+class Side:
+    """One of the two accesses of a witness."""
+
+    op: str
+    loc: Loc
+    block: tuple[int, ...]
+    loops: dict[str, int]  # loop name (source line) -> iteration value
+    lane: tuple[int, ...]
+    effect: str
+
+
+@dataclass(frozen=True)
+class Witness:
+    array: str
+    element: tuple[int, ...] | None  # coordinates; None when only a linear offset is known
+    offset: int | None
+    first: Side
+    second: Side | None
+    grid: tuple[int, ...]
+    shapes: dict[str, tuple[int, ...]]
+    scalars: dict[str, int] = field(default_factory=dict)
+
+    def element_text(self) -> str:
+        if self.element is not None:
+            return f"{self.array}[{', '.join(map(str, self.element))}]"
+        return f"{self.array} at element offset {self.offset}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    message: str
+    loc: Loc
+    related_locs: tuple[Loc, ...] = ()
+    witness: Witness | None = None
+    level: int = 3
+
+    @property
+    def is_race(self) -> bool:
+        return self.kind != "order-dependent-atomic"
+
+    def replay(self) -> Any:
+        """Replay the witness on the CPU interpreter (``tilecheck.replay``)."""
+        from tilecheck.runtime import replay  # the runtime owns execution (issue: CPU runtime)
+
+        return replay(self)
+
+    def __str__(self) -> str:
+        severity = "error" if self.is_race else "warning"
+        lines = [f"{_where(self.loc)}: {severity}: {self.kind}: {self.message}"]
+        lines += _snippet(self.loc)
+        for other in self.related_locs:
+            if other != self.loc:
+                lines.append(f"{_where(other)}: note: the other access")
+                lines += _snippet(other)
+        if self.witness is not None:
+            lines.append("  witness: " + describe(self.witness))
+        return "\n".join(lines)
+
+
+@dataclass
+class Report:
+    kernel: str
+    status: str  # verified | race | unknown
+    findings: list[Finding] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
+    level: str | None = None
+    reasons: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def verified(self) -> bool:
+        return self.status == "verified"
+
+    @property
+    def races(self) -> list[Finding]:
+        return [f for f in self.findings if f.is_race]
+
+    def __str__(self) -> str:
+        head = {"verified": f"verified: {self.kernel} is race-free for {self.level}",
+                "race": f"race: {self.kernel} has {len(self.races)} data race(s)",
+                "unknown": f"unknown: {self.kernel} could not be verified"}[self.status]
+        lines = [head]
+        for f in self.findings:
+            lines.append("")
+            lines.append(str(f))
+        if self.reasons:
+            lines.append("")
+            lines += [f"reason: {r}" for r in self.reasons]
+        if self.notes:
+            lines += [f"note: {n}" for n in self.notes]
+        if self.assumptions:
+            lines.append("assumptions: " + "; ".join(self.assumptions))
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        def conv(obj: Any) -> Any:
+            if isinstance(obj, Loc):
+                return {"file": obj.file, "line": obj.line, "col": obj.col}
+            if isinstance(obj, dict):
+                return {k: conv(v) for k, v in obj.items()}
+            if isinstance(obj, (list, tuple)):
+                return [conv(v) for v in obj]
+            return obj
+
+        findings = []
+        for f in self.findings:
+            d = asdict(f)
+            d["loc"], d["related_locs"] = f.loc, f.related_locs
+            findings.append(conv(d))
+        return {"kernel": self.kernel, "status": self.status, "level": self.level, "findings": findings,
+                "assumptions": self.assumptions, "reasons": self.reasons, "notes": self.notes,
+                "stats": self.stats}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, default=str)
+
+
+def describe(w: Witness) -> str:
+    first = w.first
+    text = f"block {_tuple(first.block)}{_loops(first)} {_verb(first.effect)} {w.element_text()}"
+    if w.second is not None:
+        s = w.second
+        text += f", and block {_tuple(s.block)}{_loops(s)} {_verb(s.effect)} it too"
+        if s.block == first.block:
+            text += " (same block, no token orders the two)"
+    text += f"; grid {_tuple(w.grid)}"
+    if w.shapes:
+        text += ", " + ", ".join(f"{k} {_tuple(v)}" for k, v in w.shapes.items())
+    if w.scalars:
+        text += ", " + ", ".join(f"{k}={v}" for k, v in w.scalars.items())
+    return text
+
+
+def _verb(effect: str) -> str:
+    return {"read": "reads", "write": "writes", "atomic": "atomically updates"}.get(effect, effect)
+
+
+def _loops(side: Side) -> str:
+    if not side.loops:
+        return ""
+    return " (" + ", ".join(f"{k}={v}" for k, v in side.loops.items()) + ")"
+
+
+def _tuple(t: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, t)) + ")"
+
+
+def _where(loc: Loc) -> str:
+    if not loc.is_known():
+        return "<unknown location>"
+    return f"{loc.file}:{loc.line}:{loc.col}" if loc.col else f"{loc.file}:{loc.line}"
+
+
+def _snippet(loc: Loc) -> list[str]:
+    if not loc.is_known() or not loc.file:
+        return []
+    text = linecache.getline(loc.file, loc.line).rstrip()
+    if not text:
+        return []
+    out = [f"    {text}"]
+    if loc.col:
+        out.append("    " + " " * loc.col + "^")
+    return out

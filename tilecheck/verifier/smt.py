@@ -1,0 +1,136 @@
+"""The Z3 boundary: the only module that imports z3.
+
+Term constructors are re-exported from here; solvers are built in one place with a fixed seed, a
+timeout and an ``rlimit`` work budget so results repeat across machines; a check returns
+``Sat(model) | Unsat | Unknown(reason)``. ``z3.Z3Exception`` becomes ``SolverError``.
+An ``Unknown`` is never read as safe by callers.
+"""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import z3
+
+from tilecheck.errors import TilecheckError
+
+Expr = z3.ExprRef
+IntExpr = z3.ArithRef
+BoolExpr = z3.BoolRef
+FuncDecl = z3.FuncDeclRef
+
+IntSort, BoolSort = z3.IntSort, z3.BoolSort
+Int, Bool, IntVal, BoolVal = z3.Int, z3.Bool, z3.IntVal, z3.BoolVal
+And, Or, Not, If, Implies, Distinct, Xor = z3.And, z3.Or, z3.Not, z3.If, z3.Implies, z3.Distinct, z3.Xor
+Function, substitute, simplify = z3.Function, z3.substitute, z3.simplify
+is_int_value, is_true, is_false = z3.is_int_value, z3.is_true, z3.is_false
+is_app, is_const = z3.is_app, z3.is_const
+
+_fresh = itertools.count()
+
+# a work budget that stops runaway queries deterministically (timeouts alone depend on the machine)
+DEFAULT_RLIMIT = 20_000_000
+
+
+class SolverError(TilecheckError):
+    """Z3 failed (not 'unknown': an exception inside the solver)."""
+
+
+@dataclass(frozen=True)
+class Sat:
+    model: Any
+
+    def eval(self, term: Expr) -> Any:
+        value = self.model.eval(term, model_completion=True)
+        if z3.is_int_value(value):
+            return value.as_long()
+        if z3.is_true(value):
+            return True
+        if z3.is_false(value):
+            return False
+        return value
+
+
+@dataclass(frozen=True)
+class Unsat:
+    pass
+
+
+@dataclass(frozen=True)
+class Unknown:
+    reason: str
+
+
+Result = Sat | Unsat | Unknown
+
+
+def fresh_int(prefix: str) -> IntExpr:
+    return z3.Int(f"{prefix}!{next(_fresh)}")
+
+
+def fresh_bool(prefix: str) -> BoolExpr:
+    return z3.Bool(f"{prefix}!{next(_fresh)}")
+
+
+def fresh_function(prefix: str, arity: int, result: Any = None) -> FuncDecl:
+    sorts = [z3.IntSort()] * arity + [result if result is not None else z3.IntSort()]
+    return z3.Function(f"{prefix}!{next(_fresh)}", *sorts)
+
+
+def const_value(term: Expr) -> int | None:
+    """The Python int of a literal (after cheap simplification), else None."""
+    if z3.is_int_value(term):
+        return term.as_long()
+    simplified = z3.simplify(term)
+    return simplified.as_long() if z3.is_int_value(simplified) else None
+
+
+def check(constraints: Iterable[BoolExpr], timeout_s: float, rlimit: int = DEFAULT_RLIMIT) -> Result:
+    """Decide the conjunction of ``constraints``."""
+    solver = z3.Solver()
+    solver.set("random_seed", 0)
+    solver.set("timeout", max(1, int(timeout_s * 1000)))
+    solver.set("rlimit", rlimit)
+    try:
+        solver.add(*constraints)
+        answer = solver.check()
+    except z3.Z3Exception as exc:
+        raise SolverError(f"z3 failed: {exc}") from None
+    if answer == z3.sat:
+        return Sat(solver.model())
+    if answer == z3.unsat:
+        return Unsat()
+    return Unknown(solver.reason_unknown() or "unknown")
+
+
+def applications(term: Expr, decls: set[str]) -> Iterator[Expr]:
+    """Every application of a function named in ``decls`` inside ``term`` (each once)."""
+    seen: set[int] = set()
+    todo = [term]
+    while todo:
+        t = todo.pop()
+        key = t.get_id()
+        if key in seen or not z3.is_app(t):
+            continue
+        seen.add(key)
+        if t.decl().name() in decls and t.num_args() > 0:
+            yield t
+        todo.extend(t.children())
+
+
+def free_constants(term: Expr) -> set[str]:
+    """Names of the uninterpreted constants in ``term``."""
+    out: set[str] = set()
+    seen: set[int] = set()
+    todo = [term]
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.add(t.decl().name())
+        todo.extend(t.children())
+    return out

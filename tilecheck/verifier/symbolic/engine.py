@@ -1,0 +1,332 @@
+"""Symbolic execution of a Tile IR entry function into access footprints.
+
+The function is walked once with block ids, loop variables and lanes as free variables, so
+one run describes every block of every grid. Each memory op yields an ``Access``; ops without
+semantics for addresses give opaque (havoc) values; an op the model does not know makes the
+result ``unsupported`` (the verifier then answers unknown, never verified).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tilecheck.errors import TilecheckError
+from tilecheck.ir import Block, Function, Module, Op, Value
+from tilecheck.ir import types as T
+from tilecheck.ir.loc import Loc
+from tilecheck.ir.opdefs import Effect
+from tilecheck.verifier import smt
+from tilecheck.verifier.footprints import BLOCK_IDS, Access
+from tilecheck.verifier.symbolic.registry import RULES
+from tilecheck.verifier.symbolic.values import (
+    LANES,
+    BoolTile,
+    Context,
+    IntTile,
+    LoopVar,
+    Opaque,
+    Pointer,
+    StrideForm,
+    SymValue,
+)
+
+GRID = (smt.Int("grid0"), smt.Int("grid1"), smt.Int("grid2"))
+
+
+@dataclass(frozen=True)
+class ArrayInfo:
+    """An array argument: its name, rank, element type and its shape/stride symbols."""
+
+    index: int
+    name: str
+    rank: int
+    element: T.Type | None
+    shape: tuple[smt.IntExpr, ...]
+    strides: tuple[smt.IntExpr, ...]
+    shape_args: tuple[int, ...]
+    stride_args: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    op: Op
+    reason: str
+
+
+@dataclass
+class Footprints:
+    """What symbolic execution found."""
+
+    function: Function
+    arrays: dict[int, ArrayInfo]
+    accesses: list[Access]
+    facts: list[smt.BoolExpr]  # constraints every execution satisfies (assume ops on arguments)
+    scalars: dict[int, smt.IntExpr]  # integer scalar arguments
+    unsupported: list[Unsupported]
+    read_only: set[int]
+    memory: dict[int, smt.FuncDecl]  # contents of read-only arrays, by coordinates
+
+
+class _Stop(Exception):
+    pass
+
+
+@dataclass
+class State:
+    module: Module
+    function: Function
+    arrays: dict[int, ArrayInfo]
+    read_only: set[int]
+    env: dict[Value, SymValue] = field(default_factory=dict)
+    ctx: Context = field(default_factory=lambda: Context(smt.BoolVal(True)))
+    accesses: list[Access] = field(default_factory=list)
+    facts: list[smt.BoolExpr] = field(default_factory=list)
+    unsupported: list[Unsupported] = field(default_factory=list)
+    memory: dict[int, smt.FuncDecl] = field(default_factory=dict)
+    scalars: dict[int, smt.IntExpr] = field(default_factory=dict)
+
+    # ---- helpers for rules -------------------------------------------------------------------
+    def context_args(self) -> tuple[smt.IntExpr, ...]:
+        return (*BLOCK_IDS, *(lv.var for lv in self.ctx.loops))
+
+    def havoc(self, type_: T.Type, name: str = "v") -> SymValue:
+        """An unconstrained value of ``type_``, a function of the block, iteration and lane."""
+        if not isinstance(type_, T.TileType):
+            return Opaque()
+        shape = type_.shape
+        element = type_.element
+        args = (*self.context_args(), *LANES[:len(shape)])
+        if element == T.I1:
+            return BoolTile(smt.fresh_function(name, len(args), smt.BoolSort())(*args), shape)
+        if isinstance(element, T.ScalarType) and element.is_integer:
+            return IntTile(in_range(smt.fresh_function(name, len(args))(*args), element), shape)
+        return Opaque(shape)
+
+    def fact(self, term: smt.BoolExpr) -> None:
+        """Record a constraint every execution satisfies (from ``assume``). Facts about values
+        that vary by loop iteration or lane are dropped (sound: fewer facts, more behaviours)."""
+        names = smt.free_constants(term)
+        if any(n.startswith(("lane", "loop", "iter", "load", "v!", "old")) for n in names):
+            return
+        if not (smt.is_true(self.ctx.path) or not self.ctx.loops):
+            return
+        self.facts.append(term if smt.is_true(self.ctx.path) else smt.Implies(self.ctx.path, term))
+
+    def unsupported_op(self, op: Op, reason: str) -> None:
+        self.unsupported.append(Unsupported(op, reason))
+
+    def memory_of(self, array: int, rank: int) -> smt.FuncDecl:
+        if array not in self.memory:
+            self.memory[array] = smt.Function(f"mem_{self.arrays[array].name}",
+                                              *([smt.IntSort()] * (rank + 1)))
+        return self.memory[array]
+
+    def record(self, op: Op, effect: Effect, array: int, coords: tuple[smt.IntExpr, ...] | None,
+               linear: smt.IntExpr, active: smt.BoolExpr, in_bounds: smt.BoolExpr | None, checks_bounds: bool,
+               rank: int, element: T.Type | None) -> None:
+        lane_ranges = []
+        tile = _data_shape(op)
+        for d in range(rank):
+            lane_ranges.append(smt.And(LANES[d] >= 0, LANES[d] < tile[d]))
+        full_active = smt.And(self.ctx.path, *lane_ranges, active)
+        approximate = any(not lv.exact for lv in self.ctx.loops)
+        if in_bounds is None:  # unknown coordinates: bounds cannot be stated (checked as unknown)
+            in_bounds, coords = smt.BoolVal(True), None
+        self.accesses.append(Access(
+            op, len(self.accesses), effect, array, coords, linear, full_active, in_bounds, checks_bounds,
+            rank, self.ctx.loops, element if isinstance(element, T.ScalarType) else None,
+            op.attrs.get("mode", "cas" if op.name == "atomic_cas_tko" else None),
+            str(op.attrs.get("memory_ordering_semantics", "weak")), approximate))
+
+    # ---- execution ---------------------------------------------------------------------------
+    def run_block(self, block: Block) -> tuple[SymValue, ...]:
+        """Execute a block's ops; returns the terminator's operand values."""
+        for op in block.ops:
+            if op.opdef is not None and op.opdef.terminator:
+                return tuple(self.value(v) for v in op.operands)
+            self.run_op(op)
+        return ()
+
+    def value(self, v: Value) -> SymValue:
+        try:
+            return self.env[v]
+        except KeyError:
+            raise TilecheckError(f"value used before definition: {v}") from None
+
+    def run_op(self, op: Op) -> None:
+        rule = RULES.get(op.name)
+        if op.opdef is None:
+            self.unsupported_op(op, f"unknown op '{op.name}'")
+            results: tuple[SymValue, ...] = tuple(self.havoc(r.type) for r in op.results)
+        elif rule is None:
+            if op.opdef.effect is not Effect.NONE:
+                self.unsupported_op(op, f"memory op '{op.name}' has no symbolic semantics")
+            results = tuple(self.havoc(r.type) for r in op.results)
+        else:
+            operands = [self.value(v) for v in op.operands]
+            results = rule(self, op, *operands)
+        if len(results) != len(op.results):
+            raise TilecheckError(f"symbolic rule for {op.name} returned {len(results)} results, "
+                                 f"expected {len(op.results)}", op.loc)
+        for value, sym in zip(op.results, results):
+            self.env[value] = sym
+
+    def in_region(self, path: smt.BoolExpr, loop: LoopVar | None = None) -> _Scope:
+        return _Scope(self, path, loop)
+
+
+class _Scope:
+    def __init__(self, state: State, path: smt.BoolExpr, loop: LoopVar | None) -> None:
+        self.state, self.path, self.loop = state, path, loop
+
+    def __enter__(self) -> State:
+        self.saved = self.state.ctx
+        loops = self.saved.loops + ((self.loop,) if self.loop else ())
+        self.state.ctx = Context(smt.And(self.saved.path, self.path), loops)
+        return self.state
+
+    def __exit__(self, *exc: Any) -> None:
+        self.state.ctx = self.saved
+
+
+def in_range(term: smt.IntExpr, element: T.ScalarType) -> smt.IntExpr:
+    """An unknown integer of ``element``'s width: clamped into its range by construction (so that
+    witnesses hold real values) while staying a function of the same arguments."""
+    bits = element.bitwidth
+    if bits <= 1 or bits >= 64:
+        return term
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return smt.If(smt.And(term >= lo, term <= hi), term, smt.IntVal(0))
+
+
+def _data_shape(op: Op) -> tuple[int, ...]:
+    """The shape of the data tile a memory op moves (its lanes)."""
+    for v in (*op.results, op.operand("tile"), op.operand("value"), op.operand("source"),
+              op.operand("destination"), op.operand("pointers")):
+        if v is not None and isinstance(v.type, T.TileType) and not isinstance(v.type.element, T.TokenType):
+            return v.type.shape
+    return ()
+
+
+# ---- entry ----------------------------------------------------------------------------------
+def execute(module: Module, function: Function | None = None) -> Footprints:
+    """Symbolically execute ``function`` (default: the module's entry)."""
+    from tilecheck.verifier.symbolic import ops as _ops  # noqa: F401  (registers the rules)
+
+    function = function or module.entry
+    arrays = _find_arrays(module, function)
+    written = {_written_array(op, function) for op in function.walk()
+               if op.opdef is not None and op.opdef.effect in (Effect.WRITE, Effect.ATOMIC)}
+    state = State(module, function, arrays, read_only=set(arrays) - written)
+    _bind_arguments(state)
+    try:
+        state.run_block(function.body)
+    except _Stop:
+        pass
+    return Footprints(function, arrays, state.accesses, state.facts, state.scalars, state.unsupported,
+                      state.read_only, state.memory)
+
+
+def _trace_arg(value: Value, function: Function) -> int | None:
+    """The entry argument a value passes through unchanged (via assume / exti / trunci)."""
+    for _ in range(16):
+        if value.owner is function.body:
+            return value.index
+        op = value.owner
+        if not isinstance(op, Op) or op.name not in ("assume", "exti", "trunci", "reshape", "broadcast",
+                                                       "ptr_to_ptr"):
+            return None
+        value = op.operands[0]
+    return None
+
+
+def _written_array(op: Op, function: Function) -> int | None:
+    from tilecheck.ir.summary import base_argument
+
+    for name in ("view", "destination", "pointers"):
+        v = op.operand(name)
+        if v is not None:
+            return base_argument(v, function)
+    return None
+
+
+def _find_arrays(module: Module, function: Function) -> dict[int, ArrayInfo]:
+    """Array arguments, from the cuTile parameter map or else from ``make_tensor_view`` ops."""
+    names = {p.first_arg: p.name for p in module.params if p.kind == "array"}
+    arrays: dict[int, ArrayInfo] = {}
+    for p in module.params:
+        if p.kind != "array" or function is not module.entry:
+            continue
+        base, rank = p.first_arg, p.ndim
+        ptr_t = function.args[base].type
+        element = ptr_t.element.pointee if isinstance(ptr_t, T.TileType) and isinstance(
+            ptr_t.element, T.PointerType) else None
+        arrays[base] = ArrayInfo(
+            base, p.name, rank, element,
+            tuple(smt.Int(f"{p.name}.shape{d}") for d in range(rank)),
+            tuple(smt.Int(f"{p.name}.stride{d}") for d in range(rank)),
+            tuple(base + 1 + d for d in range(rank)), tuple(base + 1 + rank + d for d in range(rank)))
+    for op in function.walk():
+        if op.name != "make_tensor_view":
+            continue
+        base = _trace_arg(op.operand("base"), function)
+        if base is None or base in arrays:
+            continue
+        view_t = op.result.type
+        rank = view_t.rank if isinstance(view_t, T.TensorViewType) else 0
+        name = names.get(base, f"arg{base}")
+        dyn_shape = iter(op.operand_group("dynamicShape"))
+        dyn_strides = iter(op.operand_group("dynamicStrides"))
+        shape, strides, shape_args, stride_args = [], [], [], []
+        for d in range(rank):
+            static = view_t.shape[d]
+            arg = None if static is not None else _trace_arg(next(dyn_shape), function)
+            shape.append(smt.IntVal(static) if static is not None else smt.Int(f"{name}.shape{d}"))
+            shape_args.append(-1 if arg is None else arg)
+            static = view_t.strides[d]
+            arg = None if static is not None else _trace_arg(next(dyn_strides), function)
+            strides.append(smt.IntVal(static) if static is not None else smt.Int(f"{name}.stride{d}"))
+            stride_args.append(-1 if arg is None else arg)
+        element = view_t.element if isinstance(view_t, T.TensorViewType) else None
+        arrays[base] = ArrayInfo(base, name, rank, element, tuple(shape), tuple(strides),
+                                 tuple(shape_args), tuple(stride_args))
+    return arrays
+
+
+def _bind_arguments(state: State) -> None:
+    roles: dict[int, tuple[str, int, int]] = {}
+    for info in state.arrays.values():
+        for d, arg in enumerate(info.shape_args):
+            if arg >= 0:
+                roles[arg] = ("shape", info.index, d)
+        for d, arg in enumerate(info.stride_args):
+            if arg >= 0:
+                roles[arg] = ("stride", info.index, d)
+    for i, arg in enumerate(state.function.args):
+        t = arg.type
+        element = t.element if isinstance(t, T.TileType) else None
+        if i in state.arrays:
+            info = state.arrays[i]
+            zero = tuple(smt.IntVal(0) for _ in range(info.rank))
+            state.env[arg] = Pointer(i, zero, smt.IntVal(0))
+        elif isinstance(element, T.PointerType):
+            state.env[arg] = Pointer(i, None, smt.IntVal(0))
+            state.arrays[i] = ArrayInfo(i, f"arg{i}", 0, element.pointee, (), (), (), ())
+        elif i in roles:
+            role, array, d = roles[i]
+            info = state.arrays[array]
+            if role == "shape":
+                state.env[arg] = IntTile(info.shape[d])
+            else:
+                term = info.strides[d]
+                state.env[arg] = IntTile(term, (), StrideForm((((array, d), smt.IntVal(1)),), smt.IntVal(0)))
+        elif isinstance(element, T.ScalarType) and element.is_integer and element != T.I1:
+            var = smt.Int(f"arg{i}")
+            state.scalars[i] = var
+            state.env[arg] = IntTile(var)
+        else:
+            state.env[arg] = state.havoc(t, f"arg{i}")
+
+
+def loc_of(op: Op) -> Loc:
+    return op.loc.outermost()

@@ -1,0 +1,242 @@
+"""Integer and boolean arithmetic, comparisons, casts, constants."""
+from __future__ import annotations
+
+from tilecheck.ir import Op
+from tilecheck.ir import types as T
+from tilecheck.ir.attrs import Bounded, DenseElements, DivBy
+from tilecheck.verifier import smt
+from tilecheck.verifier.symbolic.registry import symbolic
+from tilecheck.verifier.symbolic.values import LANES, BoolTile, IntTile, Pointer, StrideForm, SymValue
+
+
+
+def _shape(op: Op) -> tuple[int, ...]:
+    t = op.results[0].type
+    return t.shape if isinstance(t, T.TileType) else ()
+
+
+def floordiv(a: smt.IntExpr, b: smt.IntExpr) -> smt.IntExpr:
+    c = smt.const_value(b)
+    if c is not None and c > 0:
+        return a / b  # z3 integer division is floor division for a positive divisor
+    return smt.If(b > 0, a / b, (-a) / (-b))
+
+
+def truncdiv(a: smt.IntExpr, b: smt.IntExpr) -> smt.IntExpr:
+    return smt.If(a >= 0, floordiv(a, b), -floordiv(-a, b))
+
+
+def ceildiv(a: smt.IntExpr, b: smt.IntExpr) -> smt.IntExpr:
+    return -floordiv(-a, b)
+
+
+def _merge_forms(a: IntTile, b: IntTile, sign: int) -> StrideForm | None:
+    if a.form is None and b.form is None:
+        return None
+    fa = a.form or StrideForm((), a.term)
+    fb = b.form or StrideForm((), b.term)
+    coefs = fa.as_dict()
+    for key, coef in fb.coefs:
+        coefs[key] = coefs[key] + sign * coef if key in coefs else sign * coef
+    return StrideForm(tuple(coefs.items()), fa.rest + sign * fb.rest)
+
+
+def _scale_form(form: StrideForm, by: smt.IntExpr) -> StrideForm:
+    return StrideForm(tuple((k, c * by) for k, c in form.coefs), form.rest * by)
+
+
+@symbolic("addi", "subi")
+def add_sub(state, op: Op, lhs: SymValue, rhs: SymValue):
+    if not (isinstance(lhs, IntTile) and isinstance(rhs, IntTile)):
+        return (state.havoc(op.results[0].type),)
+    sign = 1 if op.name == "addi" else -1
+    term = lhs.term + rhs.term if sign > 0 else lhs.term - rhs.term
+    return (IntTile(term, _shape(op), _merge_forms(lhs, rhs, sign)),)
+
+
+@symbolic("muli")
+def mul(state, op: Op, lhs: SymValue, rhs: SymValue):
+    if not (isinstance(lhs, IntTile) and isinstance(rhs, IntTile)):
+        return (state.havoc(op.results[0].type),)
+    form = None
+    if rhs.form is not None and lhs.form is None:
+        form = _scale_form(rhs.form, lhs.term)
+    elif lhs.form is not None and rhs.form is None:
+        form = _scale_form(lhs.form, rhs.term)
+    return (IntTile(lhs.term * rhs.term, _shape(op), form),)
+
+
+@symbolic("divi")
+def div(state, op: Op, lhs: SymValue, rhs: SymValue):
+    if not (isinstance(lhs, IntTile) and isinstance(rhs, IntTile)):
+        return (state.havoc(op.results[0].type),)
+    rounding = op.attrs.get("rounding", "zero")
+    if op.attrs.get("signedness") == "unsigned" or rounding in ("negative_inf",):
+        term = floordiv(lhs.term, rhs.term)
+    elif rounding == "positive_inf":
+        term = ceildiv(lhs.term, rhs.term)
+    else:
+        term = truncdiv(lhs.term, rhs.term)
+    return (IntTile(term, _shape(op)),)
+
+
+@symbolic("remi")
+def rem(state, op: Op, lhs: SymValue, rhs: SymValue):
+    if not (isinstance(lhs, IntTile) and isinstance(rhs, IntTile)):
+        return (state.havoc(op.results[0].type),)
+    a, b = lhs.term, rhs.term
+    if op.attrs.get("signedness") == "unsigned":
+        term = a - b * floordiv(a, b)
+    else:
+        term = a - b * truncdiv(a, b)
+    return (IntTile(term, _shape(op)),)
+
+
+@symbolic("maxi", "mini")
+def min_max(state, op: Op, lhs: SymValue, rhs: SymValue):
+    if not (isinstance(lhs, IntTile) and isinstance(rhs, IntTile)):
+        return (state.havoc(op.results[0].type),)
+    a, b = lhs.term, rhs.term
+    term = smt.If(a >= b, a, b) if op.name == "maxi" else smt.If(a <= b, a, b)
+    return (IntTile(term, _shape(op)),)
+
+
+@symbolic("negi")
+def neg(state, op: Op, x: SymValue):
+    if not isinstance(x, IntTile):
+        return (state.havoc(op.results[0].type),)
+    return (IntTile(-x.term, _shape(op)),)
+
+
+@symbolic("absi")
+def abs_(state, op: Op, x: SymValue):
+    if not isinstance(x, IntTile):
+        return (state.havoc(op.results[0].type),)
+    return (IntTile(smt.If(x.term < 0, -x.term, x.term), _shape(op)),)
+
+
+@symbolic("shli", "shri")
+def shift(state, op: Op, lhs: SymValue, rhs: SymValue):
+    amount = smt.const_value(rhs.term) if isinstance(rhs, IntTile) else None
+    if not isinstance(lhs, IntTile) or amount is None or not 0 <= amount < 63:
+        return (state.havoc(op.results[0].type),)
+    factor = smt.IntVal(1 << amount)
+    term = lhs.term * factor if op.name == "shli" else floordiv(lhs.term, factor)
+    return (IntTile(term, _shape(op)),)
+
+
+@symbolic("andi", "ori", "xori")
+def bitwise(state, op: Op, lhs: SymValue, rhs: SymValue):
+    if isinstance(lhs, BoolTile) and isinstance(rhs, BoolTile):
+        fn = {"andi": smt.And, "ori": smt.Or, "xori": smt.Xor}[op.name]
+        return (BoolTile(fn(lhs.term, rhs.term), _shape(op)),)
+    if op.name == "andi" and isinstance(lhs, IntTile) and isinstance(rhs, IntTile):
+        mask = smt.const_value(rhs.term)
+        if mask is not None and mask >= 0 and (mask + 1) & mask == 0:  # x & (2^k - 1) == x mod 2^k
+            return (IntTile(lhs.term % (mask + 1), _shape(op)),)
+    return (state.havoc(op.results[0].type),)
+
+
+def _unsigned_less(a: smt.IntExpr, b: smt.IntExpr, equal: bool) -> smt.BoolExpr:
+    """a < b (or <=) comparing two's-complement bit patterns as unsigned: a negative value has
+    the top bit set, so it is larger than any non-negative one."""
+    same = a <= b if equal else a < b
+    return smt.If(a >= 0, smt.If(b >= 0, same, smt.BoolVal(True)), smt.If(b >= 0, smt.BoolVal(False), same))
+
+
+@symbolic("cmpi")
+def cmpi(state, op: Op, lhs: SymValue, rhs: SymValue):
+    if isinstance(lhs, BoolTile) and isinstance(rhs, BoolTile):
+        pred = op.attrs["comparison_predicate"]
+        if pred in ("equal", "not_equal"):
+            eq = lhs.term == rhs.term
+            return (BoolTile(eq if pred == "equal" else smt.Not(eq), _shape(op)),)
+    if not (isinstance(lhs, IntTile) and isinstance(rhs, IntTile)):
+        return (state.havoc(op.results[0].type),)
+    a, b = lhs.term, rhs.term
+    pred = op.attrs["comparison_predicate"]
+    unsigned = op.attrs.get("signedness") == "unsigned"
+    if pred == "equal":
+        term = a == b
+    elif pred == "not_equal":
+        term = a != b
+    elif pred in ("less_than", "less_than_or_equal"):
+        eq = pred.endswith("equal")
+        term = _unsigned_less(a, b, eq) if unsigned else (a <= b if eq else a < b)
+    else:
+        eq = pred.endswith("equal")
+        term = _unsigned_less(b, a, eq) if unsigned else (a >= b if eq else a > b)
+    return (BoolTile(term, _shape(op)),)
+
+
+@symbolic("select")
+def select(state, op: Op, cond: SymValue, yes: SymValue, no: SymValue):
+    if not isinstance(cond, BoolTile):
+        return (state.havoc(op.results[0].type),)
+    c = cond.term
+    if isinstance(yes, IntTile) and isinstance(no, IntTile):
+        return (IntTile(smt.If(c, yes.term, no.term), _shape(op)),)
+    if isinstance(yes, BoolTile) and isinstance(no, BoolTile):
+        return (BoolTile(smt.If(c, yes.term, no.term), _shape(op)),)
+    if isinstance(yes, Pointer) and isinstance(no, Pointer) and yes.array == no.array:
+        coords = None
+        if yes.coords is not None and no.coords is not None and len(yes.coords) == len(no.coords):
+            coords = tuple(smt.If(c, a, b) for a, b in zip(yes.coords, no.coords))
+        return (Pointer(yes.array, coords, smt.If(c, yes.linear, no.linear), _shape(op)),)
+    if isinstance(yes, Pointer) or isinstance(no, Pointer):
+        state.unsupported_op(op, "select between pointers into different arrays")
+    return (state.havoc(op.results[0].type),)
+
+
+@symbolic("exti", "trunci")
+def int_cast(state, op: Op, x: SymValue):
+    # Index arithmetic is assumed not to overflow (listed among the report's assumptions).
+    if isinstance(x, IntTile):
+        return (IntTile(x.term, _shape(op), x.form),)
+    if isinstance(x, BoolTile) and op.name == "exti":
+        one = -1 if op.attrs.get("signedness") == "signed" else 1
+        return (IntTile(smt.If(x.term, smt.IntVal(one), smt.IntVal(0)), _shape(op)),)
+    return (state.havoc(op.results[0].type),)
+
+
+@symbolic("constant")
+def constant(state, op: Op):
+    value = op.attrs["value"]
+    shape = _shape(op)
+    if not isinstance(value, DenseElements) or value.is_float:
+        return (state.havoc(op.results[0].type),)
+    items = value.values
+    if value.element == "i1":
+        terms = [smt.BoolVal(bool(v)) for v in items]
+    else:
+        terms = [smt.IntVal(v) for v in items]
+    if len(terms) == 1:
+        term = terms[0]
+    elif len(shape) == 1 and len(terms) == shape[0] and len(terms) <= 256:
+        term = terms[-1]
+        for i in range(len(terms) - 2, -1, -1):
+            term = smt.If(LANES[0] == i, terms[i], term)
+    else:
+        return (state.havoc(op.results[0].type),)
+    return (BoolTile(term, shape) if value.element == "i1" else IntTile(term, shape),)
+
+
+@symbolic("iota")
+def iota(state, op: Op):
+    return (IntTile(LANES[0], _shape(op)),)
+
+
+@symbolic("assume")
+def assume(state, op: Op, x: SymValue):
+    pred = op.attrs.get("predicate")
+    if isinstance(x, IntTile):
+        if isinstance(pred, Bounded):
+            parts = []
+            if pred.lb is not None:
+                parts.append(x.term >= pred.lb)
+            if pred.ub is not None:
+                parts.append(x.term <= pred.ub)
+            state.fact(smt.And(*parts) if parts else smt.BoolVal(True))
+        elif isinstance(pred, DivBy) and pred.every is None and pred.divisor > 0:
+            state.fact(x.term % pred.divisor == 0)
+    return (x,)

@@ -1,0 +1,73 @@
+"""Control flow: ``for`` and ``loop`` bind a variable per iteration; ``if`` splits the path."""
+from __future__ import annotations
+
+from tilecheck.ir import Op
+from tilecheck.verifier import smt
+from tilecheck.verifier.symbolic.registry import symbolic
+from tilecheck.verifier.symbolic.values import BoolTile, IntTile, LoopVar, Pointer, SymValue
+
+
+@symbolic("for")
+def for_(state, op: Op, lb: SymValue, ub: SymValue, step: SymValue, *inits: SymValue):
+    body = op.regions[0].block
+    var = smt.fresh_int("loop")
+    exact = True
+    if isinstance(lb, IntTile) and isinstance(ub, IntTile):
+        domain = smt.And(var >= lb.term, var < ub.term)
+        step_value = smt.const_value(step.term) if isinstance(step, IntTile) else None
+        if step_value is not None and step_value > 1:
+            domain = smt.And(domain, (var - lb.term) % step_value == 0)
+        elif step_value is None:
+            exact = False  # a symbolic step: every value in [lb, ub) is considered
+    else:
+        domain, exact = smt.BoolVal(True), False
+    loop = LoopVar(op, var, domain, exact)
+    with state.in_region(domain, loop):
+        state.env[body.args[0]] = IntTile(var)
+        for arg in body.args[1:]:
+            state.env[arg] = state.havoc(arg.type, "iter")  # loop-carried: any value
+        state.run_block(body)
+    return tuple(state.havoc(r.type, "for") for r in op.results)
+
+
+@symbolic("loop")
+def loop_(state, op: Op, *inits: SymValue):
+    body = op.regions[0].block
+    var = smt.fresh_int("loop")
+    loop = LoopVar(op, var, var >= 0, True)
+    with state.in_region(var >= 0, loop):
+        for arg in body.args:
+            state.env[arg] = state.havoc(arg.type, "iter")
+        state.run_block(body)
+    return tuple(state.havoc(r.type, "loop") for r in op.results)
+
+
+def _merge(state, cond: smt.BoolExpr, result, a: SymValue, b: SymValue) -> SymValue:
+    if isinstance(a, IntTile) and isinstance(b, IntTile):
+        return IntTile(smt.If(cond, a.term, b.term), a.shape)
+    if isinstance(a, BoolTile) and isinstance(b, BoolTile):
+        return BoolTile(smt.If(cond, a.term, b.term), a.shape)
+    if isinstance(a, Pointer) and isinstance(b, Pointer) and a.array == b.array:
+        coords = None
+        if a.coords is not None and b.coords is not None and len(a.coords) == len(b.coords):
+            coords = tuple(smt.If(cond, x, y) for x, y in zip(a.coords, b.coords))
+        return Pointer(a.array, coords, smt.If(cond, a.linear, b.linear), a.shape)
+    return state.havoc(result.type, "if")
+
+
+@symbolic("if")
+def if_(state, op: Op, cond: SymValue):
+    c = cond.term if isinstance(cond, BoolTile) else smt.fresh_bool("cond")
+    with state.in_region(c):
+        then_values = state.run_block(op.regions[0].block)
+    with state.in_region(smt.Not(c)):
+        else_values = state.run_block(op.regions[1].block)
+    if len(then_values) != len(op.results) or len(else_values) != len(op.results):
+        return tuple(state.havoc(r.type, "if") for r in op.results)
+    return tuple(_merge(state, c, r, a, b) for r, a, b in zip(op.results, then_values, else_values))
+
+
+@symbolic("reduce", "scan")
+def reduction(state, op: Op, *operands: SymValue):
+    # bodies are pure combiners: the results are unknowns (they never matter for addresses here)
+    return tuple(state.havoc(r.type, op.name) for r in op.results)

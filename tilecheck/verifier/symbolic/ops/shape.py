@@ -1,0 +1,93 @@
+"""Shape ops (broadcast, reshape, permute) as lane renamings; grid queries; tokens."""
+from __future__ import annotations
+
+from tilecheck.ir import Op
+from tilecheck.ir import types as T
+from tilecheck.verifier import smt
+from tilecheck.verifier.footprints import BLOCK_IDS
+from tilecheck.verifier.symbolic.engine import GRID
+from tilecheck.verifier.symbolic.registry import symbolic
+from tilecheck.verifier.symbolic.values import LANES, BoolTile, IntTile, Opaque, Pointer, StrideForm, SymValue
+
+
+def _shape(v) -> tuple[int, ...]:
+    return v.type.shape if isinstance(v.type, T.TileType) else ()
+
+
+def relane(x: SymValue, pairs: list[tuple[smt.IntExpr, smt.IntExpr]], shape: tuple[int, ...]) -> SymValue:
+    """Rename lane variables in a tile value (simultaneous substitution)."""
+
+    def sub(term):
+        return smt.substitute(term, *pairs) if pairs else term
+
+    if isinstance(x, IntTile):
+        form = None
+        if x.form is not None:
+            form = StrideForm(tuple((k, sub(c)) for k, c in x.form.coefs), sub(x.form.rest))
+        return IntTile(sub(x.term), shape, form)
+    if isinstance(x, BoolTile):
+        return BoolTile(sub(x.term), shape)
+    if isinstance(x, Pointer):
+        coords = tuple(sub(c) for c in x.coords) if x.coords is not None else None
+        return Pointer(x.array, coords, sub(x.linear), shape)
+    return Opaque(shape)
+
+
+@symbolic("broadcast")
+def broadcast(state, op: Op, x: SymValue):
+    src, dst = _shape(op.operands[0]), _shape(op.results[0])
+    if len(src) != len(dst):
+        return (state.havoc(op.results[0].type),)
+    pairs = [(LANES[d], smt.IntVal(0)) for d in range(len(src)) if src[d] == 1 and dst[d] != 1]
+    return (relane(x, pairs, dst),)
+
+
+def _strides(shape: tuple[int, ...]) -> list[int]:
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return out[::-1]
+
+
+@symbolic("reshape")
+def reshape(state, op: Op, x: SymValue):
+    src, dst = _shape(op.operands[0]), _shape(op.results[0])
+    src_big = [d for d in range(len(src)) if src[d] != 1]
+    dst_big = [d for d in range(len(dst)) if dst[d] != 1]
+    if [src[d] for d in src_big] == [dst[d] for d in dst_big]:
+        # only unit dimensions change: lanes map one to one
+        pairs = [(LANES[s], LANES[d]) for s, d in zip(src_big, dst_big) if s != d]
+        pairs += [(LANES[s], smt.IntVal(0)) for s in range(len(src)) if src[s] == 1]
+        return (relane(x, pairs, dst),)
+    linear = sum((LANES[d] * st for d, st in zip(range(len(dst)), _strides(dst))), smt.IntVal(0))
+    pairs = [(LANES[s], (linear / st) % src[s]) for s, st in zip(range(len(src)), _strides(src))]
+    return (relane(x, pairs, dst),)
+
+
+@symbolic("permute")
+def permute(state, op: Op, x: SymValue):
+    perm = op.attrs["permutation"]
+    pairs = [(LANES[p], LANES[d]) for d, p in enumerate(perm) if p != d]
+    return (relane(x, pairs, _shape(op.results[0])),)
+
+
+@symbolic("get_tile_block_id")
+def block_id(state, op: Op):
+    return tuple(IntTile(b) for b in BLOCK_IDS)
+
+
+@symbolic("get_num_tile_blocks")
+def num_blocks(state, op: Op):
+    return tuple(IntTile(g) for g in GRID)
+
+
+@symbolic("make_token", "join_tokens", "memory_fence_alias_tko", "gdc_launch_dependents_tko", "gdc_wait_tko",
+          "print_tko")
+def token(state, op: Op, *operands: SymValue):
+    return tuple(Opaque() for _ in op.results)
+
+
+@symbolic("assert")
+def assert_(state, op: Op, condition: SymValue):
+    return ()

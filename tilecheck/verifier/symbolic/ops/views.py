@@ -1,0 +1,85 @@
+"""Views and pointers: tensor/partition/strided views, index-space shapes, pointer offsets."""
+from __future__ import annotations
+
+from tilecheck.ir import Op
+from tilecheck.ir import types as T
+from tilecheck.verifier import smt
+from tilecheck.verifier.symbolic.ops.arith import ceildiv
+from tilecheck.verifier.symbolic.registry import symbolic
+from tilecheck.verifier.symbolic.values import IntTile, Pointer, SymValue, TensorView, TileView
+
+
+@symbolic("make_tensor_view")
+def make_tensor_view(state, op: Op, base: SymValue, *dynamic: SymValue):
+    t = op.result.type
+    if not isinstance(base, Pointer) or not isinstance(t, T.TensorViewType):
+        state.unsupported_op(op, "tensor view of a value that is not an array argument")
+        return (state.havoc(t),)
+    values = iter(dynamic)
+
+    def take(static):
+        if static is not None:
+            return smt.IntVal(static)
+        v = next(values)
+        return v.term if isinstance(v, IntTile) else smt.fresh_int("dim")
+
+    dims = tuple(take(s) for s in t.shape)
+    strides = tuple(take(s) for s in t.strides)
+    return (TensorView(base.array, dims, strides),)
+
+
+@symbolic("make_partition_view", "make_strided_view")
+def make_tile_view(state, op: Op, tensor: SymValue):
+    t = op.result.type
+    if not isinstance(tensor, TensorView):
+        state.unsupported_op(op, f"{op.name} of an unknown tensor view")
+        return (state.havoc(t),)
+    if isinstance(t, T.PartitionViewType):
+        return (TileView(tensor, t.tile_shape, t.tile_shape, t.dim_map),)
+    if isinstance(t, T.StridedViewType):
+        return (TileView(tensor, t.tile_shape, t.traversal_strides, t.dim_map, strided=True),)
+    state.unsupported_op(op, f"view type {t}")
+    return (state.havoc(t),)
+
+
+@symbolic("get_index_space_shape")
+def index_space_shape(state, op: Op, view: SymValue):
+    if not isinstance(view, TileView) or view.strided:
+        # strided views: number of positions left unconstrained (>= 0), an over-approximation
+        out = []
+        for r in op.results:
+            h = state.havoc(r.type, "tiles")
+            if isinstance(h, IntTile):
+                state.fact(h.term >= 0)
+            out.append(h)
+        return tuple(out)
+    return tuple(IntTile(ceildiv(view.tensor.dims[view.dim_map[k]], smt.IntVal(view.tile[k])))
+                 for k in range(len(op.results)))
+
+
+@symbolic("get_tensor_shape")
+def tensor_shape(state, op: Op, view: SymValue):
+    if not isinstance(view, TensorView):
+        return tuple(state.havoc(r.type) for r in op.results)
+    return tuple(IntTile(d) for d in view.dims)
+
+
+@symbolic("offset")
+def offset(state, op: Op, ptr: SymValue, off: SymValue):
+    shape = op.result.type.shape if isinstance(op.result.type, T.TileType) else ()
+    if not isinstance(ptr, Pointer):
+        state.unsupported_op(op, "pointer arithmetic on a pointer of unknown origin")
+        return (state.havoc(op.result.type),)
+    if not isinstance(off, IntTile):
+        return (Pointer(ptr.array, None, smt.fresh_int("offset"), shape),)
+    if smt.const_value(off.term) == 0:
+        return (Pointer(ptr.array, ptr.coords, ptr.linear, shape),)
+    coords = None
+    form = off.form
+    if ptr.coords is not None and form is not None and smt.const_value(form.rest) == 0:
+        terms = form.as_dict()
+        rank = len(ptr.coords)
+        if all(a == ptr.array and 0 <= d < rank for a, d in terms):
+            coords = tuple(ptr.coords[d] + terms[(ptr.array, d)] if (ptr.array, d) in terms else ptr.coords[d]
+                           for d in range(rank))
+    return (Pointer(ptr.array, coords, ptr.linear + off.term, shape),)

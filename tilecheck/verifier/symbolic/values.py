@@ -1,0 +1,106 @@
+"""Symbolic values of Tile IR SSA values during symbolic execution.
+
+A tile is a function of its lanes: its term mentions the lane variables ``LANES[d]`` for each
+dimension ``d`` (a 0-d tile mentions none). Terms also mention the block ids, loop variables and
+array shape/stride symbols of the template context; ``footprints`` instantiates them per block.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tilecheck.verifier import smt
+
+MAX_RANK = 8
+LANES = tuple(smt.Int(f"lane{d}") for d in range(MAX_RANK))
+
+
+class SymValue:
+    """Base of symbolic values."""
+
+    shape: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class IntTile(SymValue):
+    """An integer tile. ``form`` tracks ``term == sum(coef * stride(array, dim)) + rest`` so that a
+    pointer offset can be read back as array coordinates (how cuTile lowers gather/scatter)."""
+
+    term: smt.IntExpr
+    shape: tuple[int, ...] = ()
+    form: StrideForm | None = None
+
+
+@dataclass(frozen=True)
+class BoolTile(SymValue):
+    term: smt.BoolExpr
+    shape: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Opaque(SymValue):
+    """A value whose content does not matter for addresses (floats, tokens, views of nothing)."""
+
+    shape: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class StrideForm:
+    """``sum(coefs[(array, dim)] * stride(array, dim)) + rest``."""
+
+    coefs: tuple[tuple[tuple[int, int], smt.IntExpr], ...]
+    rest: smt.IntExpr
+
+    def as_dict(self) -> dict[tuple[int, int], smt.IntExpr]:
+        return dict(self.coefs)
+
+
+@dataclass(frozen=True)
+class Pointer(SymValue):
+    """A tile of pointers into array ``array`` (an entry-argument index).
+
+    ``coords`` are the element coordinates when the offset decomposed into per-dimension
+    multiples of the strides, else None; ``linear`` is the offset in elements.
+    """
+
+    array: int
+    coords: tuple[smt.IntExpr, ...] | None
+    linear: smt.IntExpr
+    shape: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class TensorView(SymValue):
+    array: int
+    dims: tuple[smt.IntExpr, ...]
+    strides: tuple[smt.IntExpr, ...]
+
+
+@dataclass(frozen=True)
+class TileView(SymValue):
+    """A partition view (``steps == tile``) or a strided view over a tensor view."""
+
+    tensor: TensorView
+    tile: tuple[int, ...]
+    steps: tuple[int, ...]
+    dim_map: tuple[int, ...]
+    strided: bool = False
+
+
+@dataclass
+class Context:
+    """Where an op executes: the path condition and the enclosing loops' variables."""
+
+    path: smt.BoolExpr
+    loops: tuple[LoopVar, ...] = ()
+    havoc_args: tuple[smt.IntExpr, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class LoopVar:
+    """The iteration variable of one loop op: its value names the iteration (a for's induction
+    value, or a count for a ``loop``)."""
+
+    op: object
+    var: smt.IntExpr
+    domain: smt.BoolExpr
+    exact: bool  # False when the domain over-approximates the iterations (symbolic step)
