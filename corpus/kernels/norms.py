@@ -80,6 +80,24 @@ def layer_norm_bwd(DX, DY, DW, DB, X, W, Mean, Rstd, Locks, TN: ConstInt):
         ct.atomic_xchg(Locks, group, 0, memory_order=ct.MemoryOrder.RELEASE)
 
 
+@tilecheck.case(grid=(32, 1, 1), args=lambda: (np.zeros((32, 128), np.float32), np.ones((32, 128), np.float32),
+                                               np.zeros((8, 128), np.float32), np.ones((32, 128), np.float32),
+                                               np.zeros(8, np.int32), 64))
+@ct.kernel
+def partial_sums_lock_too_early(DX, DY, DW, X, Locks, TN: ConstInt):
+    # Racy: the lock is released before the shared partial sum is written back.
+    row = ct.bid(0)
+    group = row % DW.shape[0]
+    for j in range(ct.num_tiles(X, axis=1, shape=(1, TN))):
+        tdy = ct.load(DY, index=(row, j), shape=(1, TN), padding_mode=ZERO)
+        ct.store(DX, index=(row, j), tile=tdy)
+        while ct.atomic_cas(Locks, group, 0, 1, memory_order=ct.MemoryOrder.ACQUIRE) == 1:
+            pass
+        acc = ct.load(DW, index=(group, j), shape=(1, TN), padding_mode=ZERO) + tdy
+        ct.atomic_xchg(Locks, group, 0, memory_order=ct.MemoryOrder.RELEASE)
+        ct.store(DW, index=(group, j), tile=acc)
+
+
 @tilecheck.case(grid=(32, 1, 1), args=lambda: (np.ones((32, 128), np.float32), np.ones(128, np.float32),
                                                np.zeros((32, 128), np.float32), 1e-6, 128))
 @ct.kernel

@@ -149,7 +149,7 @@ for _name, _code in (("maxf", 69), ("minf", 71)):
 
 # ---- arithmetic with their own layouts -------------------------------------------------------
 _op("divi", 21, "$lhs , $rhs $signedness ?{ rounding < $rounding > } : type(result)",
-    operands="lhs rhs", attrs="signedness:signedness rounding:rounding")
+    operands="lhs rhs", attrs="signedness:signedness rounding:rounding=zero")
 _op("negi", 80, "$source ?{ overflow < $overflow > } : type(result)", operands="source",
     attrs="overflow:overflow@130200")
 _op("exp", 23, "$source ?{ rounding < $rounding_mode > } : type(result)", operands="source",

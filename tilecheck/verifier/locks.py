@@ -19,6 +19,7 @@ from tilecheck.verifier.tokens import OrderGraph
 
 _ACQUIRE = ("acquire", "acq_rel")
 _RELEASE = ("release", "acq_rel")
+_CROSS_BLOCK_SCOPES = ("device", "sys")  # a tile-block-scoped atomic orders nothing across blocks
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,30 @@ def _constant(value: Value | None) -> int | None:
     return None
 
 
+def _breaks_when_acquired(loop: Op, cas: Op, free: int, taken: int) -> bool:
+    """The loop exits exactly when the CAS saw the lock free: an ``if`` on ``old == taken`` (or
+    ``old != free``) that breaks when false, or on ``old == free`` / ``old != taken`` that breaks
+    when true."""
+    old = cas.results[0]
+    for op in loop.regions[0].block.ops:
+        if op.name != "if":
+            continue
+        cond = op.operand("condition")
+        cmp = cond.owner if cond is not None else None
+        if not isinstance(cmp, Op) or cmp.name != "cmpi" or old not in cmp.operands:
+            continue
+        other = cmp.operands[1] if cmp.operands[0] is old else cmp.operands[0]
+        value, pred = _constant(other), cmp.attrs.get("comparison_predicate")
+        breaks_then = any(o.name == "break" for o in op.regions[0].block.ops)
+        breaks_else = any(o.name == "break" for o in op.regions[1].block.ops)
+        exits_when_true = (pred == "equal" and value == free) or (pred == "not_equal" and value == taken)
+        exits_when_false = (pred == "equal" and value == taken) or (pred == "not_equal" and value == free)
+        if (exits_when_true and breaks_then and not breaks_else) or \
+                (exits_when_false and breaks_else and not breaks_then):
+            return True
+    return False
+
+
 def find_spin_locks(function: Function, accesses: list[Access], graph: OrderGraph) -> list[SpinLock]:
     by_op = {a.op: a for a in accesses}
     locks = []
@@ -48,11 +73,14 @@ def find_spin_locks(function: Function, accesses: list[Access], graph: OrderGrap
         if cas is None or cas not in by_op or not any(op.name == "break" for op in body_ops):
             continue
         free, taken = _constant(cas.operand("cmp")), _constant(cas.operand("val"))
-        if free is None or taken is None or free == taken:
+        if free is None or taken is None or free == taken or not _breaks_when_acquired(loop, cas, free, taken):
+            continue
+        if cas.attrs.get("memory_scope") not in _CROSS_BLOCK_SCOPES:
             continue
         acquire = by_op[cas]
         for release_op in (a.op for a in accesses if a.array == acquire.array and a.op is not cas):
-            if release_op.attrs.get("memory_ordering_semantics") not in _RELEASE:
+            if release_op.attrs.get("memory_ordering_semantics") not in _RELEASE or \
+                    release_op.attrs.get("memory_scope") not in _CROSS_BLOCK_SCOPES:
                 continue
             if release_op.name == "atomic_rmw_tko" and release_op.attrs.get("mode") == "xchg":
                 released = _constant(release_op.operand("arg"))

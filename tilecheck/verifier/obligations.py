@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 from tilecheck.ir.loc import Loc
 from tilecheck.ir.types import ScalarType
 from tilecheck.verifier import smt
-from tilecheck.verifier.footprints import Access, Instance, block_vars, instantiate, rename_blocks, same_element
+from tilecheck.verifier.footprints import (
+    Access,
+    Instance,
+    block_vars,
+    instantiate,
+    rename_blocks,
+    same_element,
+)
 from tilecheck.verifier.locks import SpinLock
 from tilecheck.verifier.preconditions import Precondition
 from tilecheck.verifier.report import Finding, Side, Witness
@@ -192,10 +199,9 @@ class Checker:
     def inside_block(self, x: Access, y: Access) -> None:
         common = _common_loops(x, y)
         loops = [lv.op for lv in x.loops[:common]]
-        # same iteration of every common loop
-        if x is not y or x.writes:
-            if x is y or not self.graph.ordered_same_iteration(x.op, y.op):
-                self.same_block_query(x, y, common, None)
+        # same iteration of every common loop (one op against itself: two lanes of one instance)
+        if x is y or not self.graph.ordered_same_iteration(x.op, y.op):
+            self.same_block_query(x, y, common, None)
         for depth, loop in enumerate(loops):
             if x is y:
                 if not self.graph.ordered_across(loop, x.op, x.op):

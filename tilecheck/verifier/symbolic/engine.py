@@ -8,7 +8,6 @@ result ``unsupported`` (the verifier then answers unknown, never verified).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from tilecheck.errors import TilecheckError
 from tilecheck.ir import Block, Function, Module, Op, Value
@@ -185,7 +184,7 @@ class _Scope:
         self.state.ctx = Context(smt.And(self.saved.path, self.path), loops)
         return self.state
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.state.ctx = self.saved
 
 

@@ -9,7 +9,6 @@ from tilecheck.verifier.symbolic.registry import symbolic
 from tilecheck.verifier.symbolic.values import LANES, BoolTile, IntTile, Pointer, StrideForm, SymValue
 
 
-
 def _shape(op: Op) -> tuple[int, ...]:
     t = op.results[0].type
     return t.shape if isinstance(t, T.TileType) else ()

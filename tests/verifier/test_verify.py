@@ -1,0 +1,224 @@
+"""tilecheck.verify on the corpus: races with witnesses, race-free twins, levels, assumptions."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tilecheck
+from corpus.kernels import atomics, attention, elementwise, gemm, inplace, norms
+from tests.conftest import ROOT, source_line
+from tilecheck import ir
+
+
+def check(kernel, **kw):
+    case = tilecheck.cases_of(kernel)[0]
+    return tilecheck.verify(kernel, case.make_args(), case.grid, **kw)
+
+
+def kinds(report):
+    return sorted(f.kind for f in report.findings)
+
+
+# ---- the paper's head permutation ---------------------------------------------------------
+SHAPES = [(1, 8, 128, 64, 32, 64), (2, 16, 256, 128, 64, 128)]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=["small", "large"])
+def test_swapped_destination_index_races_between_blocks_differing_in_h1(shape):
+    B, H = shape[0], shape[1]
+    args = attention._perm_args(*shape)
+    report = tilecheck.verify(attention.head_permute_swapped, args, (B * H, H, 1))
+    assert report.status == "race" and kinds(report) == ["write-write"]
+    w = report.findings[0].witness
+    (x0, y0, _), (x1, y1, _) = w.first.block, w.second.block
+    assert x0 // H == x1 // H and y0 == y1 and x0 % H != x1 % H  # same b and h2, different h1
+    assert report.findings[0].loc.line == source_line("attention", "ct.store(dst, index=(b, m, h2, 0)")
+    assert w.grid == (B * H, H, 1) and w.shapes["dst"] == (B, H, shape[2], shape[3])
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=["small", "large"])
+def test_the_store_the_paper_calls_correct_also_races_with_its_grid(shape):
+    B, H = shape[0], shape[1]
+    report = tilecheck.verify(attention.head_permute_paper_fix, attention._perm_args(*shape), (B * H, H, 1))
+    assert report.status == "race" and kinds(report) == ["write-write"]
+    (x0, y0, _), (x1, y1, _) = (s.block for s in (report.findings[0].witness.first,
+                                                  report.findings[0].witness.second))
+    assert y0 == y1 and x0 // H == x1 // H and x0 != x1
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=["small", "large"])
+def test_bijective_head_permutation_twin_is_verified(shape):
+    B, H = shape[0], shape[1]
+    report = tilecheck.verify(attention.head_permute_safe, attention._perm_args(*shape), (B * H, 1, 1))
+    assert report.status == "verified", report
+    assert report.level == "the given shapes and grid"
+    # with a 2-D grid the same kernel races (blocks that differ only in bid(1))
+    racy = tilecheck.verify(attention.head_permute_safe, attention._perm_args(*shape), (B * H, 2, 1))
+    assert racy.status == "race"
+
+
+# ---- each finding kind: a racy kernel and its fixed twin -----------------------------------
+@pytest.mark.parametrize("racy, safe, kind", [
+    (attention.head_permute_swapped, attention.head_permute_safe, "write-write"),
+    (inplace.inplace_halo, inplace.halo_out_of_place, "read-write"),
+    (inplace.gather_unchecked, inplace.gather_checked, "out-of-bounds"),
+    (norms.partial_sums_lock_too_early, norms.layer_norm_bwd, "read-write"),
+    (atomics.moe_scatter, None, "write-write"),
+])
+def test_racy_kernel_and_fixed_twin(racy, safe, kind):
+    report = check(racy)
+    assert report.status == "race" and kind in kinds(report), report
+    for f in report.findings:
+        assert f.loc.is_known() and f.witness is not None
+    if safe is not None:
+        fixed = check(safe)
+        assert fixed.status == "verified", fixed
+
+
+def test_in_place_update_of_own_tile_is_verified():
+    assert check(inplace.inplace_scale).status == "verified"
+
+
+def test_spin_lock_orders_the_critical_section():
+    report = check(norms.layer_norm_bwd)
+    assert report.status == "verified"
+    assert any("spin lock on 'Locks'" in a for a in report.assumptions)
+    broken = check(norms.partial_sums_lock_too_early)
+    ww = next(f for f in broken.findings if f.kind == "write-write")
+    assert ww.loc.line == source_line("norms", "ct.store(DW, index=(group, j), tile=acc)")
+
+
+def test_float_atomics_warn_but_int_atomics_do_not():
+    report = check(atomics.sum_atomic_float)
+    assert report.status == "verified" and kinds(report) == ["order-dependent-atomic"]
+    assert "warning: order-dependent-atomic" in str(report)
+    assert kinds(check(atomics.histogram_atomic_int)) == []
+
+
+def test_distinct_precondition_makes_moe_scatter_safe():
+    racy = check(atomics.moe_scatter)
+    assert {"write-write", "unordered-in-block"} <= set(kinds(racy))
+    safe = check(atomics.moe_scatter, assume=[tilecheck.distinct("dest_rows")])
+    assert safe.status == "verified", safe
+    assert any("'dest_rows' holds no duplicate values" in a for a in safe.assumptions)
+
+
+def test_bounded_precondition_is_listed_and_used():
+    report = check(atomics.moe_scatter, assume=[tilecheck.bounded("dest_rows", 0, 0)])
+    assert report.status == "race"  # every row goes to row 0: certainly racy
+    assert any("lie in [0, 0]" in a for a in report.assumptions)
+
+
+def test_aliasing_arguments_and_stride_zero_outputs():
+    x = np.ones(1024, np.float32)
+    report = tilecheck.verify(elementwise.vector_add, (x, np.ones_like(x), x, 16), (64, 1, 1))
+    assert report.status == "race" and "aliasing" in kinds(report)
+    zero = np.broadcast_to(np.zeros(1, np.float32), (1024,))
+    report = tilecheck.verify(elementwise.vector_add, (x, x.copy(), zero, 16), (64, 1, 1))
+    f = next(f for f in report.findings if f.kind == "aliasing")
+    assert "share one address" in f.message and f.witness.element is not None
+
+
+def test_token_order_pass_disabled_gives_unordered_accesses():
+    script = ("import tilecheck; from corpus.kernels import inplace as m; k = m.store_then_reload; "
+              "c = tilecheck.cases_of(k)[0]; r = tilecheck.verify(k, c.make_args(), c.grid); "
+              "print(r.status, sorted({f.kind for f in r.findings}))")
+    env = dict(os.environ, CUDA_TILE_TESTING_DISABLE_TOKEN_ORDER="1", PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT,
+                         check=False)
+    assert out.stdout.strip() == "race ['unordered-in-block']", out.stderr[-2000:]
+    assert check(inplace.store_then_reload).status == "verified"
+
+
+# ---- hand-written Tile IR: what Python cannot express --------------------------------------
+TILEIR = ROOT / "corpus" / "tileir"
+
+
+def test_tileir_store_reload_without_token_is_unordered():
+    racy = tilecheck.verify(ir.parse((TILEIR / "reload_no_token.tileir").read_text()), grid=(4, 1, 1))
+    assert racy.status == "race" and kinds(racy) == ["unordered-in-block"]
+    safe = tilecheck.verify(ir.parse((TILEIR / "reload_with_token.tileir").read_text()), grid=(4, 1, 1))
+    assert safe.status == "verified", safe
+
+
+def test_loop_carried_token_orders_iterations():
+    text = (TILEIR / "accumulate_loop.tileir").read_text()
+    assert tilecheck.verify(ir.parse(text), grid=(4, 1, 1)).status == "verified"
+    broken = text.replace("token = %acc_tok", "token = %root")
+    report = tilecheck.verify(ir.parse(broken), grid=(4, 1, 1))
+    assert report.status == "race" and set(kinds(report)) == {"unordered-in-block"}
+    loops = [f.witness.first.loops for f in report.findings]
+    assert all(len(set(l.values()) | set(f.witness.second.loops.values())) == 2
+               for l, f in zip(loops, report.findings))  # two different iterations
+
+
+# ---- levels, unknown, reports --------------------------------------------------------------
+def test_levels():
+    assert check(gemm.batch_matmul).level == "all grids and shapes"
+    report = check(elementwise.vector_add)
+    assert report.level == "the given shapes and grid"
+    assert any("more general level" in n for n in report.notes)
+    # a module with symbolic shapes and any grid
+    module = ir.from_cutile(gemm.batch_matmul, tilecheck.cases_of(gemm.batch_matmul)[0].make_args())
+    assert tilecheck.verify(module).level == "all grids and shapes"
+
+
+def test_unknown_op_gives_unknown_not_verified():
+    text = (TILEIR / "reload_with_token.tileir").read_text().replace(
+        "  return", "  %z = mystery_op %b0 : tile<i32>\n  return")
+    report = tilecheck.verify(ir.parse(text), grid=(4, 1, 1))
+    assert report.status == "unknown" and any("mystery_op" in r for r in report.reasons)
+
+
+def test_solver_timeout_gives_unknown():
+    report = check(gemm.matmul, timeout_s=0.001)
+    assert report.status == "unknown" and any("unknown" in r for r in report.reasons)
+
+
+def test_report_reads_like_a_compiler_error_and_serialises():
+    report = check(attention.head_permute_swapped)
+    text = str(report)
+    assert text.startswith("race: head_permute_swapped")
+    assert "ct.store(dst, index=(b, m, h2, 0), tile=t)" in text and "witness: block" in text
+    data = json.loads(report.to_json())
+    assert data["status"] == "race" and data["findings"][0]["kind"] == "write-write"
+    assert data["findings"][0]["loc"]["line"] == report.findings[0].loc.line
+    assert len(data["assumptions"]) >= 3
+
+
+def test_bad_arguments():
+    with pytest.raises(tilecheck.TilecheckError, match="pass the launch arguments"):
+        tilecheck.verify(elementwise.vector_add)
+    with pytest.raises(tilecheck.TilecheckError, match="grid must"):
+        tilecheck.verify(elementwise.vector_add, tilecheck.cases_of(elementwise.vector_add)[0].make_args(),
+                         grid=(0, 1))
+    with pytest.raises(tilecheck.TilecheckError, match="not an array argument"):
+        check(atomics.moe_scatter, assume=[tilecheck.distinct("nope")])
+
+
+def test_corpus_verdicts():
+    """Every declared corpus kernel gets the verdict its docstring/comment promises."""
+    expected_race = {"head_permute_swapped", "head_permute_paper_fix", "moe_scatter", "inplace_halo",
+                     "gather_unchecked", "partial_sums_lock_too_early"}
+    import importlib
+
+    for family in ("elementwise", "gemm", "norms", "attention", "atomics", "inplace"):
+        module = importlib.import_module(f"corpus.kernels.{family}")
+        for name, kernel in vars(module).items():
+            if not tilecheck.cases_of(kernel):
+                continue
+            status = check(kernel).status
+            assert status == ("race" if name in expected_race else "verified"), (name, status)
+
+
+def test_witness_names_loop_iterations():
+    report = check(attention.head_permute_swapped)
+    loops = report.findings[0].witness.first.loops
+    assert list(loops) == [f"for@line{source_line('attention', 'for m in range(ct.num_tiles(src')}"]
+
+
+assert Path(TILEIR).name == "tileir"
