@@ -1,8 +1,19 @@
 """tilecheck: race detection and verification for tile-based GPU kernels."""
 from tilecheck.cases import Case, case, cases_of
 from tilecheck.errors import TilecheckError
+from tilecheck.runtime import (
+    AliasingError,
+    NondeterminismReport,
+    RaceError,
+    Schedule,
+    UnverifiedError,
+    launch,
+    replay,
+    run_repeated,
+)
 from tilecheck.verifier import Finding, Report, Witness, bounded, distinct, verify
 
 __version__ = "0.1.0"
-__all__ = ["Case", "Finding", "Report", "TilecheckError", "Witness", "bounded", "case", "cases_of", "distinct",
-           "verify"]
+__all__ = ["AliasingError", "Case", "Finding", "NondeterminismReport", "RaceError", "Report", "Schedule",
+           "TilecheckError", "UnverifiedError", "Witness", "bounded", "case", "cases_of", "distinct", "launch",
+           "replay", "run_repeated", "verify"]

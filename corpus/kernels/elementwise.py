@@ -52,10 +52,10 @@ def transpose(src, dst, TM: ConstInt, TN: ConstInt):
                                               np.zeros((256, 128), np.float32), 32, 32))
 @ct.kernel
 def transpose_order(src, dst, TM: ConstInt, TN: ConstInt):
-    # Loads the (j, i) tile of src through a transposed view: order=(1, 0).
+    # Reads tile (i, j) of src already transposed, through order=(1, 0): t[y, x] = src[i*TM + x, j*TN + y].
     i = ct.bid(0)
     j = ct.bid(1)
-    t = ct.load(src, index=(i, j), shape=(TM, TN), order=(1, 0))
+    t = ct.load(src, index=(j, i), shape=(TN, TM), order=(1, 0))
     ct.store(dst, index=(j, i), tile=t)
 
 

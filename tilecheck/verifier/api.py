@@ -1,6 +1,7 @@
 """``tilecheck.verify``: from a kernel (or a Module) and a case to a ``Report``."""
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -61,7 +62,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     for u in fp.unsupported:
         report.reasons.append(f"{u.reason} at {_short(u.op.loc.outermost())}")
 
-    aliasing = _aliasing_findings(module, fp, params, args)
+    written = {fp.arrays[a.array].name for a in fp.accesses if a.writes and a.array in fp.arrays}
+    aliasing = _aliasing_findings(module, written, params, args)
     results: list[LevelResult] = []
     levels = _levels(fp, params, args, grid3)
     for n, level in enumerate(levels):
@@ -73,7 +75,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
         if not result.races and not result.unknowns:
             break
     final = results[-1]
-    report.findings = aliasing + final.findings
+    case = (kernel, tuple(args) if args is not None else None, grid3)
+    report.findings = [dataclasses.replace(f, case=case) for f in aliasing + final.findings]
     report.level = final.level.label
     report.reasons += final.unknowns
     if report.races:
@@ -144,7 +147,15 @@ def _levels(fp: Any, params: tuple[Any, ...], args: Sequence[Any] | None,
     return levels
 
 
-def _aliasing_findings(module: Module, fp: Any, params: tuple[Any, ...], args: Sequence[Any] | None
+def aliasing_findings(module: Module, args: Sequence[Any]) -> list[Finding]:
+    """Obligation 6 on concrete arguments (see ``_aliasing_findings``), for the launcher."""
+    from tilecheck.ir.summary import memory_ops
+
+    written = {m.array for m in memory_ops(module) if m.effect in (Effect.WRITE, Effect.ATOMIC)}
+    return _aliasing_findings(module, written, module.params, args)
+
+
+def _aliasing_findings(module: Module, written: set[str], params: tuple[Any, ...], args: Sequence[Any] | None
                        ) -> list[Finding]:
     """Obligation 6 on concrete arguments: a written array must not overlap another argument or
     itself (stride 0, overlapping strides)."""
@@ -152,11 +163,9 @@ def _aliasing_findings(module: Module, fp: Any, params: tuple[Any, ...], args: S
         return []
     import numpy as np
 
-    written = {fp.arrays[a.array].name for a in fp.accesses if a.effect in (Effect.WRITE, Effect.ATOMIC)
-               and a.array in fp.arrays}
     arrays = [(p, a) for p, a in zip(params, args) if p.kind == "array" and isinstance(a, np.ndarray)]
     out: list[Finding] = []
-    loc = fp.function.loc
+    loc = module.entry.loc
     for p, a in arrays:
         if p.name not in written:
             continue

@@ -50,6 +50,8 @@ class Finding:
     related_locs: tuple[Loc, ...] = ()
     witness: Witness | None = None
     level: int = 3
+    # (kernel, args, grid) that the witness replays on; not part of the finding's value
+    case: Any = field(default=None, compare=False, repr=False)
 
     @property
     def is_race(self) -> bool:

@@ -1,0 +1,10 @@
+"""The CPU runtime: a numpy interpreter of Tile IR, schedules, the differential runner, replay,
+and the launcher."""
+from tilecheck.runtime.differential import ArrayDiff, NondeterminismReport, run_repeated
+from tilecheck.runtime.interp.engine import InterpreterError
+from tilecheck.runtime.launcher import AliasingError, RaceError, UnverifiedError, launch
+from tilecheck.runtime.replay import ReplayResult, replay
+from tilecheck.runtime.schedule import Schedule
+
+__all__ = ["AliasingError", "ArrayDiff", "InterpreterError", "NondeterminismReport", "RaceError", "ReplayResult",
+           "Schedule", "UnverifiedError", "launch", "replay", "run_repeated"]

@@ -1,0 +1,180 @@
+"""The numpy interpreter of Tile IR.
+
+Blocks execute in *waves*: a wave is a set of blocks run in lockstep, each value carrying a
+leading wave axis (vectorised over blocks). Control flow is masked per block (an ``if`` whose
+condition differs across the wave runs both branches under complementary masks; loops run until
+every block has left them). Each wave is a generator that pauses before every memory op, so a
+scheduler can interleave waves at memory-op granularity and order independent ops in any order.
+"""
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tilecheck.errors import TilecheckError
+from tilecheck.ir import Block, Function, Module, Op, Value
+from tilecheck.ir import types as T
+from tilecheck.ir.opdefs import Effect
+from tilecheck.runtime.interp.registry import RULES
+from tilecheck.runtime.interp.values import Pointer, numpy_dtype
+from tilecheck.runtime.memory import ArrayMemory, bind_arguments
+
+Steps = Generator[None, None, Any]
+
+
+class InterpreterError(TilecheckError):
+    """An op failed or is not supported at run time; names the op and its source line."""
+
+
+@dataclass
+class LoopFrame:
+    exited: np.ndarray  # blocks that left the current iteration (continue or break)
+    broke: np.ndarray  # blocks that left the loop
+    carried: list[Any]  # values for the next iteration (continue operands)
+    results: list[Any]  # values at exit (break operands)
+
+
+@dataclass
+class WaveContext:
+    """One wave's execution state."""
+
+    blocks: np.ndarray  # (W, 3) block ids
+    env: dict[Value, Any]
+    active: np.ndarray  # (W,) bool: which blocks execute the current op
+    loops: list[LoopFrame] = field(default_factory=list)
+    yields: list[list[Any]] = field(default_factory=list)
+    done: np.ndarray | None = None
+
+    @property
+    def width(self) -> int:
+        return len(self.blocks)
+
+
+def where(mask: np.ndarray, new: Any, old: Any) -> Any:
+    """Per-block select between two wave values (tokens and views pass through)."""
+    if new is None or old is None or not isinstance(new, np.ndarray):
+        return new if mask.all() or old is None else old if not mask.any() else new
+    shaped = mask.reshape(mask.shape + (1,) * (new.ndim - 1))
+    if isinstance(old, np.ndarray) and old.shape == new.shape:
+        return np.where(shaped, new, old)
+    return new
+
+
+class Interpreter:
+    """Executes one kernel launch on numpy arrays (in place)."""
+
+    def __init__(self, module: Module, args: Sequence[Any], grid: tuple[int, int, int], schedule: Any) -> None:
+        from tilecheck.runtime.interp import ops as _ops  # noqa: F401  (registers the rules)
+
+        self.module = module
+        self.function: Function = module.entry
+        self.grid = grid
+        self.schedule = schedule
+        self.arg_values, self.arrays = bind_arguments(module, self.function, args)
+        self.memory_ops = 0
+        self.max_memory_ops = schedule.max_memory_ops
+        self._order_graph: Any = None
+
+    def order_graph(self) -> Any:
+        """The token/data order graph (built on first use: only adversarial schedules need it)."""
+        if self._order_graph is None:
+            from tilecheck.verifier.tokens import order_graph
+
+            self._order_graph = order_graph(self.function)
+        return self._order_graph
+
+    # ---- launching -----------------------------------------------------------------------------
+    def all_blocks(self) -> np.ndarray:
+        gx, gy, gz = self.grid
+        ids = np.indices((gx, gy, gz)).reshape(3, -1).T
+        return ids.astype(np.int64)
+
+    def run(self, blocks: np.ndarray | None = None) -> None:
+        blocks = self.all_blocks() if blocks is None else blocks
+        waves = self.schedule.waves(blocks, self.needs_single_block_waves())
+        self.schedule.drive([self.wave(w) for w in waves])
+
+    def needs_single_block_waves(self) -> bool:
+        """A ``loop`` (e.g. a spin lock) in lockstep could wait on a block of its own wave forever."""
+        return any(op.name == "loop" for op in self.function.walk())
+
+    def wave(self, blocks: np.ndarray) -> Steps:
+        width = len(blocks)
+        ctx = WaveContext(blocks, {}, np.ones(width, bool), done=np.zeros(width, bool))
+        for i, (value, arg) in enumerate(zip(self.function.args, self.arg_values)):
+            if i in self.arrays:
+                shape = value.type.shape if isinstance(value.type, T.TileType) else ()
+                ctx.env[value] = Pointer(i, np.zeros((width, *shape), np.int64))
+            else:
+                ctx.env[value] = np.broadcast_to(np.asarray(arg, dtype=numpy_dtype(value.type)), (width,))
+        yield from self.region(ctx, self.function.body)
+
+    # ---- execution -----------------------------------------------------------------------------
+    def region(self, ctx: WaveContext, block: Block) -> Steps:
+        """Run a block's ops (in the schedule's order); the terminator records its operands."""
+        for op in self.schedule.order(block, self):
+            if not ctx.active.any():
+                return
+            opdef = op.opdef
+            if opdef is not None and opdef.terminator:
+                self.terminate(ctx, op)
+                return
+            yield from self.execute(ctx, op)
+
+    def execute(self, ctx: WaveContext, op: Op) -> Steps:
+        opdef = op.opdef
+        if opdef is None:
+            raise InterpreterError(f"unsupported op '{op.name}' at {op.loc.outermost()}", op.loc)
+        rule = RULES.get(op.name)
+        if rule is None:
+            raise InterpreterError(f"the CPU interpreter does not support '{op.name}' "
+                                   f"(at {op.loc.outermost()})", op.loc)
+        operands = [ctx.env[v] for v in op.operands]
+        if op.regions:
+            results = yield from rule(self, ctx, op, *operands)
+        else:
+            if opdef.effect is not Effect.NONE:
+                yield  # a scheduling point: other waves may run first
+                self.memory_ops += 1
+                if self.memory_ops > self.max_memory_ops:
+                    raise InterpreterError(f"no progress after {self.max_memory_ops} memory ops (a spin lock "
+                                           f"that is never released?) at {op.loc.outermost()}", op.loc)
+            try:
+                results = rule(self, ctx, op, *operands)
+            except InterpreterError:
+                raise
+            except (ValueError, TypeError, IndexError, FloatingPointError, ZeroDivisionError) as exc:
+                raise InterpreterError(f"{op.name} at {op.loc.outermost()} failed: {exc}", op.loc) from None
+        if len(results) != len(op.results):
+            raise InterpreterError(f"{op.name}: rule returned {len(results)} results", op.loc)
+        for value, result in zip(op.results, results):
+            ctx.env[value] = result
+
+    def terminate(self, ctx: WaveContext, op: Op) -> None:
+        values = [ctx.env[v] for v in op.operands]
+        mask = ctx.active
+        if op.name == "yield":
+            frame = ctx.yields[-1] if ctx.yields else None
+            if frame is not None:
+                for i, v in enumerate(values):
+                    frame[i] = v if frame[i] is None else where(mask, v, frame[i])
+        elif op.name in ("continue", "break"):
+            frame = ctx.loops[-1]
+            target = frame.carried if op.name == "continue" else frame.results
+            for i, v in enumerate(values):
+                target[i] = v if target[i] is None else where(mask, v, target[i])
+            frame.exited = frame.exited | mask
+            if op.name == "break":
+                frame.broke = frame.broke | mask
+        elif op.name == "return":
+            ctx.done = ctx.done | mask
+
+    # ---- memory helpers for rules ------------------------------------------------------------
+    def memory(self, array: int, op: Op) -> ArrayMemory:
+        mem = self.arrays.get(array)
+        if mem is None:
+            raise InterpreterError(f"{op.name} at {op.loc.outermost()}: pointer into an unknown array", op.loc)
+        return mem

@@ -1,0 +1,251 @@
+"""Element-wise integer and float arithmetic, comparisons and casts on numpy wave arrays."""
+from __future__ import annotations
+
+import numpy as np
+
+from tilecheck.ir import Op
+from tilecheck.ir import types as T
+from tilecheck.runtime.interp.engine import InterpreterError
+from tilecheck.runtime.interp.registry import interpret
+from tilecheck.runtime.interp.values import numpy_dtype
+
+_UNSIGNED = {np.dtype(np.int8): np.uint8, np.dtype(np.int16): np.uint16, np.dtype(np.int32): np.uint32,
+             np.dtype(np.int64): np.uint64, np.dtype(np.bool_): np.bool_}
+
+
+def out_type(op: Op) -> np.dtype:
+    return numpy_dtype(op.results[0].type)
+
+
+def unsigned(x: np.ndarray) -> np.ndarray:
+    return x.view(_UNSIGNED[x.dtype]) if x.dtype in _UNSIGNED else x
+
+
+def _quiet():
+    return np.errstate(all="ignore")
+
+
+def _unsigned_flag(op: Op) -> bool:
+    return op.attrs.get("signedness") == "unsigned"
+
+
+# ---- families registered in loops ---------------------------------------------------------------
+_INT_BINARY = {"addi": np.add, "subi": np.subtract, "muli": np.multiply, "andi": np.bitwise_and,
+               "ori": np.bitwise_or, "xori": np.bitwise_xor}
+_FLOAT_BINARY = {"addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide,
+                 "remf": np.fmod, "pow": np.power, "atan2": np.arctan2}
+_FLOAT_UNARY = {"absf": np.abs, "negf": np.negative, "exp": np.exp, "exp2": np.exp2, "log": np.log,
+                "log2": np.log2, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan, "sinh": np.sinh,
+                "cosh": np.cosh, "tanh": np.tanh, "floor": np.floor, "ceil": np.ceil}
+
+
+def _int_binary(fn):
+    def rule(interp, ctx, op, lhs, rhs):
+        with _quiet():
+            return (fn(lhs, rhs).astype(out_type(op), copy=False),)
+    return rule
+
+
+def _float_binary(fn):
+    def rule(interp, ctx, op, lhs, rhs):
+        with _quiet():
+            return (fn(lhs, rhs).astype(out_type(op), copy=False),)
+    return rule
+
+
+def _float_unary(fn):
+    def rule(interp, ctx, op, x):
+        with _quiet():
+            return (fn(x).astype(out_type(op), copy=False),)
+    return rule
+
+
+for _name, _fn in _INT_BINARY.items():
+    interpret(_name)(_int_binary(_fn))
+for _name, _fn in _FLOAT_BINARY.items():
+    interpret(_name)(_float_binary(_fn))
+for _name, _fn in _FLOAT_UNARY.items():
+    interpret(_name)(_float_unary(_fn))
+
+
+@interpret("rsqrt")
+def rsqrt(interp, ctx, op, x):
+    with _quiet():
+        return ((1.0 / np.sqrt(x)).astype(out_type(op), copy=False),)
+
+
+@interpret("fpowi")
+def fpowi(interp, ctx, op, x, n):
+    with _quiet():
+        return (np.power(x, n.astype(np.float64)).astype(out_type(op), copy=False),)
+
+
+@interpret("fma")
+def fma(interp, ctx, op, a, b, c):
+    with _quiet():
+        return ((a.astype(np.float64) * b + c).astype(out_type(op)),)
+
+
+@interpret("maxf", "minf")
+def min_max_f(interp, ctx, op, lhs, rhs):
+    nan = op.attrs.get("propagate_nan", False)
+    fn = (np.maximum if nan else np.fmax) if op.name == "maxf" else (np.minimum if nan else np.fmin)
+    return (fn(lhs, rhs).astype(out_type(op), copy=False),)
+
+
+@interpret("maxi", "mini")
+def min_max_i(interp, ctx, op, lhs, rhs):
+    fn = np.maximum if op.name == "maxi" else np.minimum
+    if _unsigned_flag(op):
+        return (fn(unsigned(lhs), unsigned(rhs)).view(out_type(op)),)
+    return (fn(lhs, rhs),)
+
+
+@interpret("negi")
+def negi(interp, ctx, op, x):
+    with _quiet():
+        return (np.negative(x),)
+
+
+@interpret("absi")
+def absi(interp, ctx, op, x):
+    with _quiet():
+        return (np.abs(x),)
+
+
+def _check_divisor(ctx, op: Op, rhs: np.ndarray) -> None:
+    zero = rhs == 0
+    if zero.any() and (zero & ctx.active.reshape((-1,) + (1,) * (zero.ndim - 1))).any():
+        raise InterpreterError(f"integer division by zero in {op.name} at {op.loc.outermost()}", op.loc)
+
+
+@interpret("divi")
+def divi(interp, ctx, op, lhs, rhs):
+    _check_divisor(ctx, op, rhs)
+    safe = np.where(rhs == 0, 1, rhs).astype(rhs.dtype)
+    with _quiet():
+        if _unsigned_flag(op):
+            return ((unsigned(lhs) // unsigned(safe)).view(out_type(op)),)
+        floor = np.floor_divide(lhs, safe)
+        rounding = op.attrs.get("rounding", "zero")
+        if rounding == "negative_inf":
+            q = floor
+        elif rounding == "positive_inf":
+            q = -np.floor_divide(-lhs, safe)
+        else:
+            inexact = (lhs - floor * safe) != 0
+            q = floor + (inexact & ((lhs < 0) != (safe < 0)))
+        return (q.astype(out_type(op), copy=False),)
+
+
+@interpret("remi")
+def remi(interp, ctx, op, lhs, rhs):
+    _check_divisor(ctx, op, rhs)
+    safe = np.where(rhs == 0, 1, rhs).astype(rhs.dtype)
+    with _quiet():
+        if _unsigned_flag(op):
+            return ((unsigned(lhs) % unsigned(safe)).view(out_type(op)),)
+        return (np.fmod(lhs, safe).astype(out_type(op), copy=False),)
+
+
+@interpret("shli")
+def shli(interp, ctx, op, lhs, rhs):
+    with _quiet():
+        return (np.left_shift(lhs, rhs.astype(lhs.dtype)),)
+
+
+@interpret("shri")
+def shri(interp, ctx, op, lhs, rhs):
+    with _quiet():
+        if _unsigned_flag(op):
+            return (np.right_shift(unsigned(lhs), unsigned(rhs.astype(lhs.dtype))).view(lhs.dtype),)
+        return (np.right_shift(lhs, rhs.astype(lhs.dtype)),)
+
+
+@interpret("mulhii")
+def mulhii(interp, ctx, op, lhs, rhs):
+    if lhs.dtype.itemsize > 4:
+        raise InterpreterError(f"mulhii on {lhs.dtype} is not supported (at {op.loc.outermost()})", op.loc)
+    bits = lhs.dtype.itemsize * 8
+    return (((lhs.astype(np.int64) * rhs.astype(np.int64)) >> bits).astype(lhs.dtype),)
+
+
+_CMP = {"equal": np.equal, "not_equal": np.not_equal, "less_than": np.less, "less_than_or_equal": np.less_equal,
+        "greater_than": np.greater, "greater_than_or_equal": np.greater_equal}
+
+
+@interpret("cmpi")
+def cmpi(interp, ctx, op, lhs, rhs):
+    fn = _CMP[op.attrs["comparison_predicate"]]
+    if _unsigned_flag(op):
+        return (fn(unsigned(lhs), unsigned(rhs)),)
+    return (fn(lhs, rhs),)
+
+
+@interpret("cmpf")
+def cmpf(interp, ctx, op, lhs, rhs):
+    with _quiet():
+        result = _CMP[op.attrs["comparison_predicate"]](lhs, rhs)
+    nan = np.isnan(lhs) | np.isnan(rhs)
+    if op.attrs.get("comparison_ordering") == "ordered":
+        return (result & ~nan,)
+    return (result | nan,)
+
+
+@interpret("select")
+def select(interp, ctx, op, cond, yes, no):
+    return (np.where(cond, yes, no),)
+
+
+# ---- casts -------------------------------------------------------------------------------------
+def _round_bf16(x: np.ndarray) -> np.ndarray:
+    """Round float32 values to bfloat16 precision (nearest even), kept in float32."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    rounded = (bits + np.uint32(0x7FFF) + ((bits >> 16) & 1)) & np.uint32(0xFFFF0000)
+    return np.where(np.isnan(x), x, rounded.view(np.float32))
+
+
+def _element(op: Op, operand: bool = False) -> str:
+    t = op.operands[0].type if operand else op.results[0].type
+    return t.element.name if isinstance(t, T.TileType) and isinstance(t.element, T.ScalarType) else ""
+
+
+@interpret("exti")
+def exti(interp, ctx, op, x):
+    src = unsigned(x) if _unsigned_flag(op) else x
+    return (src.astype(out_type(op)),)
+
+
+@interpret("trunci")
+def trunci(interp, ctx, op, x):
+    with _quiet():
+        return (x.astype(out_type(op)),)
+
+
+@interpret("ftof")
+def ftof(interp, ctx, op, x):
+    with _quiet():
+        y = x.astype(out_type(op))
+    return (_round_bf16(y) if _element(op) == "bf16" else y,)
+
+
+@interpret("itof")
+def itof(interp, ctx, op, x):
+    src = unsigned(x) if _unsigned_flag(op) else x
+    y = src.astype(out_type(op))
+    return (_round_bf16(y) if _element(op) == "bf16" else y,)
+
+
+@interpret("ftoi")
+def ftoi(interp, ctx, op, x):
+    dtype = out_type(op)
+    with _quiet():
+        t = np.trunc(x)
+        info = np.iinfo(np.uint32 if _unsigned_flag(op) and dtype.itemsize == 4 else dtype)
+        t = np.clip(np.nan_to_num(t), info.min, info.max)
+        return (t.astype(dtype),)
+
+
+@interpret("bitcast")
+def bitcast(interp, ctx, op, x):
+    return (np.ascontiguousarray(x).view(out_type(op)),)

@@ -1,0 +1,174 @@
+"""Control flow under per-block masks: ``for``, ``loop``, ``if``; ``reduce`` and ``scan``."""
+from __future__ import annotations
+
+import numpy as np
+
+from tilecheck.runtime.interp.engine import InterpreterError, LoopFrame, where
+from tilecheck.runtime.interp.ops.arith import out_type
+from tilecheck.runtime.interp.registry import interpret
+from tilecheck.runtime.interp.values import numpy_dtype
+
+
+def _merge(mask, new, old):
+    return [o if n is None else where(mask, n, o) for n, o in zip(new, old)]
+
+
+@interpret("for")
+def for_(interp, ctx, op, lb, ub, step, *inits):
+    body = op.regions[0].block
+    entry = ctx.active
+    lb, ub, step = (np.asarray(x, np.int64) for x in (lb, ub, step))
+    if np.any((step <= 0) & entry):
+        raise InterpreterError(f"for loop with a non-positive step at {op.loc.outermost()}", op.loc)
+    carried = list(inits)
+    iv_type = numpy_dtype(body.args[0].type)
+    k = 0
+    while True:
+        iv = lb + k * step
+        act = entry & (iv < ub) & ~ctx.done
+        if not act.any():
+            break
+        frame = LoopFrame(np.zeros_like(act), np.zeros_like(act), [None] * len(carried), [])
+        ctx.loops.append(frame)
+        ctx.active = act
+        ctx.env[body.args[0]] = iv.astype(iv_type)
+        for arg, value in zip(body.args[1:], carried):
+            ctx.env[arg] = value
+        yield from interp.region(ctx, body)
+        ctx.loops.pop()
+        carried = _merge(act, frame.carried, carried)
+        k += 1
+    ctx.active = entry & ~ctx.done
+    return tuple(carried)
+
+
+@interpret("loop")
+def loop_(interp, ctx, op, *inits):
+    body = op.regions[0].block
+    entry = ctx.active
+    carried = list(inits)
+    results: list = [None] * len(op.results)
+    broke = np.zeros_like(entry)
+    while True:
+        act = entry & ~broke & ~ctx.done
+        if not act.any():
+            break
+        frame = LoopFrame(np.zeros_like(act), np.zeros_like(act), [None] * len(carried), [None] * len(results))
+        ctx.loops.append(frame)
+        ctx.active = act
+        for arg, value in zip(body.args, carried):
+            ctx.env[arg] = value
+        yield from interp.region(ctx, body)
+        ctx.loops.pop()
+        carried = _merge(act & ~frame.broke, frame.carried, carried)
+        results = _merge(frame.broke, frame.results, results) if frame.broke.any() else results
+        broke = broke | frame.broke
+    ctx.active = entry & ~ctx.done
+    return tuple(results)
+
+
+@interpret("if")
+def if_(interp, ctx, op, cond):
+    entry = ctx.active
+    cond = np.asarray(cond, bool).reshape(ctx.width)
+    results: list = [None] * len(op.results)
+    ctx.yields.append(results)
+    for region, mask in ((op.regions[0], entry & cond), (op.regions[1], entry & ~cond)):
+        if mask.any():
+            ctx.active = mask
+            yield from interp.region(ctx, region.block)
+    ctx.yields.pop()
+    active = entry & ~ctx.done
+    if ctx.loops:
+        active = active & ~ctx.loops[-1].exited
+    ctx.active = active
+    return tuple(results)
+
+
+_COMBINERS = {"addf": np.add, "addi": np.add, "mulf": np.multiply, "muli": np.multiply, "maxi": np.maximum,
+              "mini": np.minimum, "andi": np.bitwise_and, "ori": np.bitwise_or, "xori": np.bitwise_xor}
+
+
+def _combiner(op):
+    """The numpy ufunc of a single-op reduction body ``yield(f(lhs, rhs))``, else None."""
+    ops = op.regions[0].block.ops
+    args = op.regions[0].block.args
+    if len(ops) != 2 or ops[1].name != "yield" or set(ops[0].operands) != set(args[:2]) or len(args) != 2:
+        return None
+    inner = ops[0]
+    if inner.name in ("maxf", "minf"):
+        nan = inner.attrs.get("propagate_nan", False)
+        if inner.name == "maxf":
+            return np.maximum if nan else np.fmax
+        return np.minimum if nan else np.fmin
+    return _COMBINERS.get(inner.name)
+
+
+def _fold(interp, ctx, op, operands, axis, reverse, scan):
+    """Generic reduction/scan: apply the body element by element along ``axis``."""
+    body = op.regions[0].block
+    n = len(operands)
+    identities = [np.asarray(i.value if not i.type.is_float else _bits_to_float(i), numpy_dtype(r.type))
+                  for i, r in zip(op.attrs.get("identities", ()), op.results)]
+    length = operands[0].shape[axis]
+    acc = [np.broadcast_to(ident, np.delete(np.array(x.shape), axis)).copy() for ident, x in zip(identities, operands)]
+    outs = [np.empty(x.shape, numpy_dtype(r.type)) for x, r in zip(operands, op.results)] if scan else None
+    order = range(length - 1, -1, -1) if reverse else range(length)
+    for i in order:
+        items = [np.take(x, i, axis=axis) for x in operands]
+        env = dict(zip(body.args[:n], acc)) | dict(zip(body.args[n:], items))
+        acc = _run_pure(interp, ctx, body, env)
+        if scan:
+            for out, a in zip(outs, acc):
+                np.moveaxis(out, axis, 0)[i] = a
+    return outs if scan else acc
+
+
+def _bits_to_float(typed):
+    from tilecheck.ir.attrs import float_from_bits
+
+    return float_from_bits(typed.type.name, typed.value)
+
+
+def _run_pure(interp, ctx, body, env):
+    saved = ctx.env
+    ctx.env = {**saved, **env}
+    try:
+        for inner in body.ops:
+            if inner.name == "yield":
+                return [ctx.env[v] for v in inner.operands]
+            steps = interp.execute(ctx, inner)
+            for _ in steps:
+                raise InterpreterError("memory op inside a reduction body", inner.loc)
+    finally:
+        ctx.env = saved
+    raise InterpreterError("reduction body without yield", op_loc(body))
+
+
+def op_loc(body):
+    return body.ops[-1].loc if body.ops else None
+
+
+@interpret("reduce")
+def reduce_(interp, ctx, op, *operands):
+    axis = op.attrs["dim"] + 1
+    fn = _combiner(op)
+    if fn is not None and len(operands) == 1:
+        with np.errstate(all="ignore"):
+            return (fn.reduce(operands[0], axis=axis).astype(out_type(op)),)
+    return tuple(_fold(interp, ctx, op, list(operands), axis, False, False))
+    yield  # a generator rule (regions), though reductions never pause
+
+
+@interpret("scan")
+def scan_(interp, ctx, op, *operands):
+    axis = op.attrs["dim"] + 1
+    reverse = op.attrs.get("reverse", False)
+    fn = _combiner(op)
+    if fn is not None and len(operands) == 1:
+        x = np.flip(operands[0], axis) if reverse else operands[0]
+        with np.errstate(all="ignore"):
+            out = fn.accumulate(x, axis=axis).astype(out_type(op))
+        return (np.flip(out, axis) if reverse else out,)
+    return tuple(_fold(interp, ctx, op, list(operands), axis, reverse, True))
+    yield

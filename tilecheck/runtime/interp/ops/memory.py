@@ -1,0 +1,198 @@
+"""Loads, stores and atomics on the caller's arrays (in place)."""
+from __future__ import annotations
+
+import numpy as np
+
+from tilecheck.ir import Op
+from tilecheck.ir import types as T
+from tilecheck.runtime.interp.engine import InterpreterError
+from tilecheck.runtime.interp.ops.arith import out_type, unsigned
+from tilecheck.runtime.interp.registry import interpret
+from tilecheck.runtime.interp.values import Pointer, TileView
+
+_PADDING = {None: 0.0, "zero": 0.0, "neg_zero": -0.0, "nan": np.nan, "pos_inf": np.inf, "neg_inf": -np.inf}
+
+
+def _lanes(active: np.ndarray, ndim: int) -> np.ndarray:
+    return active.reshape(active.shape + (1,) * ndim)
+
+
+def view_elements(view: TileView, index: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Element offsets (W, *tile) and in-bounds mask of the tile at ``index`` (tile-dimension order).
+
+    Tile dimension k runs along tensor dimension dim_map[k]: coordinate = index[k]*step[k] + lane.
+    """
+    rank = len(view.tile)
+    offsets = np.zeros((len(index[0]),) + (1,) * rank, np.int64)
+    valid = np.ones_like(offsets, dtype=bool)
+    for k in range(rank):
+        shape = [1] * (rank + 1)
+        shape[0] = -1
+        block_part = np.asarray(index[k], np.int64).reshape(shape) * view.steps[k]
+        lane_shape = [1] * (rank + 1)
+        lane_shape[k + 1] = view.tile[k]
+        coord = block_part + np.arange(view.tile[k], dtype=np.int64).reshape(lane_shape)
+        d = view.dim_map[k]
+        offsets = offsets + coord * view.tensor.strides[d]
+        valid = valid & (coord >= 0) & (coord < view.tensor.shape[d])
+    return offsets, valid
+
+
+def _contiguous_run(view: TileView, index: tuple[np.ndarray, ...], width: int) -> int | None:
+    """The first element when the wave's tiles form one contiguous, fully in-bounds run of memory
+    (consecutive 1-D tiles of a unit-stride array): then a reshaped slice replaces a gather."""
+    if len(view.tile) != 1 or view.tensor.strides[0] != 1 or view.steps[0] != view.tile[0]:
+        return None
+    idx = np.asarray(index[0], np.int64)
+    start = int(idx[0])
+    if width > 1 and not np.array_equal(idx, start + np.arange(width)):
+        return None
+    if start < 0 or (start + width) * view.tile[0] > view.tensor.shape[0]:
+        return None
+    return start * view.tile[0]
+
+
+@interpret("load_view_tko")
+def load_view(interp, ctx, op, view, *rest):
+    index = rest[:len(op.operand_group("index"))]
+    mem = interp.memory(view.tensor.array, op)
+    dtype = out_type(op)
+    first = _contiguous_run(view, index, ctx.width)
+    if first is not None:
+        tile = mem.flat[first:first + ctx.width * view.tile[0]].reshape(ctx.width, view.tile[0])
+        return (tile.astype(dtype, copy=True), None)
+    offsets, valid = view_elements(view, index)
+    shape = (ctx.width, *view.tile)
+    take = np.broadcast_to(valid & _lanes(ctx.active, len(view.tile)), shape)
+    result = np.full(shape, _PADDING.get(view.padding, 0.0) if dtype.kind == "f" else 0, dtype)
+    result[take] = mem.flat[np.broadcast_to(offsets, shape)[take]]
+    return (result, None)
+
+
+@interpret("store_view_tko")
+def store_view(interp, ctx, op, tile, view, *rest):
+    index = rest[:len(op.operand_group("index"))]
+    mem = interp.memory(view.tensor.array, op)
+    first = _contiguous_run(view, index, ctx.width)
+    if first is not None and ctx.active.all():
+        mem.flat[first:first + ctx.width * view.tile[0]] = np.reshape(tile, -1)
+        return (None,)
+    offsets, valid = view_elements(view, index)
+    shape = (ctx.width, *view.tile)
+    put = np.broadcast_to(valid & _lanes(ctx.active, len(view.tile)), shape)
+    # duplicate offsets (a race between the wave's blocks): numpy keeps the last, in wave order
+    mem.flat[np.broadcast_to(offsets, shape)[put]] = np.broadcast_to(tile, shape)[put]
+    return (None,)
+
+
+def _pointer_lanes(interp, ctx, op: Op, ptr: Pointer, mask) -> tuple[np.ndarray, np.ndarray]:
+    """Active lanes of a pointer op; an active lane outside its array is an error (UB on a GPU)."""
+    shape = ptr.offsets.shape
+    active = np.broadcast_to(_lanes(ctx.active, len(shape) - 1), shape)
+    if mask is not None:
+        active = active & np.broadcast_to(mask, shape)
+    mem = interp.memory(ptr.array, op)
+    offsets = ptr.offsets
+    bad = active & ((offsets < 0) | (offsets >= len(mem.flat)))
+    if bad.any():
+        where = np.argwhere(bad)[0]
+        block = tuple(int(b) for b in ctx.blocks[where[0]])
+        raise InterpreterError(f"out-of-bounds {op.name} at {op.loc.outermost()}: block {block} touches element "
+                               f"offset {int(offsets[tuple(where)])} of '{mem.name}' ({len(mem.flat)} elements)",
+                               op.loc)
+    return active, offsets
+
+
+@interpret("load_ptr_tko")
+def load_ptr(interp, ctx, op, ptr, *rest):
+    mask = rest[0] if op.operand("mask") is not None else None
+    pad = rest[1 if mask is not None else 0] if op.operand("paddingValue") is not None else None
+    active, offsets = _pointer_lanes(interp, ctx, op, ptr, mask)
+    dtype = out_type(op)
+    result = np.zeros(offsets.shape, dtype) if pad is None else np.array(np.broadcast_to(pad, offsets.shape),
+                                                                         dtype=dtype)
+    result[active] = interp.memory(ptr.array, op).flat[offsets[active]]
+    return (result, None)
+
+
+@interpret("store_ptr_tko")
+def store_ptr(interp, ctx, op, ptr, value, *rest):
+    mask = rest[0] if op.operand("mask") is not None else None
+    active, offsets = _pointer_lanes(interp, ctx, op, ptr, mask)
+    interp.memory(ptr.array, op).flat[offsets[active]] = np.broadcast_to(value, offsets.shape)[active]
+    return (None,)
+
+
+_RMW = {"add": np.add, "addf": np.add, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+        "max": np.maximum, "min": np.minimum}
+
+
+def _apply(mode: str, old: np.ndarray, arg: np.ndarray) -> np.ndarray:
+    if mode == "xchg":
+        return arg
+    if mode in ("umax", "umin"):
+        fn = np.maximum if mode == "umax" else np.minimum
+        return fn(unsigned(old), unsigned(arg)).view(old.dtype)
+    with np.errstate(all="ignore"):
+        return _RMW[mode](old, arg).astype(old.dtype)
+
+
+@interpret("atomic_rmw_tko")
+def atomic_rmw(interp, ctx, op, ptr, arg, *rest):
+    mask = rest[0] if op.operand("mask") is not None else None
+    active, offsets = _pointer_lanes(interp, ctx, op, ptr, mask)
+    flat = interp.memory(ptr.array, op).flat
+    mode = op.attrs["mode"]
+    old = np.zeros(offsets.shape, flat.dtype)
+    lanes = offsets[active]
+    args = np.broadcast_to(arg, offsets.shape)[active].astype(flat.dtype)
+    if len(np.unique(lanes)) == len(lanes):
+        before = flat[lanes].copy()
+        flat[lanes] = _apply(mode, before, args)
+    else:  # several lanes on one element: one at a time, in wave order
+        before = np.empty(len(lanes), flat.dtype)
+        for i, (o, a) in enumerate(zip(lanes, args)):
+            before[i] = flat[o]
+            flat[o] = _apply(mode, flat[o:o + 1], a.reshape(1))[0]
+    old[active] = before
+    return (old, None)
+
+
+@interpret("atomic_cas_tko")
+def atomic_cas(interp, ctx, op, ptr, cmp, val, *rest):
+    mask = rest[0] if op.operand("mask") is not None else None
+    active, offsets = _pointer_lanes(interp, ctx, op, ptr, mask)
+    flat = interp.memory(ptr.array, op).flat
+    old = np.zeros(offsets.shape, flat.dtype)
+    cmps = np.broadcast_to(cmp, offsets.shape)[active]
+    vals = np.broadcast_to(val, offsets.shape)[active]
+    seen = np.empty(len(cmps), flat.dtype)
+    for i, o in enumerate(offsets[active]):
+        seen[i] = flat[o]
+        if flat[o] == cmps[i]:
+            flat[o] = vals[i]
+    old[active] = seen
+    return (old, None)
+
+
+@interpret("atomic_red_view_tko")
+def atomic_red_view(interp, ctx, op, view, *rest):
+    n = len(op.operand_group("index"))
+    index, value = rest[:n], rest[n]
+    mem = interp.memory(view.tensor.array, op)
+    offsets, valid = view_elements(view, index)
+    shape = (ctx.width, *view.tile)
+    put = np.broadcast_to(valid & _lanes(ctx.active, len(view.tile)), shape)
+    lanes = np.broadcast_to(offsets, shape)[put]
+    values = np.broadcast_to(value, shape)[put].astype(mem.flat.dtype)
+    for o, a in zip(lanes, values):
+        mem.flat[o] = _apply(op.attrs["mode"], mem.flat[o:o + 1], a.reshape(1))[0]
+    return (None,)
+
+
+def element_type(op: Op) -> T.Type | None:
+    t = op.results[0].type if op.results else None
+    return t.element if isinstance(t, T.TileType) else None
+
+
+__all__ = ["InterpreterError", "view_elements"]

@@ -1,0 +1,65 @@
+"""Tensor, partition and strided views; index-space shapes; pointer offsets."""
+from __future__ import annotations
+
+import numpy as np
+
+from tilecheck.ir import types as T
+from tilecheck.runtime.interp.engine import InterpreterError
+from tilecheck.runtime.interp.registry import interpret
+from tilecheck.runtime.interp.values import Pointer, TensorView, TileView
+
+
+def _uniform(ctx, op, x) -> int:
+    values = np.asarray(x)[ctx.active] if np.ndim(x) else np.asarray([x])
+    if values.size and not np.all(values == values.flat[0]):
+        raise InterpreterError(f"{op.name} with block-dependent sizes at {op.loc.outermost()}", op.loc)
+    return int(values.flat[0]) if values.size else 0
+
+
+@interpret("make_tensor_view")
+def make_tensor_view(interp, ctx, op, base, *dynamic):
+    t = op.result.type
+    if not isinstance(base, Pointer):
+        raise InterpreterError(f"make_tensor_view of a non-pointer at {op.loc.outermost()}", op.loc)
+    values = iter(dynamic)
+    shape = tuple(_uniform(ctx, op, next(values)) if s is None else s for s in t.shape)
+    strides = tuple(_uniform(ctx, op, next(values)) if s is None else s for s in t.strides)
+    return (TensorView(base.array, shape, strides),)
+
+
+@interpret("make_partition_view", "make_strided_view")
+def make_tile_view(interp, ctx, op, tensor):
+    t = op.result.type
+    if isinstance(t, T.PartitionViewType):
+        return (TileView(tensor, t.tile_shape, t.tile_shape, t.dim_map, t.padding, False),)
+    if isinstance(t, T.StridedViewType):
+        return (TileView(tensor, t.tile_shape, t.traversal_strides, t.dim_map, t.padding, True),)
+    raise InterpreterError(f"unsupported view type {t} at {op.loc.outermost()}", op.loc)
+
+
+@interpret("get_index_space_shape")
+def index_space_shape(interp, ctx, op, view):
+    # tiles whose origin lies inside the tensor: cdiv(extent, step) along each tile dimension
+    out = []
+    for k in range(len(op.results)):
+        extent = view.tensor.shape[view.dim_map[k]]
+        out.append(np.full(ctx.width, -(-extent // view.steps[k]), np.int32))
+    return tuple(out)
+
+
+@interpret("get_tensor_shape")
+def tensor_shape(interp, ctx, op, view):
+    return tuple(np.full(ctx.width, n, np.int32) for n in view.shape)
+
+
+@interpret("offset")
+def offset(interp, ctx, op, ptr, off):
+    if not isinstance(ptr, Pointer):
+        raise InterpreterError(f"offset of a non-pointer at {op.loc.outermost()}", op.loc)
+    shape = (ctx.width, *op.result.type.shape)
+    return (Pointer(ptr.array, np.broadcast_to(ptr.offsets, shape) + np.broadcast_to(off, shape).astype(np.int64)),)
+
+
+@interpret("ptr_to_ptr")
+def ptr_to_ptr(interp, ctx, op, ptr):
+    return (ptr,)

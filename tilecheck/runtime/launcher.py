@@ -1,0 +1,109 @@
+"""``tilecheck.launch``: verify once per kernel and case, refuse races, then run the kernel."""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+from tilecheck.errors import TilecheckError
+from tilecheck.ir import Module
+from tilecheck.ir.cutile import compile_kernel
+from tilecheck.runtime.interp.engine import Interpreter
+from tilecheck.runtime.schedule import Schedule
+from tilecheck.verifier import Report
+
+
+class RaceError(TilecheckError):
+    """``launch`` refused a kernel whose verification found a race (``.report`` has the witness)."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        super().__init__(f"refusing to launch {report.kernel}: it has a data race (pass unsafe=True to run it "
+                         f"anyway)\n{report}")
+
+
+class UnverifiedError(TilecheckError):
+    """``launch`` refused a kernel whose verification was inconclusive (``unknown``)."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        super().__init__(f"refusing to launch {report.kernel}: it could not be verified (pass unsafe=True to "
+                         f"run it anyway)\n{report}")
+
+
+class AliasingError(TilecheckError):
+    """A written array overlaps another argument or itself."""
+
+    def __init__(self, message: str, report: Report | None = None) -> None:
+        self.report = report
+        super().__init__(message)
+
+
+_VERIFIED: dict[tuple[Any, ...], Report] = {}
+
+
+def normalize_grid(grid: Any) -> tuple[int, int, int]:
+    if isinstance(grid, int):
+        grid = (grid,)
+    try:
+        dims = tuple(int(g) for g in grid)
+    except (TypeError, ValueError):
+        raise TilecheckError(f"grid must be an int or a tuple of up to 3 ints, got {grid!r}") from None
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
+        raise TilecheckError(f"grid must have 1 to 3 positive dimensions, got {grid!r}")
+    return (*dims, *(1,) * (3 - len(dims)))  # type: ignore[return-value]
+
+
+def module_for(kernel: Any, args: Sequence[Any]) -> tuple[Module, bytes]:
+    if isinstance(kernel, Module):
+        return kernel, kernel.to_text().encode()
+    compiled = compile_kernel(kernel, tuple(args))
+    return compiled.module, compiled.bytecode
+
+
+def case_key(code: bytes, module: Module, grid: tuple[int, int, int]) -> tuple[Any, ...]:
+    params = tuple((p.name, p.kind, p.dtype, p.shape, p.strides, p.value if p.kind != "array" else None)
+                   for p in module.params)
+    return (hashlib.sha256(code).hexdigest(), params, grid)
+
+
+def verified_report(kernel: Any, module: Module, code: bytes, args: Sequence[Any],
+                    grid: tuple[int, int, int]) -> Report:
+    """The verification report of this kernel + case, computed once per process."""
+    from tilecheck.verifier.api import verify
+
+    key = case_key(code, module, grid)
+    if key not in _VERIFIED:
+        _VERIFIED[key] = verify(module, args if module.params else None, grid)
+    return _VERIFIED[key]
+
+
+def launch(grid: Any, kernel: Any, args: Sequence[Any], *, backend: str = "cpu", schedule: Schedule | None = None,
+           unsafe: bool = False, stream: Any = None) -> None:
+    """Run ``kernel`` on ``args`` in place, as ``ct.launch(stream, grid, kernel, args)`` does.
+
+    The kernel and case are verified first (once per process): a ``race`` raises ``RaceError``,
+    ``unknown`` raises ``UnverifiedError``, an aliasing argument ``AliasingError`` — unless
+    ``unsafe=True``. ``backend="cpu"`` runs the numpy interpreter (``schedule`` picks block order
+    and interleaving; the default is deterministic lockstep).
+    """
+    grid3 = normalize_grid(grid)
+    if backend == "cuda":
+        raise TilecheckError("the cuda backend of tilecheck.launch is not available yet; use backend='cpu' "
+                             "(or ct.launch directly)")
+    if backend != "cpu":
+        raise TilecheckError(f"unknown backend {backend!r} (expected 'cpu' or 'cuda')")
+    args = tuple(args)
+    module, code = module_for(kernel, args)
+    if not unsafe:
+        from tilecheck.verifier.api import aliasing_findings
+
+        aliasing = aliasing_findings(module, args)
+        if aliasing:
+            raise AliasingError("refusing to launch: " + "; ".join(f.message for f in aliasing))
+        report = verified_report(kernel, module, code, args, grid3)
+        if report.status == "race":
+            raise RaceError(report)
+        if report.status == "unknown":
+            raise UnverifiedError(report)
+    Interpreter(module, args, grid3, schedule or Schedule()).run()

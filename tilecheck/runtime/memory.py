@@ -1,0 +1,87 @@
+"""Kernel arguments as memory: each array argument is a flat element view of the caller's buffer,
+so loads and stores act in place on the caller's numpy arrays (as ``ct.launch`` does on a GPU)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tilecheck.errors import TilecheckError
+from tilecheck.ir import Function, Module
+from tilecheck.ir import types as T
+
+
+@dataclass
+class ArrayMemory:
+    name: str
+    array: np.ndarray  # the caller's array
+    flat: np.ndarray  # 1-D view over every element the array can address (stride 1 = one element)
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]  # in elements
+
+
+class ArgumentError(TilecheckError):
+    """Launch arguments that do not fit the kernel."""
+
+
+def _flat_view(name: str, arr: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
+    itemsize = arr.itemsize
+    if any(s % itemsize for s in arr.strides):
+        raise ArgumentError(f"argument '{name}': strides {arr.strides} are not multiples of the element size")
+    strides = tuple(s // itemsize for s in arr.strides)
+    if any(s < 0 for s in strides):
+        raise ArgumentError(f"argument '{name}': negative strides are not supported (cuTile assumes strides >= 0)")
+    extent = 1 + sum((n - 1) * s for n, s in zip(arr.shape, strides)) if arr.size else 0
+    flat = np.lib.stride_tricks.as_strided(arr, shape=(extent,), strides=(itemsize,), writeable=arr.flags.writeable)
+    return flat, strides
+
+
+def bind_arguments(module: Module, function: Function, args: Sequence[Any]) -> tuple[list[Any], dict[int, ArrayMemory]]:
+    """Entry-argument values for ``args``: arrays expand to (pointer, shape..., strides...) by the
+    module's parameter map (cuTile kernels), or map one to one onto a module's entry arguments."""
+    values: list[Any] = []
+    arrays: dict[int, ArrayMemory] = {}
+    if module.params:
+        if len(args) != len(module.params):
+            raise ArgumentError(f"kernel '{module.name}' takes {len(module.params)} arguments, got {len(args)}")
+        for p, a in zip(module.params, args):
+            if p.kind == "constant":
+                continue
+            if p.kind == "scalar":
+                values.append(np.asarray(a))
+                continue
+            arr = _as_array(p.name, a)
+            if arr.ndim != p.ndim or str(arr.dtype) != p.dtype:
+                raise ArgumentError(f"argument '{p.name}': the kernel was compiled for {p.dtype} with "
+                                    f"{p.ndim} dimensions, got {arr.dtype} with {arr.ndim}")
+            flat, strides = _flat_view(p.name, arr)
+            arrays[len(values)] = ArrayMemory(p.name, arr, flat, tuple(arr.shape), strides)
+            values.append(None)  # the base pointer: filled in by the engine
+            values += [np.asarray(n) for n in arr.shape] + [np.asarray(s) for s in strides]
+        return values, arrays
+    entry_args = function.args
+    if len(args) != len(entry_args):
+        raise ArgumentError(f"entry @{function.name} takes {len(entry_args)} arguments, got {len(args)}")
+    for i, (v, a) in enumerate(zip(entry_args, args)):
+        t = v.type
+        if isinstance(t, T.TileType) and isinstance(t.element, T.PointerType):
+            arr = _as_array(f"%arg{i}", a)
+            flat, strides = _flat_view(f"%arg{i}", arr)
+            arrays[i] = ArrayMemory(f"arg{i}", arr, flat, tuple(arr.shape), strides)
+            values.append(None)
+        else:
+            values.append(np.asarray(a))
+    return values, arrays
+
+
+def _as_array(name: str, a: Any) -> np.ndarray:
+    if isinstance(a, np.ndarray):
+        return a
+    if hasattr(a, "__array__") or hasattr(a, "__dlpack__"):
+        try:
+            return np.from_dlpack(a) if hasattr(a, "__dlpack__") else np.asarray(a)
+        except (TypeError, RuntimeError, BufferError) as exc:
+            raise ArgumentError(f"argument '{name}': cannot view it as a host array ({exc})") from None
+    raise ArgumentError(f"argument '{name}': expected an array, got {type(a).__name__}")

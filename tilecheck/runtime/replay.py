@@ -1,0 +1,91 @@
+"""Replay a verifier witness on the CPU interpreter: run the two witness blocks in both orders and
+show the element whose value depends on the order."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tilecheck.errors import TilecheckError
+from tilecheck.runtime.differential import fresh_arguments, output_arrays
+from tilecheck.runtime.interp.engine import Interpreter, InterpreterError
+from tilecheck.runtime.launcher import module_for, normalize_grid
+from tilecheck.runtime.schedule import Schedule
+
+
+@dataclass
+class ReplayResult:
+    finding: Any
+    reproduced: bool
+    element: str
+    first_order: Any = None  # the element's value when the witness's first block runs first
+    second_order: Any = None
+    differing: dict[str, int] = field(default_factory=dict)  # array -> elements that differ between orders
+    error: str | None = None
+
+    def __str__(self) -> str:
+        f = self.finding
+        if self.error is not None:
+            return f"replay of {f.kind}: the interpreter stopped: {self.error}"
+        if not self.reproduced:
+            return (f"replay of {f.kind} on {self.element}: both orders give the same outputs "
+                    f"(the racing accesses store equal values here)")
+        w = f.witness
+        order = f"block {w.first.block} then {w.second.block}" if w.second else "one order"
+        text = (f"replay of {f.kind} on {self.element}: {order} -> {self.first_order!r}; "
+                f"the other order -> {self.second_order!r}")
+        if self.differing:
+            text += "; differing elements: " + ", ".join(f"{k}: {v}" for k, v in self.differing.items())
+        return text
+
+
+def replay(finding: Any) -> ReplayResult:
+    """Replay ``finding``'s witness (a ``tilecheck.Finding`` from ``verify(kernel, args, grid)``)."""
+    case = getattr(finding, "case", None)
+    if finding.witness is None or case is None:
+        raise TilecheckError("this finding has no replayable witness (verify a kernel with its launch arguments)")
+    kernel, args, grid = case
+    if args is None:
+        raise TilecheckError("replay needs the launch arguments: verify(kernel, args, grid)")
+    w = finding.witness
+    element = w.element_text()
+    if finding.kind == "aliasing":
+        return ReplayResult(finding, True, element, error=None, differing={}) if False else ReplayResult(
+            finding, False, element, error="aliasing is a property of the arguments, not of an execution order")
+    module, _ = module_for(kernel, args)
+    grid3 = normalize_grid(grid if grid is not None else w.grid)
+    written, pure = output_arrays(module)
+    params = module.params
+    index = {p.name: i for i, p in enumerate(params)}
+    first = np.array([w.first.block], np.int64)
+    second = np.array([w.second.block], np.int64) if w.second is not None else first
+
+    def run(order: list[np.ndarray], seed: int | None) -> dict[str, np.ndarray]:
+        fresh = fresh_arguments(args, params, pure)
+        interp = Interpreter(module, fresh, grid3, Schedule(seed=seed, interleave=False))
+        for blocks in order:
+            interp.run(blocks)
+        return {name: fresh[index[name]] for name in written if name in index}
+
+    try:
+        if w.second is not None and w.second.block != w.first.block:
+            a, b = run([first, second], None), run([second, first], None)
+        else:  # one block: its unordered ops in different orders
+            a = run([first], None)
+            b = a
+            for seed in range(64):
+                b = run([first], seed)
+                if any(not np.array_equal(a[k], b[k], equal_nan=True) for k in a):
+                    break
+    except InterpreterError as exc:
+        return ReplayResult(finding, finding.kind == "out-of-bounds", element, error=str(exc))
+    differing = {k: int((~_same(a[k], b[k])).sum()) for k in a if not _same(a[k], b[k]).all()}
+    value_a = value_b = None
+    if w.array in a and w.element is not None:
+        value_a, value_b = a[w.array][w.element].item(), b[w.array][w.element].item()
+    return ReplayResult(finding, bool(differing), element, value_a, value_b, differing)
+
+
+def _same(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return (x == y) | (np.isnan(x) & np.isnan(y)) if x.dtype.kind == "f" else x == y

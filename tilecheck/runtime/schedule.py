@@ -1,0 +1,126 @@
+"""Schedules: which blocks run together, how waves interleave, and the order of a block's ops.
+
+``Schedule()`` (the default) runs blocks in order, all in one lockstep wave, ops in program order:
+fast and deterministic. ``Schedule(seed)`` is adversarial: a seeded shuffle of the blocks into
+waves of random sizes, waves interleaved at random at memory-op granularity, and inside a block
+a random order of the ops that is consistent with data dependence and token order — memory ops
+that nothing orders may swap. A race-free kernel gives the same bits under every schedule.
+"""
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tilecheck.ir import Block, Op
+from tilecheck.ir.opdefs import Effect
+
+
+@dataclass
+class Schedule:
+    seed: int | None = None
+    max_wave: int | None = None  # largest wave; None = no limit
+    interleave: bool = True
+    reorder: bool = True
+    max_memory_ops: int = 50_000_000
+    _orders: dict[int, list[Op]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.rng = np.random.default_rng(self.seed) if self.seed is not None else None
+
+    @property
+    def adversarial(self) -> bool:
+        return self.rng is not None
+
+    # ---- blocks -> waves -----------------------------------------------------------------------
+    def waves(self, blocks: np.ndarray, single: bool) -> list[np.ndarray]:
+        n = len(blocks)
+        if not self.adversarial:
+            size = 1 if single else (self.max_wave or n)
+            return [blocks[i:i + size] for i in range(0, n, size)]
+        order = self.rng.permutation(n)
+        blocks = blocks[order]
+        if single:
+            return [blocks[i:i + 1] for i in range(n)]
+        cap = self.max_wave or n
+        waves, start = [], 0
+        while start < n:
+            size = int(self.rng.integers(1, min(cap, n - start) + 1))
+            if self.rng.random() < 0.5:  # favour some small waves: more interleavings
+                size = max(1, size // 4)
+            waves.append(blocks[start:start + size])
+            start += size
+        return waves
+
+    # ---- waves -> one execution ----------------------------------------------------------------
+    def drive(self, waves: list[Generator[None, None, Any]]) -> None:
+        if not self.adversarial or not self.interleave:
+            for wave in waves:
+                for _ in wave:
+                    pass
+            return
+        live = list(waves)
+        while live:
+            i = int(self.rng.integers(len(live)))
+            try:
+                next(live[i])
+            except StopIteration:
+                live.pop(i)
+
+    # ---- the ops of a block ------------------------------------------------------------------
+    def order(self, block: Block, interp: Any) -> list[Op]:
+        if not self.adversarial or not self.reorder:
+            return block.ops
+        key = id(block)
+        if key not in self._orders:
+            self._orders[key] = _random_topological_order(block, interp, self.rng)
+        return self._orders[key]
+
+
+def _effectful(op: Op) -> bool:
+    if op.opdef is None:
+        return True
+    if op.opdef.effect is not Effect.NONE or op.opdef.terminator:
+        return True
+    return any(inner.opdef is not None and inner.opdef.effect is not Effect.NONE for inner in op.walk())
+
+
+def _random_topological_order(block: Block, interp: Any, rng: np.random.Generator) -> list[Op]:
+    """A random order of the block's ops that keeps every data dependence, every token-ordered pair
+    of memory ops, atomics and region ops in program order, and the terminator last."""
+    graph = interp.order_graph()
+    ops = block.ops
+    position = {op: i for i, op in enumerate(ops)}
+    preds: list[set[int]] = [set() for _ in ops]
+    defined_here = {v: position[op] for op in ops for v in op.results}
+    effectful = [i for i, op in enumerate(ops) if _effectful(op)]
+    for i, op in enumerate(ops):
+        for inner in op.walk():  # values used anywhere inside a region op
+            for v in inner.operands:
+                if v in defined_here and defined_here[v] != i:
+                    preds[i].add(defined_here[v])
+    for a_i, a in enumerate(effectful):
+        for b in effectful[a_i + 1:]:
+            x, y = ops[a], ops[b]
+            keep = (x.regions or y.regions or x.opdef is None or y.opdef is None or x.opdef.terminator
+                    or y.opdef.terminator or x.opdef.effect is Effect.ATOMIC or y.opdef.effect is Effect.ATOMIC
+                    or graph.reaches(("op", x), ("op", y)))
+            if keep:
+                preds[b].add(a)
+    remaining = [len(p) for p in preds]
+    succs: list[list[int]] = [[] for _ in ops]
+    for b, p in enumerate(preds):
+        for a in p:
+            succs[a].append(b)
+    ready = [i for i, n in enumerate(remaining) if n == 0]
+    out = []
+    while ready:
+        pick = ready.pop(int(rng.integers(len(ready))))
+        out.append(ops[pick])
+        for b in succs[pick]:
+            remaining[b] -= 1
+            if remaining[b] == 0:
+                ready.append(b)
+    return out
