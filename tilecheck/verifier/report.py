@@ -124,8 +124,8 @@ class Report:
 
         findings = []
         for f in self.findings:
-            d = asdict(f)
-            d["loc"], d["related_locs"] = f.loc, f.related_locs
+            d = {"kind": f.kind, "message": f.message, "loc": f.loc, "related_locs": f.related_locs,
+                 "witness": asdict(f.witness) if f.witness is not None else None, "level": f.level}
             findings.append(conv(d))
         return {"kernel": self.kernel, "status": self.status, "level": self.level, "findings": findings,
                 "assumptions": self.assumptions, "reasons": self.reasons, "notes": self.notes,
