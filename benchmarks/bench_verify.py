@@ -15,8 +15,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import tilecheck  # noqa: E402
-from tilecheck import ir  # noqa: E402
+import tilecheck
+from tilecheck import ir
 
 KERNELS = [("elementwise", "vector_add"), ("elementwise", "vector_add_gather"), ("elementwise", "transpose"),
            ("gemm", "matmul"), ("gemm", "batch_matmul"), ("norms", "softmax"), ("norms", "layer_norm_fwd"),

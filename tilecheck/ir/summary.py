@@ -23,7 +23,7 @@ _ADDRESS = {"load_view_tko": "view", "store_view_tko": "view", "atomic_red_view_
 class MemoryOp:
     op: Op
     effect: Effect
-    array: str  # kernel parameter name, or "%argN" when the module has no parameter map
+    array: str  # kernel parameter name, or "argN" (entry argument N) when the module has no parameter map
     shape: tuple[int, ...]
     loc: Loc
 
@@ -51,7 +51,7 @@ def array_name(module: Module, function: Function, value: Value) -> str:
     for p in module.params:
         if p.kind == "array" and p.first_arg == index:
             return str(p.name)
-    return f"%arg{index}"
+    return f"arg{index}"
 
 
 def memory_ops(module: Module, function: Function | None = None) -> list[MemoryOp]:

@@ -123,13 +123,21 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return a.view(f"u{a.itemsize}") if a.dtype.kind in "fiu" and a.itemsize in (1, 2, 4, 8) else a
 
 
-def fresh_arguments(args: Sequence[Any], params: Sequence[Any], pure_outputs: set[str]) -> tuple[Any, ...]:
+def argument_names(module: Any, args: Sequence[Any]) -> list[str]:
+    """The name of each launch argument: the kernel's parameter names, or ``argN`` for a module
+    whose arguments map one to one onto its entry arguments."""
+    if module.params:
+        return [p.name for p in module.params]
+    return [f"arg{i}" for i in range(len(args))]
+
+
+def fresh_arguments(args: Sequence[Any], names: Sequence[str], pure_outputs: set[str]) -> tuple[Any, ...]:
     """Copies of the array arguments; arrays the kernel only writes are filled with a sentinel."""
     out = []
-    for p, a in zip(params, args) if params else ((None, a) for a in args):
+    for name, a in zip(names, args):
         if isinstance(a, np.ndarray):
             copy = np.array(a, copy=True)
-            if p is not None and p.name in pure_outputs:
+            if name in pure_outputs:
                 s = _sentinel(copy.dtype)
                 if s is not None:
                     copy.fill(s)
@@ -143,9 +151,8 @@ def output_arrays(module: Any) -> tuple[list[str], set[str]]:
     """(written arrays, written-and-never-read arrays) by parameter name."""
     written, read = [], set()
     for m in memory_ops(module):
-        if m.effect in (Effect.WRITE, Effect.ATOMIC):
-            if m.array not in written:
-                written.append(m.array)
+        if m.effect in (Effect.WRITE, Effect.ATOMIC) and m.array not in written:
+            written.append(m.array)
         if m.effect in (Effect.READ, Effect.ATOMIC):
             read.add(m.array)
     return written, {w for w in written if w not in read}
@@ -163,16 +170,16 @@ def run_repeated(kernel: Any, args: Sequence[Any], grid: Any, runs: int = 20, ba
     args = tuple(args)
     module, _ = module_for(kernel, args)
     written, pure = output_arrays(module)
-    params = module.params
-    index = {p.name: i for i, p in enumerate(params)}
+    names = argument_names(module, args)
+    index = {name: i for i, name in enumerate(names)}
     outcomes: dict[str, list[np.ndarray]] = {name: [] for name in written if name in index}
     show = sys.stderr.isatty() if progress is None else progress
     start = time.perf_counter()
     for r in range(runs):
-        fresh = fresh_arguments(args, params, pure)
+        fresh = fresh_arguments(args, names, pure)
         Interpreter(module, fresh, grid3, Schedule(seed=seed + r, max_wave=max_wave)).run()
-        for name in outcomes:
-            outcomes[name].append(np.array(fresh[index[name]], copy=True))
+        for name, values in outcomes.items():
+            values.append(np.array(fresh[index[name]], copy=True))
         if show and time.perf_counter() - start > 1.0:
             done = int(30 * (r + 1) / runs)
             print(f"\r  [{'#' * done}{'.' * (30 - done)}] {r + 1}/{runs} runs", end="", file=sys.stderr, flush=True)

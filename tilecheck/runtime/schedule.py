@@ -80,11 +80,11 @@ class Schedule:
 
 
 def _effectful(op: Op) -> bool:
-    if op.opdef is None:
+    """Ops whose order matters beyond data dependence: memory ops, terminators, and region ops
+    (they may hold memory ops, or a ``break``/``continue`` that ends the iteration)."""
+    if op.opdef is None or op.regions:
         return True
-    if op.opdef.effect is not Effect.NONE or op.opdef.terminator:
-        return True
-    return any(inner.opdef is not None and inner.opdef.effect is not Effect.NONE for inner in op.walk())
+    return op.opdef.effect is not Effect.NONE or op.opdef.terminator
 
 
 def _random_topological_order(block: Block, interp: Any, rng: np.random.Generator) -> list[Op]:

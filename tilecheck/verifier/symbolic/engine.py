@@ -273,7 +273,7 @@ def _find_arrays(module: Module, function: Function) -> dict[int, ArrayInfo]:
             continue
         view_t = op.result.type
         rank = view_t.rank if isinstance(view_t, T.TensorViewType) else 0
-        name = names.get(base, f"arg{base}")
+        name = names.get(base, f"arg{base}")  # matches tilecheck.ir.summary.array_name
         dyn_shape = iter(op.operand_group("dynamicShape"))
         dyn_strides = iter(op.operand_group("dynamicStrides"))
         shape, strides, shape_args, stride_args = [], [], [], []

@@ -36,6 +36,8 @@ def relane(x: SymValue, pairs: list[tuple[smt.IntExpr, smt.IntExpr]], shape: tup
 @symbolic("broadcast")
 def broadcast(state, op: Op, x: SymValue):
     src, dst = _shape(op.operands[0]), _shape(op.results[0])
+    if not src:  # a 0-d tile broadcast to any shape: no lanes to rename
+        return (relane(x, [], dst),)
     if len(src) != len(dst):
         return (state.havoc(op.results[0].type),)
     pairs = [(LANES[d], smt.IntVal(0)) for d in range(len(src)) if src[d] == 1 and dst[d] != 1]
