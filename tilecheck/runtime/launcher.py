@@ -54,11 +54,30 @@ def normalize_grid(grid: Any) -> tuple[int, int, int]:
     return (*dims, *(1,) * (3 - len(dims)))  # type: ignore[return-value]
 
 
+_COMPILED: dict[tuple[Any, ...], tuple[Module, bytes]] = {}
+
+
+def _signature(args: Sequence[Any]) -> tuple[Any, ...]:
+    """What a compilation depends on: dtype, shape and strides of arrays, type and value of the rest
+    (values matter for ct.Constant parameters)."""
+    key = []
+    for a in args:
+        if hasattr(a, "shape") and hasattr(a, "dtype") and getattr(a, "shape", ()) != ():
+            key.append(("array", str(a.dtype), tuple(a.shape), tuple(getattr(a, "strides", ()) or ())))
+        else:
+            key.append((type(a).__name__, a if isinstance(a, (bool, int, float, str)) else id(a)))
+    return tuple(key)
+
+
 def module_for(kernel: Any, args: Sequence[Any]) -> tuple[Module, bytes]:
+    """The kernel's Tile IR for these arguments (compiled once per kernel and signature)."""
     if isinstance(kernel, Module):
         return kernel, kernel.to_text().encode()
-    compiled = compile_kernel(kernel, tuple(args))
-    return compiled.module, compiled.bytecode
+    key = (kernel, _signature(args))
+    if key not in _COMPILED:
+        compiled = compile_kernel(kernel, tuple(args))
+        _COMPILED[key] = (compiled.module, compiled.bytecode)
+    return _COMPILED[key]
 
 
 def case_key(code: bytes, module: Module, grid: tuple[int, int, int]) -> tuple[Any, ...]:

@@ -77,6 +77,24 @@ class Interpreter:
         self.memory_ops = 0
         self.max_memory_ops = schedule.max_memory_ops
         self._order_graph: Any = None
+        self.read_only = self._read_only_arrays()
+
+    def _read_only_arrays(self) -> set[int]:
+        """Array arguments no op of the kernel writes: loads may return views of them, no copy."""
+        from tilecheck.ir.summary import base_argument
+
+        written = set()
+        for op in self.function.walk():
+            if op.opdef is None:
+                return set()
+            if op.opdef.effect in (Effect.WRITE, Effect.ATOMIC):
+                for name in ("view", "destination", "pointers"):
+                    v = op.operand(name)
+                    if v is not None:
+                        written.add(base_argument(v, self.function))
+        if None in written:
+            return set()
+        return set(self.arrays) - written
 
     def order_graph(self) -> Any:
         """The token/data order graph (built on first use: only adversarial schedules need it)."""

@@ -60,7 +60,9 @@ def load_view(interp, ctx, op, view, *rest):
     first = _contiguous_run(view, index, ctx.width)
     if first is not None:
         tile = mem.flat[first:first + ctx.width * view.tile[0]].reshape(ctx.width, view.tile[0])
-        return (tile.astype(dtype, copy=True), None)
+        # a view of memory no op writes needs no copy; anything else is copied (later stores must
+        # not change a tile already loaded)
+        return (tile.astype(dtype, copy=view.tensor.array not in interp.read_only), None)
     offsets, valid = view_elements(view, index)
     shape = (ctx.width, *view.tile)
     take = np.broadcast_to(valid & _lanes(ctx.active, len(view.tile)), shape)
