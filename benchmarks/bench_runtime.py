@@ -16,11 +16,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import tilecheck  # noqa: E402
-from corpus.kernels import attention, elementwise  # noqa: E402
-from tilecheck.ir.cutile import compile_kernel  # noqa: E402
-from tilecheck.runtime.interp.engine import Interpreter  # noqa: E402
-from tilecheck.runtime.schedule import Schedule  # noqa: E402
+import tilecheck
+from corpus.kernels import attention, elementwise
+from tilecheck.ir.cutile import compile_kernel
+from tilecheck.runtime.interp.engine import Interpreter
+from tilecheck.runtime.schedule import Schedule
 
 
 def median_s(fn, repeat: int) -> float:
