@@ -22,7 +22,13 @@ def floordiv(a: smt.IntExpr, b: smt.IntExpr) -> smt.IntExpr:
 
 
 def truncdiv(a: smt.IntExpr, b: smt.IntExpr) -> smt.IntExpr:
-    return smt.If(a >= 0, floordiv(a, b), -floordiv(-a, b))
+    """Division rounding toward zero (C semantics)."""
+    c = smt.const_value(b)
+    if c is not None and c > 0:
+        return smt.If(a >= 0, a / b, -((-a) / b))
+    magnitude = smt.If(a >= 0, a, -a) / smt.If(b >= 0, b, -b)
+    same_sign = smt.Or(smt.And(a >= 0, b > 0), smt.And(a < 0, b < 0))
+    return smt.If(same_sign, magnitude, -magnitude)
 
 
 def ceildiv(a: smt.IntExpr, b: smt.IntExpr) -> smt.IntExpr:

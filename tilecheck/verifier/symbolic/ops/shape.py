@@ -74,6 +74,11 @@ def permute(state, op: Op, x: SymValue):
     return (relane(x, pairs, _shape(op.results[0])),)
 
 
+@symbolic("ptr_to_ptr")
+def ptr_to_ptr(state, op: Op, x: SymValue):
+    return (x,)
+
+
 @symbolic("get_tile_block_id")
 def block_id(state, op: Op):
     return tuple(IntTile(b) for b in BLOCK_IDS)
