@@ -17,8 +17,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ir = sub.add_parser("ir", help="compile kernels to Tile IR and print a summary (or the IR itself)")
     ir.add_argument("paths", nargs="+", help="Python files, packages or .tileir files")
     ir.add_argument("--print-ir", action="store_true", help="print the full Tile IR text of each kernel")
+    ev = sub.add_parser("eval", help="verify every kernel of a labelled corpus and score the verdicts")
+    ev.add_argument("corpus", help="a corpus directory (with manifest.toml) or a manifest file")
+    ev.add_argument("--format", choices=("text", "json"), default="text")
+    ev.add_argument("--run", action="store_true", help="also run each kernel repeatedly on the CPU interpreter")
+    ev.add_argument("--runs", type=int, default=10, help="runs per kernel with --run (default 10)")
+    ev.add_argument("--timeout", type=float, default=10.0, help="solver timeout per query, seconds")
     args = parser.parse_args(argv)
     try:
+        if args.command == "eval":
+            return _eval(args)
         return _ir(args.paths, args.print_ir)
     except TilecheckError as exc:
         print(f"tilecheck: error: {exc}", file=sys.stderr)
@@ -26,6 +34,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. piped into `head`
         sys.stderr.close()
         return EXIT_OK
+
+
+def _eval(args: argparse.Namespace) -> int:
+    import json
+
+    from tilecheck.evaluation import evaluate
+
+    def progress(entry: object) -> None:
+        if args.format == "text":
+            e = entry  # type: ignore[assignment]
+            mark = "ok " if e.agrees else "XX "  # type: ignore[attr-defined]
+            extra = ""
+            if e.run is not None:  # type: ignore[attr-defined]
+                r = e.run  # type: ignore[attr-defined]
+                extra = ("  runs: deterministic" if r["deterministic"] else
+                         f"  runs: NONDETERMINISTIC, {r['fraction_differing']:.1%} of elements differ")
+            print(f"{mark}{e.status:9s} {e.id}{extra}", flush=True)  # type: ignore[attr-defined]
+
+    result = evaluate(args.corpus, run=args.run, runs=args.runs, timeout_s=args.timeout, progress=progress)
+    if args.format == "json":
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print()
+        print(result.table())
+    return EXIT_OK if not result.disagreements else EXIT_RACE
 
 
 def _ir(paths: list[str], print_ir: bool) -> int:

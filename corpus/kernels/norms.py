@@ -98,6 +98,16 @@ def partial_sums_lock_too_early(DX, DY, DW, X, Locks, TN: ConstInt):
         ct.store(DW, index=(group, j), tile=acc)
 
 
+@tilecheck.case(grid=(32, 1, 1), args=lambda: (np.random.default_rng(0).standard_normal((32, 128)).astype(np.float32),
+                                               np.zeros(32, np.float32), 128))
+@ct.kernel
+def row_mean_shared_slot(X, Mean, TN: ConstInt):
+    # Racy: the per-row mean is stored to Mean[0] by every block (index (0,) instead of (row,)).
+    row = ct.bid(0)
+    tx = ct.load(X, index=(row, 0), shape=(1, TN), padding_mode=ZERO)
+    ct.store(Mean, index=(0,), tile=ct.sum(tx, axis=1) / X.shape[1])
+
+
 @tilecheck.case(grid=(32, 1, 1), args=lambda: (np.ones((32, 128), np.float32), np.ones(128, np.float32),
                                                np.zeros((32, 128), np.float32), 1e-6, 128))
 @ct.kernel

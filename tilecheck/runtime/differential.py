@@ -123,6 +123,16 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return a.view(f"u{a.itemsize}") if a.dtype.kind in "fiu" and a.itemsize in (1, 2, 4, 8) else a
 
 
+def copy_with_layout(a: np.ndarray) -> np.ndarray:
+    """A writable copy with the same strides (a stride-0 or strided view stays one), so a run sees
+    the memory layout the caller passed."""
+    if a.flags.c_contiguous or a.size == 0 or any(s < 0 for s in a.strides):
+        return np.array(a, copy=True)
+    extent = 1 + sum((n - 1) * (s // a.itemsize) for n, s in zip(a.shape, a.strides))
+    flat = np.lib.stride_tricks.as_strided(a, shape=(extent,), strides=(a.itemsize,)).copy()
+    return np.lib.stride_tricks.as_strided(flat, shape=a.shape, strides=a.strides, writeable=True)
+
+
 def argument_names(module: Any, args: Sequence[Any]) -> list[str]:
     """The name of each launch argument: the kernel's parameter names, or ``argN`` for a module
     whose arguments map one to one onto its entry arguments."""
@@ -136,7 +146,7 @@ def fresh_arguments(args: Sequence[Any], names: Sequence[str], pure_outputs: set
     out = []
     for name, a in zip(names, args):
         if isinstance(a, np.ndarray):
-            copy = np.array(a, copy=True)
+            copy = copy_with_layout(a)
             if name in pure_outputs:
                 s = _sentinel(copy.dtype)
                 if s is not None:

@@ -17,8 +17,12 @@ def for_(state, op: Op, lb: SymValue, ub: SymValue, step: SymValue, *inits: SymV
         step_value = smt.const_value(step.term) if isinstance(step, IntTile) else None
         if step_value is not None and step_value > 1:
             domain = smt.And(domain, (var - lb.term) % step_value == 0)
+        elif step_value is None and isinstance(step, IntTile):
+            # a symbolic step (e.g. a persistent kernel's num_blocks): nonlinear in general, linear
+            # once the case fixes the grid
+            domain = smt.And(domain, step.term > 0, (var - lb.term) % step.term == 0)
         elif step_value is None:
-            exact = False  # a symbolic step: every value in [lb, ub) is considered
+            exact = False  # an unknown step: every value in [lb, ub) is considered
     else:
         domain, exact = smt.BoolVal(True), False
     loop = LoopVar(op, var, domain, exact)

@@ -1,0 +1,89 @@
+"""Racy variants of the safe families: one wrong index or one missing synchronisation each."""
+import cuda.tile as ct
+import numpy as np
+
+import tilecheck
+from corpus.kernels.attention import flash_attention_fwd  # noqa: F401  (the safe twin)
+
+ConstInt = ct.Constant[int]
+ZERO = ct.PaddingMode.ZERO
+
+
+def _r():
+    return np.random.default_rng(0)
+
+
+@tilecheck.case(grid=(64, 1, 1), args=lambda: (_r().standard_normal((64, 128)).astype(np.float32),
+                                               np.zeros((64, 128), np.float32), 128))
+@ct.kernel
+def softmax_half_rows(x, y, TN: ConstInt):
+    # Racy: rows 2r and 2r + 1 both store to row r.
+    row = ct.bid(0)
+    t = ct.load(x, index=(row, 0), shape=(1, TN))
+    e = ct.exp(t - ct.max(t, axis=1, keepdims=True))
+    ct.store(y, index=(row // 2, 0), tile=e / ct.sum(e, axis=1, keepdims=True))
+
+
+@tilecheck.case(grid=(2, 4, 1), args=lambda: tuple(_r().standard_normal((2, 2, 64, 32)).astype(np.float16)
+                                                   for _ in range(3)) + (np.zeros((2, 2, 64, 32), np.float16),
+                                                                         0.125, 32, 2, 32))
+@ct.kernel
+def attention_head_dropped(Q, K, V, O, scale, D: ConstInt, H: ConstInt, TM: ConstInt):
+    # Racy: the output index drops the head, so all heads of a batch write head 0.
+    qb = ct.bid(0)
+    b = ct.bid(1) // H
+    h = ct.bid(1) % H
+    q = ct.reshape(ct.load(Q, index=(b, h, qb, 0), shape=(1, 1, TM, D)), (TM, D))
+    k = ct.reshape(ct.load(K, index=(b, h, qb, 0), shape=(1, 1, TM, D)), (TM, D))
+    v = ct.reshape(ct.load(V, index=(b, h, qb, 0), shape=(1, 1, TM, D)), (TM, D))
+    s = ct.mma(q, ct.transpose(k), ct.full((TM, TM), 0.0, dtype=ct.float32)) * scale
+    p = ct.exp(s - ct.max(s, axis=1, keepdims=True))
+    o = ct.mma((p / ct.sum(p, axis=1, keepdims=True)).astype(Q.dtype), v, ct.full((TM, D), 0.0, dtype=ct.float32))
+    ct.store(O, index=(b, 0, qb, 0), tile=ct.reshape(o, (1, 1, TM, D)).astype(O.dtype))
+
+
+@tilecheck.case(grid=(2, 2, 2), args=lambda: (_r().standard_normal((2, 64, 32)).astype(np.float16),
+                                              _r().standard_normal((2, 32, 64)).astype(np.float16),
+                                              np.zeros((2, 64, 64), np.float16), 32, 32, 16))
+@ct.kernel
+def batch_matmul_batch_dropped(A, B, C, TM: ConstInt, TN: ConstInt, TK: ConstInt):
+    # Racy: stores every batch's tile into batch 0.
+    batch, bm, bn = ct.bid(0), ct.bid(1), ct.bid(2)
+    acc = ct.full((TM, TN), 0.0, dtype=ct.float32)
+    for k in range(ct.cdiv(A.shape[2], TK)):
+        a = ct.load(A, index=(batch, bm, k), shape=(1, TM, TK), padding_mode=ZERO)
+        b = ct.load(B, index=(batch, k, bn), shape=(1, TK, TN), padding_mode=ZERO)
+        acc = ct.mma(ct.reshape(a, (TM, TK)), ct.reshape(b, (TK, TN)), acc)
+    ct.store(C, index=(0, bm, bn), tile=ct.reshape(acc, (1, TM, TN)).astype(C.dtype))
+
+
+@tilecheck.case(grid=(32, 1, 1), args=lambda: (_r().standard_normal((32, 128)).astype(np.float32),
+                                               np.zeros((8, 128), np.float32), 64))
+@ct.kernel
+def partial_sums_no_lock(DY, DW, TN: ConstInt):
+    # Racy: the shared partial-sum rows of layer-norm backward, accumulated without the lock.
+    row = ct.bid(0)
+    group = row % DW.shape[0]
+    for j in range(ct.num_tiles(DY, axis=1, shape=(1, TN))):
+        acc = ct.load(DW, index=(group, j), shape=(1, TN), padding_mode=ZERO)
+        ct.store(DW, index=(group, j), tile=acc + ct.load(DY, index=(row, j), shape=(1, TN), padding_mode=ZERO))
+
+
+@tilecheck.case(grid=(8, 1, 1), args=lambda: ((np.arange(1024) % 16).astype(np.int32), np.zeros(16, np.int32), 128))
+@ct.kernel
+def histogram_plain_update(x, hist, TILE: ConstInt):
+    # Racy: a histogram with gather + scatter instead of atomic_add (lost updates).
+    bid = ct.bid(0)
+    bins = ct.gather(x, bid * TILE + ct.arange(TILE, dtype=ct.int32))
+    ct.scatter(hist, bins, ct.gather(hist, bins) + 1)
+
+
+@tilecheck.case(grid=(4, 8, 1), args=lambda: (_r().standard_normal((4, 8, 64)).astype(np.float32), 64))
+@ct.kernel
+def head_mix_inplace(q, HD: ConstInt):
+    # Racy: head h is rewritten from head h + 1, which its own block rewrites concurrently.
+    t = ct.bid(0)
+    h = ct.bid(1)
+    nxt = ct.load(q, index=(t, h + 1, 0), shape=(1, 1, HD), padding_mode=ZERO)
+    cur = ct.load(q, index=(t, h, 0), shape=(1, 1, HD))
+    ct.store(q, index=(t, h, 0), tile=(cur + nxt) * 0.5)
