@@ -82,7 +82,7 @@ class Evaluation:
     @property
     def p95_s(self) -> float:
         t = self.times()
-        return t[min(len(t) - 1, int(round(0.95 * (len(t) - 1))))] if t else 0.0
+        return t[min(len(t) - 1, round(0.95 * (len(t) - 1)))] if t else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {"kernels": [asdict(e) | {"agrees": e.agrees} for e in self.entries],
@@ -98,13 +98,13 @@ class Evaluation:
         lines = [f"{len(self.entries)} kernels: {racy} racy, {safe} race-free",
                  "",
                  "expected \\ verdict   race  verified  unknown  error",
-                 f"race               {c['race']['race']:6d} {c['race']['verified']:9d} {c['race']['unknown']:8d} "
-                 f"{c['race']['error']:6d}",
-                 f"verified           {c['verified']['race']:6d} {c['verified']['verified']:9d} "
-                 f"{c['verified']['unknown']:8d} {c['verified']['error']:6d}",
+                 (f"race               {c['race']['race']:6d} {c['race']['verified']:9d} {c['race']['unknown']:8d} "
+                 f"{c['race']['error']:6d}"),
+                 (f"verified           {c['verified']['race']:6d} {c['verified']['verified']:9d} "
+                 f"{c['verified']['unknown']:8d} {c['verified']['error']:6d}"),
                  "",
-                 f"precision {self.precision:.1%}   recall {self.recall:.1%}   false verified: "
-                 f"{len(self.false_verified)}",
+                 (f"precision {self.precision:.1%}   recall {self.recall:.1%}   false verified: "
+                 f"{len(self.false_verified)}"),
                  f"verification time: median {self.median_s * 1000:.0f} ms, p95 {self.p95_s * 1000:.0f} ms"]
         if self.disagreements:
             lines.append("")

@@ -20,7 +20,12 @@ def copy_to_stride0(src, dst, TILE: ConstInt):
     ct.store(dst, index=(bid,), tile=ct.load(src, index=(bid,), shape=(TILE,)))
 
 
-@tilecheck.case(grid=(8, 1, 1), args=lambda: (lambda x: (x, x, 128))(_x()))
+def _same_array_twice():
+    x = _x()
+    return x, x, 128
+
+
+@tilecheck.case(grid=(8, 1, 1), args=_same_array_twice)
 @ct.kernel
 def copy_onto_itself_shifted(src, dst, TILE: ConstInt):
     # Racy through aliasing: src and dst are the same array and block b reads tile b + 1.
