@@ -9,6 +9,8 @@ from typing import Any
 from tilecheck.errors import TilecheckError
 from tilecheck.ir import Module
 from tilecheck.ir.opdefs import Effect
+from tilecheck.verifier import smt
+from tilecheck.verifier.footprints import reset_instances
 from tilecheck.verifier.locks import find_spin_locks
 from tilecheck.verifier.obligations import Checker, Level, LevelResult
 from tilecheck.verifier.preconditions import Precondition
@@ -38,6 +40,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     for pre in assume:
         if not isinstance(pre, Precondition):
             raise TilecheckError(f"assume= takes tilecheck.distinct(...) / tilecheck.bounded(...), got {pre!r}")
+    smt.reset_names()  # the same kernel gives the same formulas, whatever was verified before
+    reset_instances()
     fp = execute(module)
     graph = order_graph(fp.function)
     locks = find_spin_locks(fp.function, fp.accesses, graph)

@@ -19,6 +19,11 @@ BLOCK_IDS = (smt.Int("bid0"), smt.Int("bid1"), smt.Int("bid2"))
 _instances = itertools.count()
 
 
+def reset_instances() -> None:
+    global _instances
+    _instances = itertools.count()
+
+
 @dataclass(frozen=True)
 class Access:
     op: Op

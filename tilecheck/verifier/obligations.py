@@ -194,7 +194,7 @@ class Checker:
             writer, other = (a, b) if x.writes else (b, a)
             message = (f"two blocks {'write' if kind == 'write-write' else 'write and read'} the same element of "
                        f"'{self.names.get(x.array, x.array)}' with no ordering between blocks")
-            self.add(kind, message, writer, other, result)
+            self.add(kind, message, writer, other, result, constraints)
 
     def inside_block(self, x: Access, y: Access) -> None:
         common = _common_loops(x, y)
@@ -236,7 +236,7 @@ class Checker:
             else:
                 message = (f"{x.op.name} and {y.op.name} of one block touch the same element of "
                            f"'{self.names.get(x.array)}' and no token orders them (the compiler may reorder)")
-            self.add("unordered-in-block", message, a, b, result)
+            self.add("unordered-in-block", message, a, b, result, constraints)
 
     def order_dependent(self, x: Access, y: Access) -> None:
         modes = (x.atomic_mode, y.atomic_mode)
@@ -248,12 +248,13 @@ class Checker:
         if same is None:
             return
         differ = smt.Or(*[p != q for p, q in zip(a.block, b.block)])
-        result = self.solve([*self.base(("b1", "b2")), differ, a.active, b.active, same, *_inside(a),
-                             *_inside(b)], "float atomics", (x.op.loc, y.op.loc))
+        constraints = [*self.base(("b1", "b2")), differ, a.active, b.active, same, *_inside(a), *_inside(b)]
+        result = self.solve(constraints, "float atomics", (x.op.loc, y.op.loc))
         if isinstance(result, smt.Sat):
             self.add("order-dependent-atomic",
                      f"float atomic {x.atomic_mode} from several blocks on one element of "
-                     f"'{self.names.get(x.array)}': the result depends on their order (rounding)", a, b, result)
+                     f"'{self.names.get(x.array)}': the result depends on their order (rounding)", a, b, result,
+                     constraints)
 
     def bounds(self, x: Access) -> None:
         a = instantiate(x, "b1")
@@ -262,17 +263,23 @@ class Checker:
                 f"{x.op.name} ({_short(x.op.loc)}): the pointer offset does not decompose into array "
                 "coordinates, bounds not checked")
             return
-        result = self.solve([*self.base(("b1",)), a.active, smt.Not(a.in_bounds)], "bounds", (x.op.loc,))
+        constraints = [*self.base(("b1",)), a.active, smt.Not(a.in_bounds)]
+        result = self.solve(constraints, "bounds", (x.op.loc,))
         if isinstance(result, smt.Sat):
             self.add("out-of-bounds", f"{x.op.name} may touch an element outside "
-                     f"'{self.names.get(x.array)}' and no mask excludes it", a, None, result)
+                     f"'{self.names.get(x.array)}' and no mask excludes it", a, None, result, constraints)
 
     # ---- witnesses -----------------------------------------------------------------------------
-    def add(self, kind: str, message: str, a: Instance, b: Instance | None, sat: smt.Sat) -> None:
+    def add(self, kind: str, message: str, a: Instance, b: Instance | None, sat: smt.Sat,
+            constraints: list[smt.BoolExpr]) -> None:
         key = (kind, a.access.index, b.access.index if b else None)
         if key in self.seen:
             return
         self.seen.add(key)
+        # a canonical witness: smallest blocks, then iterations, then lanes
+        order = [*a.block, *(b.block if b else ()), *a.loop_vars, *(b.loop_vars if b else ()), *a.lanes,
+                 *(b.lanes if b else ())]
+        sat = smt.minimize(constraints, order, sat, self.timeout_s)
         related = (b.access.op.loc,) if b is not None else ()
         self.result.findings.append(Finding(kind, message, a.access.op.loc, related, self.witness(a, b, sat),
                                             self.level.number))

@@ -66,6 +66,32 @@ class Unknown:
 Result = Sat | Unsat | Unknown
 
 
+def reset_names() -> None:
+    """Restart fresh-name numbering, so one kernel gives the same formulas whatever ran before."""
+    global _fresh
+    _fresh = itertools.count()
+
+
+def minimize(constraints: list[BoolExpr], variables: list[IntExpr], first: Sat, timeout_s: float,
+             budget: int = 48) -> Sat:
+    """The lexicographically smallest model over ``variables`` (each non-negative in practice), so a
+    witness does not depend on the solver's search history; gives up after ``budget`` queries."""
+    best = first
+    fixed: list[BoolExpr] = []
+    for var in variables:
+        value = best.eval(var)
+        while budget > 0 and isinstance(value, int):
+            budget -= 1
+            result = check([*constraints, *fixed, var < value], timeout_s)
+            if not isinstance(result, Sat):
+                break
+            best, value = result, result.eval(var)
+        if not isinstance(value, int):
+            break
+        fixed.append(var == value)
+    return best
+
+
 def fresh_int(prefix: str) -> IntExpr:
     return z3.Int(f"{prefix}!{next(_fresh)}")
 

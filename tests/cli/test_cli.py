@@ -1,0 +1,121 @@
+"""The command line end to end, via subprocess: exit codes, formats validated against schemas."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tests.conftest import ROOT
+
+DATA = Path(__file__).parent / "data"
+SCHEMAS = ROOT / "tests" / "schemas"
+KERNELS = ROOT / "corpus" / "kernels"
+
+
+def tilecheck(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "tilecheck", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, check=False)
+
+
+def test_safe_kernels_exit_0():
+    out = tilecheck("verify", KERNELS / "elementwise.py", "-j", "1")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "7 kernel case(s): 7 verified, 0 racy" in out.stdout
+
+
+def test_racy_kernels_exit_1_with_both_source_lines():
+    out = tilecheck("verify", KERNELS / "attention.py")
+    assert out.returncode == 1
+    assert "ct.store(dst, index=(b, m, h2, 0), tile=t)" in out.stdout
+    assert "witness: block (0, 0, 0)" in out.stdout
+    assert "2 racy" in out.stdout
+
+
+def test_unknown_exits_2_unless_allowed():
+    out = tilecheck("verify", DATA / "unknown_kernel.tileir", "--grid", "4,1,1")
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "unknown op 'mystery_op'" in out.stdout
+    assert tilecheck("verify", DATA / "unknown_kernel.tileir", "--allow-unknown").returncode == 0
+
+
+def test_bad_input_exits_3():
+    assert tilecheck("verify", DATA / "broken.py").returncode == 3
+    missing = tilecheck("verify", DATA / "does_not_exist.py")
+    assert missing.returncode == 3 and "no such file" in missing.stderr
+    assert tilecheck("verify", "--format", "xml", KERNELS).returncode == 3
+    assert tilecheck("run", "no-separator").returncode == 3
+
+
+def test_kernel_without_case_is_listed():
+    out = tilecheck("verify", DATA / "nocase.py")
+    assert "undeclared: no case declared" in out.stdout and out.returncode == 0
+
+
+def test_strict_makes_order_dependent_atomics_fail():
+    assert tilecheck("verify", KERNELS / "atomics.py", "--allow-unknown").returncode == 1  # moe races
+    gemm = tilecheck("verify", KERNELS / "gemm.py", "--format", "json")
+    data = json.loads(gemm.stdout)
+    assert any(f["kind"] == "order-dependent-atomic" for r in data["results"] for f in r["findings"])
+
+
+def test_json_matches_its_schema_and_jobs_do_not_change_results(tmp_path):
+    one = tilecheck("verify", KERNELS / "attention.py", KERNELS / "inplace.py", "--format", "json", "-j", "1")
+    two = tilecheck("verify", KERNELS / "attention.py", KERNELS / "inplace.py", "--format", "json", "-j", "2")
+    a, b = json.loads(one.stdout), json.loads(two.stdout)
+    jsonschema.validate(a, json.loads((SCHEMAS / "tilecheck-report.json").read_text()))
+
+    def strip(d):
+        return [{k: v for k, v in r.items() if k != "seconds"} for r in d["results"]]
+
+    assert strip(a) == strip(b)
+    assert a["summary"]["race"] == 4
+
+
+def test_sarif_is_valid_and_points_at_both_lines(tmp_path):
+    out_file = tmp_path / "out.sarif"
+    out = tilecheck("verify", KERNELS / "attention.py", "--format", "sarif", "--output", out_file)
+    assert out.returncode == 1
+    log = json.loads(out_file.read_text())
+    jsonschema.validate(log, json.loads((SCHEMAS / "sarif-2.1.0.json").read_text()))
+    result = log["runs"][0]["results"][0]
+    assert result["ruleId"] == "write-write" and result["level"] == "error"
+    loc = result["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"]["uri"] == "corpus/kernels/attention.py"
+    assert loc["region"]["startLine"] > 0 and loc["region"]["startColumn"] >= 1
+    assert result["relatedLocations"][0]["physicalLocation"]["region"]["startLine"] > 0
+
+
+def test_run_reports_nondeterminism_and_writes_files(tmp_path):
+    target = f"{KERNELS / 'attention.py'}::head_permute_swapped"
+    out = tilecheck("run", target, "--repeat", "4", "--report", tmp_path / "r.json", "--heatmap", tmp_path / "h.png")
+    assert out.returncode == 1 and "NONDETERMINISTIC" in out.stdout
+    assert json.loads((tmp_path / "r.json").read_text())["deterministic"] is False
+    assert (tmp_path / "h.png").read_bytes()[:4] == b"\x89PNG"
+    safe = tilecheck("run", f"{KERNELS / 'attention.py'}::head_permute_safe", "--repeat", "4")
+    assert safe.returncode == 0 and "deterministic" in safe.stdout
+
+
+def test_explain_replays_the_witness():
+    out = tilecheck("explain", f"{KERNELS / 'inplace.py'}::inplace_halo")
+    assert out.returncode == 1
+    assert "replay of read-write" in out.stdout and "->" in out.stdout
+
+
+def test_pyproject_defaults(tmp_path):
+    (tmp_path / "kernels.py").write_text((KERNELS / "atomics.py").read_text())
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.tilecheck]\npaths = ["kernels.py"]\ntimeout = 5\n\n'
+        '[tool.tilecheck.assume]\nmoe_scatter = ["distinct:dest_rows"]\n')
+    out = tilecheck("verify", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "'dest_rows' holds no duplicate values" in out.stdout
+    (tmp_path / "pyproject.toml").write_text("[tool.tilecheck]\npathz = []\n")
+    bad = tilecheck("verify", cwd=tmp_path)
+    assert bad.returncode == 3 and "unknown [tool.tilecheck] keys: pathz" in bad.stderr
+
+
+@pytest.mark.parametrize("command", ["verify", "run", "explain", "eval", "ir"])
+def test_help(command):
+    assert tilecheck(command, "--help").returncode == 0

@@ -1,0 +1,67 @@
+"""``[tool.tilecheck]`` in pyproject.toml: project defaults for the command line.
+
+    [tool.tilecheck]
+    paths = ["kernels/"]                 # what `tilecheck verify` checks when given no path
+    timeout = 10.0                       # solver timeout per query, seconds
+    allow-unknown = ["kernels/odd.py::k"] # kernels whose unknown verdict does not fail CI (or true)
+    jobs = 4
+
+    [tool.tilecheck.assume]               # preconditions per kernel name
+    moe_scatter = ["distinct:dest_rows"]
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tilecheck.errors import TilecheckError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@dataclass
+class Config:
+    paths: list[str] = field(default_factory=list)
+    timeout: float = 10.0
+    allow_unknown: bool | list[str] = False
+    jobs: int | None = None
+    assume: dict[str, list[str]] = field(default_factory=dict)
+    source: Path | None = None
+
+    def unknown_allowed(self, kernel_id: str, name: str) -> bool:
+        if isinstance(self.allow_unknown, bool):
+            return self.allow_unknown
+        return kernel_id in self.allow_unknown or name in self.allow_unknown
+
+
+def find_pyproject(start: Path) -> Path | None:
+    for directory in (start, *start.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(start: Path | None = None) -> Config:
+    path = find_pyproject((start or Path.cwd()).resolve())
+    if path is None:
+        return Config()
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise TilecheckError(f"{path}: {exc}") from None
+    table: dict[str, Any] = data.get("tool", {}).get("tilecheck", {})
+    known = {"paths", "timeout", "allow-unknown", "jobs", "assume"}
+    unknown = set(table) - known
+    if unknown:
+        raise TilecheckError(f"{path}: unknown [tool.tilecheck] keys: {', '.join(sorted(unknown))} "
+                             f"(known: {', '.join(sorted(known))})")
+    base = path.parent
+    return Config(paths=[str(base / p) for p in table.get("paths", [])], timeout=float(table.get("timeout", 10.0)),
+                  allow_unknown=table.get("allow-unknown", False), jobs=table.get("jobs"),
+                  assume={k: list(v) for k, v in table.get("assume", {}).items()}, source=path)

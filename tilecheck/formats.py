@@ -1,0 +1,106 @@
+"""Renderings of ``tilecheck verify`` results: text, JSON (schema in docs/ci.md) and SARIF 2.1.0."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tilecheck.jobs import JobResult
+from tilecheck.verifier.report import KINDS
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_RULE_TEXT = {
+    "write-write": "Two tile blocks write the same element with no ordering between them",
+    "read-write": "A tile block reads an element another block writes, with no ordering",
+    "unordered-in-block": "Conflicting accesses inside one tile block that no token orders",
+    "out-of-bounds": "A pointer access may leave its array and no mask excludes it",
+    "order-dependent-atomic": "Float atomics from several blocks: the result depends on their order",
+    "aliasing": "A written array overlaps another argument or itself",
+    "unknown": "The kernel could not be verified",
+}
+
+
+def summary(results: list[JobResult], no_case: list[str]) -> dict[str, int]:
+    counts = {s: sum(1 for r in results if r.status == s) for s in ("verified", "race", "unknown", "error")}
+    counts["no_case"] = len(no_case)
+    counts["kernels"] = len(results) + len(no_case)
+    return counts
+
+
+def render_text(results: list[JobResult], no_case: list[str]) -> str:
+    out = []
+    for r in results:
+        grid = f", grid {tuple(r.grid)}" if r.grid else ""
+        out.append(f"== {r.id}{grid}  ({r.seconds * 1000:.0f} ms)")
+        out.append(r.text)
+        out.append("")
+    for k in no_case:
+        out.append(f"== {k}: no case declared (add @tilecheck.case(grid=..., args=...))")
+        out.append("")
+    s = summary(results, no_case)
+    out.append(f"{s['kernels']} kernel case(s): {s['verified']} verified, {s['race']} racy, {s['unknown']} unknown, "
+               f"{s['error']} error(s), {s['no_case']} without a case")
+    return "\n".join(out)
+
+
+def render_json(results: list[JobResult], no_case: list[str]) -> str:
+    data = {"tool": "tilecheck", "version": 1,
+            "results": [{"id": r.id, "file": r.path, "kernel": r.kernel, "case": r.case, "grid": r.grid,
+                         "status": r.status, "seconds": round(r.seconds, 4),
+                         "error": r.text if r.status == "error" else None,
+                         **({k: r.report[k] for k in ("level", "findings", "assumptions", "reasons", "notes")}
+                            if r.report else {"level": None, "findings": [], "assumptions": [], "reasons": [],
+                                              "notes": []})}
+                        for r in results],
+            "no_case": no_case, "summary": summary(results, no_case)}
+    return json.dumps(data, indent=2, default=str)
+
+
+def _uri(file: str | None, root: Path) -> str:
+    if not file:
+        return "unknown"
+    path = Path(file)
+    try:
+        path = path.resolve().relative_to(root.resolve())
+    except ValueError:
+        pass
+    return path.as_posix()
+
+
+def _location(loc: dict[str, Any] | None, root: Path, fallback: str) -> dict[str, Any]:
+    if not loc or not loc.get("file"):
+        return {"physicalLocation": {"artifactLocation": {"uri": _uri(fallback, root)}}}
+    region = {"startLine": max(1, int(loc.get("line") or 1))}
+    if loc.get("col"):
+        region["startColumn"] = int(loc["col"]) + 1  # cuTile columns are 0-based, SARIF's 1-based
+    return {"physicalLocation": {"artifactLocation": {"uri": _uri(loc["file"], root)}, "region": region}}
+
+
+def render_sarif(results: list[JobResult], root: Path, version: str) -> str:
+    sarif_results = []
+    for r in results:
+        if r.report is None:
+            continue
+        for f in r.report["findings"]:
+            level = "warning" if f["kind"] == "order-dependent-atomic" else "error"
+            entry: dict[str, Any] = {
+                "ruleId": f["kind"], "level": level,
+                "message": {"text": f"{r.kernel}: {f['message']}"},
+                "locations": [_location(f["loc"], root, r.path)],
+            }
+            related = [_location(loc, root, r.path) | {"id": i + 1, "message": {"text": "the other access"}}
+                       for i, loc in enumerate(f["related_locs"])]
+            if related:
+                entry["relatedLocations"] = related
+            sarif_results.append(entry)
+        if r.status == "unknown":
+            sarif_results.append({"ruleId": "unknown", "level": "warning",
+                                  "message": {"text": f"{r.kernel}: " + "; ".join(r.report["reasons"][:3])},
+                                  "locations": [_location(None, root, r.path)]})
+    rules = [{"id": k, "shortDescription": {"text": _RULE_TEXT[k]}} for k in (*KINDS, "unknown")]
+    log = {"$schema": SARIF_SCHEMA, "version": "2.1.0",
+           "runs": [{"tool": {"driver": {"name": "tilecheck", "version": version,
+                                         "informationUri": "https://pypi.org/project/tilecheck/",
+                                         "rules": rules}},
+                     "results": sarif_results}]}
+    return json.dumps(log, indent=2)
