@@ -34,3 +34,6 @@ def source_line(module_name: str, needle: str) -> int:
         if needle in line:
             return i
     raise AssertionError(f"{needle!r} not in {module_name}.py")
+
+
+pytest_plugins = ["pytester"]

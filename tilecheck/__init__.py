@@ -1,4 +1,5 @@
 """tilecheck: race detection and verification for tile-based GPU kernels."""
+from tilecheck.assertions import assert_deterministic, assert_race_free
 from tilecheck.cases import Case, case, cases_of
 from tilecheck.errors import TilecheckError
 from tilecheck.runtime import (
@@ -14,6 +15,25 @@ from tilecheck.runtime import (
 from tilecheck.verifier import Finding, Report, Witness, bounded, distinct, verify
 
 __version__ = "0.1.0"
-__all__ = ["AliasingError", "Case", "Finding", "NondeterminismReport", "RaceError", "Report", "Schedule",
-           "TilecheckError", "UnverifiedError", "Witness", "bounded", "case", "cases_of", "distinct", "launch",
-           "replay", "run_repeated", "verify"]
+__all__ = [
+    "AliasingError",
+    "Case",
+    "Finding",
+    "NondeterminismReport",
+    "RaceError",
+    "Report",
+    "Schedule",
+    "TilecheckError",
+    "UnverifiedError",
+    "Witness",
+    "assert_deterministic",
+    "assert_race_free",
+    "bounded",
+    "case",
+    "cases_of",
+    "distinct",
+    "launch",
+    "replay",
+    "run_repeated",
+    "verify",
+]

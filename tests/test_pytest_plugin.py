@@ -1,0 +1,109 @@
+"""The pytest plugin, tested with pytester."""
+import pytest
+
+KERNELS = '''
+import numpy as np
+import cuda.tile as ct
+import tilecheck
+
+
+def _args():
+    return np.arange(256, dtype=np.float32), np.zeros(256, np.float32), 32
+
+
+@tilecheck.case(grid=(8, 1, 1), args=_args)
+@ct.kernel
+def copy_ok(src, dst, T: ct.Constant[int]):
+    b = ct.bid(0)
+    ct.store(dst, index=(b,), tile=ct.load(src, index=(b,), shape=(T,)))
+
+
+@tilecheck.case(grid=(8, 1, 1), args=_args)
+@ct.kernel
+def copy_racy(src, dst, T: ct.Constant[int]):
+    b = ct.bid(0)
+    ct.store(dst, index=(b // 2,), tile=ct.load(src, index=(b,), shape=(T,)))
+'''
+
+
+@pytest.fixture
+def project(pytester):
+    pytester.makepyfile(kernels=KERNELS)
+    pytester.syspathinsert()
+    return pytester
+
+
+def test_declared_cases_become_test_items(project):
+    project.makepyfile(test_cases="from kernels import copy_ok, copy_racy\n")
+    result = project.runpytest_subprocess("--tilecheck", "-v")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*copy_ok[[]tilecheck0[]] PASSED*", "*copy_racy[[]tilecheck0[]] FAILED*",
+                                 "*write-write*", "*witness: block*"])
+
+
+def test_no_items_without_the_option(project):
+    project.makepyfile(test_cases="from kernels import copy_ok\n\ndef test_nothing():\n    pass\n")
+    project.runpytest_subprocess().assert_outcomes(passed=1)
+
+
+def test_launches_are_checked_and_run_on_the_cpu(project):
+    project.makepyfile(test_launch='''
+import numpy as np
+import cuda.tile as ct
+from kernels import copy_ok, copy_racy, _args
+
+def test_safe_launch_runs_on_cpu():
+    src, dst, t = _args()
+    ct.launch(None, (8, 1, 1), copy_ok, (src, dst, t))
+    assert (dst == src).all()
+
+def test_racy_launch_fails():
+    src, dst, t = _args()
+    ct.launch(None, (8, 1, 1), copy_racy, (src, dst, t))
+''')
+    result = project.runpytest_subprocess("--tilecheck-launches", "--tilecheck-backend=cpu")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*RaceError: refusing to launch copy_racy*", "*witness: block*",
+                                 "*= tilecheck =*", "*1 kernel launch check(s) verified*"])
+
+
+def test_race_free_marker_checks_one_test(project):
+    project.makepyfile(test_marked='''
+import pytest
+import cuda.tile as ct
+from kernels import copy_racy, copy_ok, _args
+
+@pytest.mark.race_free
+def test_marked():
+    src, dst, t = _args()
+    ct.launch(None, (8, 1, 1), copy_racy, (src, dst, t))
+
+@pytest.mark.race_free
+def test_marked_safe():
+    src, dst, t = _args()
+    ct.launch(None, (8, 1, 1), copy_ok, (src, dst, t))
+    assert (dst == src).all()
+''')
+    result = project.runpytest_subprocess("--tilecheck-backend=cpu", "--strict-markers")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*test_marked - tilecheck.runtime.launcher.RaceError*"])
+
+
+def test_assertion_helpers(project):
+    project.makepyfile(test_asserts='''
+import tilecheck
+from kernels import copy_ok, copy_racy, _args
+
+def test_race_free_ok():
+    tilecheck.assert_race_free(copy_ok, _args(), (8, 1, 1))
+
+def test_race_free_fails():
+    tilecheck.assert_race_free(copy_racy, _args(), (8, 1, 1))
+
+def test_deterministic_fails():
+    tilecheck.assert_deterministic(copy_racy, _args(), (8, 1, 1), runs=6)
+''')
+    result = project.runpytest_subprocess()
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(["*AssertionError: race: copy_racy has 1 data race(s)*",
+                                 "*AssertionError: copy_racy: NONDETERMINISTIC over 6 runs*"])
