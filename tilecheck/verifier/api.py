@@ -92,8 +92,9 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
         general = [r for r in results[:-1] if r.races]
         if general:
             w = general[0].races[0]
+            array = f" on '{w.witness.array}'" if w.witness is not None else ""
             report.notes.append(f"at the more general level '{general[0].level.label}' there is a race "
-                                f"({w.kind}): {w.witness and _brief(w.witness)}")
+                                f"({w.kind}{array}); this verdict holds for the given case only")
     report.stats = {"levels": [r.level.label for r in results], "queries": sum(r.queries for r in results),
                     "solver_s": round(sum(r.solver_s for r in results), 4),
                     "total_s": round(time.perf_counter() - start, 4), "accesses": len(fp.accesses)}
@@ -102,11 +103,6 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
 
 def _short(loc: Any) -> str:
     return f"{(loc.file or '?').rsplit('/', 1)[-1]}:{loc.line}" if loc.is_known() else "<unknown>"
-
-
-def _brief(w: Witness) -> str:
-    blocks = f"blocks {w.first.block}" + (f" and {w.second.block}" if w.second else "")
-    return f"{blocks} on {w.element_text()}, grid {w.grid}"
 
 
 def _module(kernel: Any, args: Sequence[Any] | None) -> tuple[Module, tuple[Any, ...]]:

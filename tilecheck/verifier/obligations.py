@@ -276,10 +276,12 @@ class Checker:
         if key in self.seen:
             return
         self.seen.add(key)
-        # a canonical witness: smallest blocks, then iterations, then lanes
-        order = [*a.block, *(b.block if b else ()), *a.loop_vars, *(b.loop_vars if b else ()), *a.lanes,
-                 *(b.lanes if b else ())]
-        sat = smt.minimize(constraints, order, sat, self.timeout_s)
+        if not self.stop_early:  # a canonical witness: smallest blocks, then iterations, then lanes
+            order = [*a.block, *(b.block if b else ()), *a.loop_vars, *(b.loop_vars if b else ()), *a.lanes,
+                     *(b.lanes if b else ())]
+            start = time.perf_counter()
+            sat = smt.minimize(constraints, order, sat, self.timeout_s)
+            self.result.solver_s += time.perf_counter() - start
         related = (b.access.op.loc,) if b is not None else ()
         self.result.findings.append(Finding(kind, message, a.access.op.loc, related, self.witness(a, b, sat),
                                             self.level.number))

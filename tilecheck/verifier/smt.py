@@ -74,22 +74,38 @@ def reset_names() -> None:
 
 def minimize(constraints: list[BoolExpr], variables: list[IntExpr], first: Sat, timeout_s: float,
              budget: int = 48) -> Sat:
-    """The lexicographically smallest model over ``variables`` (each non-negative in practice), so a
-    witness does not depend on the solver's search history; gives up after ``budget`` queries."""
-    best = first
-    fixed: list[BoolExpr] = []
-    for var in variables:
-        value = best.eval(var)
-        while budget > 0 and isinstance(value, int):
-            budget -= 1
-            result = check([*constraints, *fixed, var < value], timeout_s)
-            if not isinstance(result, Sat):
+    """The lexicographically smallest model over ``variables`` (one incremental solver), so that a
+    witness does not depend on the solver's search history; stops after ``budget`` queries."""
+    solver = _solver(timeout_s, DEFAULT_RLIMIT)
+    try:
+        solver.add(*constraints)
+        best = first
+        for var in variables:
+            value = best.eval(var)
+            while budget > 0 and isinstance(value, int):
+                budget -= 1
+                solver.push()
+                solver.add(var < value)
+                if solver.check() != z3.sat:
+                    solver.pop()
+                    break
+                best = Sat(solver.model())
+                value = best.eval(var)
+                solver.pop()
+            if not isinstance(value, int):
                 break
-            best, value = result, result.eval(var)
-        if not isinstance(value, int):
-            break
-        fixed.append(var == value)
-    return best
+            solver.add(var == value)
+        return best
+    except z3.Z3Exception as exc:
+        raise SolverError(f"z3 failed: {exc}") from None
+
+
+def _solver(timeout_s: float, rlimit: int) -> z3.Solver:
+    solver = z3.Solver()
+    solver.set("random_seed", 0)
+    solver.set("timeout", max(1, int(timeout_s * 1000)))
+    solver.set("rlimit", rlimit)
+    return solver
 
 
 def fresh_int(prefix: str) -> IntExpr:
@@ -115,10 +131,7 @@ def const_value(term: Expr) -> int | None:
 
 def check(constraints: Iterable[BoolExpr], timeout_s: float, rlimit: int = DEFAULT_RLIMIT) -> Result:
     """Decide the conjunction of ``constraints``."""
-    solver = z3.Solver()
-    solver.set("random_seed", 0)
-    solver.set("timeout", max(1, int(timeout_s * 1000)))
-    solver.set("rlimit", rlimit)
+    solver = _solver(timeout_s, rlimit)
     try:
         solver.add(*constraints)
         answer = solver.check()
