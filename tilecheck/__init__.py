@@ -4,10 +4,12 @@ from tilecheck.cases import Case, case, cases_of
 from tilecheck.errors import TilecheckError
 from tilecheck.runtime import (
     AliasingError,
+    DeviceOp,
     NondeterminismReport,
     RaceError,
     Schedule,
     UnverifiedError,
+    device_op,
     launch,
     replay,
     run_repeated,

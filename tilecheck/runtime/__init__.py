@@ -1,10 +1,25 @@
 """The CPU runtime: a numpy interpreter of Tile IR, schedules, the differential runner, replay,
 and the launcher."""
+from tilecheck.runtime.deviceop import DeviceOp, Graph, device_op
 from tilecheck.runtime.differential import ArrayDiff, NondeterminismReport, run_repeated
 from tilecheck.runtime.interp.engine import InterpreterError
 from tilecheck.runtime.launcher import AliasingError, RaceError, UnverifiedError, launch
 from tilecheck.runtime.replay import ReplayResult, replay
 from tilecheck.runtime.schedule import Schedule
 
-__all__ = ["AliasingError", "ArrayDiff", "InterpreterError", "NondeterminismReport", "RaceError", "ReplayResult",
-           "Schedule", "UnverifiedError", "launch", "replay", "run_repeated"]
+__all__ = [
+           "AliasingError",
+           "ArrayDiff",
+           "DeviceOp",
+           "Graph",
+           "InterpreterError",
+           "NondeterminismReport",
+           "RaceError",
+           "ReplayResult",
+           "Schedule",
+           "UnverifiedError",
+           "device_op",
+           "launch",
+           "replay",
+           "run_repeated",
+]
