@@ -20,6 +20,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AliasingError",
     "Case",
+    "DeviceOp",
     "Finding",
     "NondeterminismReport",
     "RaceError",
@@ -33,6 +34,7 @@ __all__ = [
     "bounded",
     "case",
     "cases_of",
+    "device_op",
     "distinct",
     "launch",
     "replay",
