@@ -207,3 +207,32 @@ def test_witness_names_loop_iterations():
 
 
 assert Path(TILEIR).name == "tileir"
+
+
+def test_unchained_loop_token_does_not_order_earlier_iterations():
+    """A loop result orders the ops of every iteration only through a carried chain: here each
+    iteration's store takes the root token, so the reload after the loop waits for the last store
+    only, and the earlier iterations' stores stay unordered with it."""
+    view = "partition_view<tile=(64), tensor_view<256xf32, strides=[1]>>"
+    text = f"""entry @k(%p: tile<ptr<f32>>) {{
+  %root = make_token : token
+  %tv = make_tensor_view %p, shape = [], strides = [] : -> tensor_view<256xf32, strides=[1]>
+  %pv = make_partition_view %tv : {view}
+  %b0, %b1, %b2 = get_tile_block_id : tile<i32>
+  %c0 = constant <i32: 0> : tile<i32>
+  %c1 = constant <i32: 1> : tile<i32>
+  %c4 = constant <i32: 4> : tile<i32>
+  %v = constant <f32: 1.0> : tile<64xf32>
+  %out = for %i in (%c0 to %c4, step %c1) : tile<i32> iter_values(%t = %root) -> (token) {{
+    %st = store_view_tko weak %v, %pv[%b0] token = %root : tile<64xf32>, {view}, tile<i32> -> token loc("k.py":5:4)
+    continue %st : token
+  }}
+  %x, %lt = load_view_tko weak %pv[%b0] token = %out : {view}, tile<i32> -> tile<64xf32>, token loc("k.py":7:4)
+  return
+}}
+"""
+    report = tilecheck.verify(ir.parse(text), grid=(4, 1, 1))
+    pairs = {(f.loc.line, f.related_locs[0].line) for f in report.findings if f.kind == "unordered-in-block"}
+    assert (5, 7) in pairs or (7, 5) in pairs, str(report)
+    chained = text.replace("token = %root : tile<64xf32>", "token = %t : tile<64xf32>")
+    assert tilecheck.verify(ir.parse(chained), grid=(4, 1, 1)).status == "verified"

@@ -67,6 +67,7 @@ class _Builder:
     def __init__(self, g: nx.DiGraph, graph: OrderGraph) -> None:
         self.g, self.graph = g, graph
         self.arg_nodes: dict[Value, Node] = {}
+        self.pending: dict[Op, list[tuple[Node, int]]] = {}
 
     def node(self, value: Value) -> Node:
         owner = value.owner
@@ -120,11 +121,19 @@ class _Builder:
             args.append(node)
             yields.append(("yield", op, k))
             self.g.add_node(("yield", op, k))
-            if op.name == "for":  # the result is the last yield, or the initial value (no iteration)
+            if op.name == "for":  # zero iterations: the result is the initial value
                 self.g.add_edge(self.node(inits[k]), ("res", op, k))
-                self.g.add_edge(("yield", op, k), ("res", op, k))
         self.graph.loops[op] = LoopSlots(op, tuple(args), tuple(yields))
+        self.pending[op] = []
         self.block(body, [*loops, op])
+        # An exit value u (a for's last yield, a break operand) orders the ops of *every* iteration that
+        # reach it only if u sits on a carried chain: it reaches a slot that each iteration passes on,
+        # and consumes that slot. Otherwise it orders only its own iteration: no edge (sound).
+        exits = [(y, k) for k, y in enumerate(yields)] if op.name == "for" else self.pending[op]
+        for node, k in exits:
+            if any(nx.has_path(self.g, node, y) and nx.has_path(self.g, a, node) and nx.has_path(self.g, a, y)
+                   for a, y in zip(args, yields)):
+                self.g.add_edge(node, ("res", op, k))
 
     def loop_exit(self, term: Op, loops: list[Op]) -> None:
         """``continue`` feeds the next iteration's slots; ``break`` feeds the loop's results."""
@@ -132,8 +141,10 @@ class _Builder:
             return
         loop = loops[-1]
         for k, v in enumerate(term.operands):
-            target = ("yield", loop, k) if term.name == "continue" else ("res", loop, k)
-            self.g.add_edge(self.node(v), target)
+            if term.name == "continue":
+                self.g.add_edge(self.node(v), ("yield", loop, k))
+            else:  # decided once the loop body is complete (see ``loop``)
+                self.pending[loop].append((self.node(v), k))
 
 
 def enclosing_loops(function: Function) -> dict[Op, tuple[Op, ...]]:
