@@ -5,17 +5,22 @@ import re
 from typing import Any
 
 from tilecheck.ir import types as T
-from tilecheck.ir.attrs import Bounded, DenseElements, Dictionary, DivBy, TypedValue, float_to_bits
 from tilecheck.ir.core import Block, Function, Module, Op, Region, Value
 from tilecheck.ir.errors import TileIRParseError
 from tilecheck.ir.loc import Loc
 from tilecheck.ir.opdefs import ENUMS, OPS, OpDef
+from tilecheck.ir.text.attrparse import (
+    parse_boolean,
+    parse_dense,
+    parse_hints,
+    parse_predicate,
+    parse_typed_array,
+)
 from tilecheck.ir.text.format import Directive, compile_format
 from tilecheck.ir.text.lexer import Scanner
+from tilecheck.ir.text.typeparse import parse_bracket_dims, parse_type, parse_type_list, parse_type_list_flat
 
 _ALIAS_DEF = re.compile(r"^(#[A-Za-z0-9_$.\-]+)\s*=\s*(.*)$", re.MULTILINE)
-_DIMS = re.compile(r"((?:\d+|\?)x)*")
-_SCALARS = set(T.INTEGER_TYPES) | set(T.FLOAT_TYPES)
 
 
 def parse(text: str, filename: str = "<text>") -> Module:
@@ -70,11 +75,11 @@ class _Parser:
             args.append(self.define_arg())
         results: tuple[T.Type, ...] = ()
         if s.accept("->"):
-            results = tuple(self.type_list())
+            results = tuple(parse_type_list(self.s))
         attrs: dict[str, Any] = {}
         if s.accept("optimization_hints"):
             s.expect("=")
-            attrs["optimization_hints"] = self.hints()
+            attrs["optimization_hints"] = parse_hints(self.s)
         block = Block(tuple(args))
         self.region_body(block)
         loc = self.optional_loc()
@@ -87,7 +92,7 @@ class _Parser:
         if name is None:
             raise self.s.error(f"expected an argument (%name), found {self.s.found()}")
         self.s.expect(":")
-        value = Value(self.type(), name[1:])
+        value = Value(parse_type(self.s), name[1:])
         self.define(name, value, start)
         return value
 
@@ -217,7 +222,7 @@ class _Parser:
             tail = raw[raw.rfind(":") + 1:]
             sub = _Parser(tail, s.filename)
             try:
-                types = sub.type_list_flat()
+                types = parse_type_list_flat(sub.s)
             except TileIRParseError:
                 types = []
         results = tuple(Value(types[-n_results + i] if len(types) >= n_results and n_results else T.TOKEN)
@@ -259,8 +264,8 @@ class _Parser:
             return []
         before: list[T.Type] = []
         if not s.peek("->"):
-            before = self.type_list()
-        after = self.type_list() if s.accept("->") else None
+            before = parse_type_list(self.s)
+        after = parse_type_list(self.s) if s.accept("->") else None
         types = after if after is not None else before
         if n_results == 0:
             return []
@@ -272,131 +277,6 @@ class _Parser:
             return types[-n_results:]
         raise s.error(f"expected {n_results} result types, found {len(types)}")
 
-    def type_list(self) -> list[T.Type]:
-        s = self.s
-        if s.accept("("):
-            types = [] if s.peek(")") else self.type_list_flat()
-            s.expect(")")
-            return types
-        return self.type_list_flat()
-
-    def type_list_flat(self) -> list[T.Type]:
-        types = [self.type()]
-        while self.s.peek(","):
-            save = self.s.pos
-            self.s.accept(",")
-            if not self.at_type():
-                self.s.pos = save
-                break
-            types.append(self.type())
-        return types
-
-    def at_type(self) -> bool:
-        self.s.skip()
-        m = re.match(r"[A-Za-z_][A-Za-z0-9_]*", self.s.text[self.s.pos:])
-        return bool(m) and (m.group(0) in _SCALARS or m.group(0) in (
-            "tile", "token", "ptr", "tensor_view", "partition_view", "strided_view", "gather_scatter_view"))
-
-    # ---- types ---------------------------------------------------------------------------------
-    def type(self) -> T.Type:
-        s = self.s
-        start = s.mark()
-        word = s.ident("a type")
-        if word in _SCALARS:
-            return T.ScalarType(word)
-        if word == "token":
-            return T.TOKEN
-        if word == "ptr":
-            s.expect("<")
-            pointee = self.type()
-            s.expect(">")
-            return T.PointerType(pointee)
-        if word == "tile":
-            s.expect("<")
-            dims = self.dims()
-            element = self.type()
-            s.expect(">")
-            if any(d is None for d in dims):
-                raise s.error("tile shapes are static ('?' is not allowed)", start)
-            return T.TileType(tuple(d for d in dims if d is not None), element)
-        if word == "tensor_view":
-            s.expect("<")
-            shape = self.dims()
-            element = self.type()
-            strides: tuple[int | None, ...] = ()
-            if s.accept(","):
-                s.expect("strides")
-                s.expect("=")
-                strides = self.bracket_dims()
-            s.expect(">")
-            if len(strides) != len(shape):
-                raise s.error(f"tensor_view of rank {len(shape)} has {len(strides)} strides", start)
-            return T.TensorViewType(element, shape, strides)
-        if word in ("partition_view", "strided_view", "gather_scatter_view"):
-            return self.view_type(word, start)
-        raise s.error(f"unknown type '{word}'", start)
-
-    def view_type(self, word: str, start: int) -> T.Type:
-        s = self.s
-        s.expect("<")
-        s.expect("tile")
-        s.expect("=")
-        s.expect("(")
-        tile = self.dims(trailing_x=False)
-        s.expect(")")
-        steps: tuple[int | None, ...] = ()
-        sparse_dim = 0
-        padding: str | None = None
-        view: T.Type | None = None
-        dim_map: tuple[int | None, ...] | None = None
-        while s.accept(","):
-            if s.accept("traversal_strides"):
-                s.expect("=")
-                steps = self.bracket_dims()
-            elif s.accept("padding_value"):
-                s.expect("=")
-                padding = s.ident("a padding value")
-            elif s.accept("dim_map"):
-                s.expect("=")
-                dim_map = self.bracket_dims()
-            elif s.accept("sparse_dim"):
-                s.expect("=")
-                sparse_dim = s.integer()
-            else:
-                view = self.type()
-        s.expect(">")
-        if not isinstance(view, T.TensorViewType):
-            raise s.error(f"{word} needs a tensor_view", start)
-        tile_t = tuple(int(d or 0) for d in tile)
-        dims = tuple(int(d or 0) for d in dim_map) if dim_map is not None else tuple(range(len(tile_t)))
-        if word == "partition_view":
-            return T.PartitionViewType(tile_t, view, dims, padding)
-        if word == "strided_view":
-            return T.StridedViewType(tile_t, tuple(int(d or 0) for d in steps), view, dims, padding)
-        return T.GatherScatterViewType(tile_t, view, sparse_dim, padding)
-
-    def dims(self, trailing_x: bool = True) -> tuple[int | None, ...]:
-        s = self.s
-        s.skip()
-        if not trailing_x:
-            m = re.match(r"(\d+|\?)(x(\d+|\?))*", s.text[s.pos:])
-            text = m.group(0) if m else ""
-            s.pos += len(text)
-            return tuple(None if d == "?" else int(d) for d in text.split("x") if d)
-        m = _DIMS.match(s.text, s.pos)
-        text = m.group(0) if m else ""
-        s.pos += len(text)
-        return tuple(None if d == "?" else int(d) for d in text.split("x") if d)
-
-    def bracket_dims(self) -> tuple[int | None, ...]:
-        s = self.s
-        s.expect("[")
-        out: list[int | None] = []
-        while not s.accept("]"):
-            if out:
-                s.expect(",")
-            out.append(None if s.accept("?") else s.integer())
-        return tuple(out)
 
     # ---- attributes ----------------------------------------------------------------------------
     def attr(self, opdef: OpDef, name: str) -> Any:
@@ -414,147 +294,29 @@ class _Parser:
         if kind == "str":
             return s.string()
         if kind == "i32s":
-            return tuple(int(d or 0) for d in self.bracket_dims())
+            return tuple(int(d or 0) for d in parse_bracket_dims(self.s))
         if kind == "bools":
             s.expect("[")
             out = []
             while not s.accept("]"):
                 if out:
                     s.expect(",")
-                out.append(self.boolean())
+                out.append(parse_boolean(self.s))
             return tuple(out)
         if kind == "dense":
-            return self.dense()
+            return parse_dense(self.s)
         if kind == "tagged":
-            return self.predicate()
+            return parse_predicate(self.s)
         if kind == "hints":
-            return self.hints()
+            return parse_hints(self.s)
         if kind == "array":
-            return self.typed_array()
+            return parse_typed_array(self.s)
         if kind == "type":
-            return self.type()
+            return parse_type(self.s)
         if kind == "bool":
-            return self.boolean()
+            return parse_boolean(self.s)
         raise s.error(f"cannot parse attribute kind {kind}", start)
 
-    def boolean(self) -> bool:
-        word = self.s.ident("true or false")
-        if word not in ("true", "false"):
-            raise self.s.error(f"expected true or false, found '{word}'")
-        return word == "true"
-
-    def dense(self) -> DenseElements:
-        s = self.s
-        s.expect("<")
-        start = s.mark()
-        element = self.type()
-        if not isinstance(element, T.ScalarType):
-            raise s.error("constant element type must be a scalar type", start)
-        s.expect(":")
-        values: list[int] = []
-        if s.accept("["):
-            while not s.accept("]"):
-                if values:
-                    s.expect(",")
-                values.append(self.scalar_bits(element))
-        else:
-            values.append(self.scalar_bits(element))
-        s.expect(">")
-        if len(values) > 1 and all(v == values[0] for v in values):
-            values = values[:1]
-        return DenseElements(element.name, tuple(values), element.is_float)
-
-    def scalar_bits(self, element: T.ScalarType) -> int:
-        s = self.s
-        if element.name == "i1" and (s.peek("true") or s.peek("false")):
-            return int(self.boolean())
-        start = s.mark()
-        text = s.number(f"a {element.name} value")
-        if element.is_float:
-            if text.lower().startswith(("0x", "-0x", "+0x")):
-                return int(text, 16)
-            try:
-                return float_to_bits(element.name, float(text))
-            except (OverflowError, ValueError):
-                raise s.error(f"'{text}' is not a valid {element.name}", start) from None
-        try:
-            return int(text, 0)
-        except ValueError:
-            raise s.error(f"'{text}' is not an integer", start) from None
-
-    def typed_array(self) -> tuple[TypedValue, ...]:
-        s = self.s
-        s.expect("[")
-        out: list[TypedValue] = []
-        while not s.accept("]"):
-            if out:
-                s.expect(",")
-            save = s.pos
-            s.number()
-            s.expect(":")
-            type_ = self.type()
-            end = s.pos
-            s.pos = save
-            if not isinstance(type_, T.ScalarType):
-                raise s.error("identity must have a scalar type")
-            out.append(TypedValue(type_, self.scalar_bits(type_)))
-            s.pos = end
-        return tuple(out)
-
-    def predicate(self) -> Any:
-        s = self.s
-        start = s.mark()
-        word = s.ident("an assume predicate")
-        s.expect("<")
-        if word == "bounded":
-            lb = None if s.accept("?") else s.integer()
-            s.expect(",")
-            ub = None if s.accept("?") else s.integer()
-            s.expect(">")
-            return Bounded(lb, ub)
-        if word == "div_by":
-            divisor = s.integer()
-            every = along = None
-            if s.accept(","):
-                s.expect("every")
-                every = s.integer()
-            if s.accept("along"):
-                along = s.integer()
-            s.expect(">")
-            return DivBy(divisor, every, along)
-        raise s.error(f"unsupported assume predicate '{word}'", start)
-
-    def hints(self) -> Dictionary:
-        s = self.s
-        s.expect("<")
-        items: list[tuple[str, object]] = []
-        while not s.accept(">"):
-            if items:
-                s.expect(",")
-            key = s.ident("a target name")
-            s.expect("=")
-            items.append((key, self.dictionary()))
-        return Dictionary(tuple(items))
-
-    def dictionary(self) -> Dictionary:
-        s = self.s
-        s.expect("{")
-        items: list[tuple[str, object]] = []
-        while not s.accept("}"):
-            if items:
-                s.expect(",")
-            key = s.ident("a key")
-            s.expect("=")
-            if s.peek("true") or s.peek("false"):
-                items.append((key, self.boolean()))
-            elif s.peek('"'):
-                items.append((key, s.string()))
-            else:
-                value = s.integer()
-                if s.accept(":"):
-                    self.type()
-                items.append((key, value))
-        return Dictionary(tuple(items))
 
     # ---- locations -----------------------------------------------------------------------------
     def optional_loc(self) -> Loc:
@@ -646,13 +408,13 @@ class _Parser:
         s.expect(")")
         b.attrs["unsignedCmp"] = s.accept("unsigned")
         s.expect(":")
-        iv = Value(self.type(), iv_name[1:])
+        iv = Value(parse_type(self.s), iv_name[1:])
         inits: list[tuple[str, Value, int]] = []
         result_types: list[T.Type] = []
         if s.accept("iter_values"):
             inits = self.iter_values()
             s.expect("->")
-            result_types = self.type_list()
+            result_types = parse_type_list(self.s)
         b.operands["initValues"] = [v for _, v, _ in inits]
         args = [(iv_name, iv, pos)] + [(n, Value(v.type, n[1:]), p) for n, v, p in inits]
         _check_count(s, "for", n_results, len(result_types))
@@ -666,12 +428,12 @@ class _Parser:
         result_types: list[T.Type] = []
         if s.accept(":"):
             if not s.peek("->"):
-                arg_types = self.type_list()
+                arg_types = parse_type_list(self.s)
             s.expect("->")
             if not s.peek("{"):
-                result_types = self.type_list()
+                result_types = parse_type_list(self.s)
         elif s.accept("->"):
-            result_types = self.type_list()
+            result_types = parse_type_list(self.s)
         if len(arg_types) != len(inits):
             raise s.error(f"loop has {len(inits)} iteration values but {len(arg_types)} types")
         b.operands["initValues"] = [v for _, v, _ in inits]
@@ -682,7 +444,7 @@ class _Parser:
     def custom_if(self, b: _OpBuilder, n_results: int) -> Op:
         s = self.s
         b.operands["condition"] = [self.use()]
-        result_types = self.type_list() if s.accept("->") else []
+        result_types = parse_type_list(self.s) if s.accept("->") else []
         _check_count(s, "if", n_results, len(result_types))
         b.regions.append(self.region([], implicit="yield"))
         if s.accept("else"):
@@ -707,14 +469,14 @@ class _Parser:
         if scan:
             s.expect("reverse")
             s.expect("=")
-            b.attrs["reverse"] = self.boolean()
+            b.attrs["reverse"] = parse_boolean(self.s)
         s.expect("identities")
         s.expect("=")
-        b.attrs["identities"] = self.typed_array()
+        b.attrs["identities"] = parse_typed_array(self.s)
         s.expect(":")
-        self.type_list()
+        parse_type_list(self.s)
         s.expect("->")
-        result_types = self.type_list()
+        result_types = parse_type_list(self.s)
         _check_count(s, b.opdef.name, n_results, len(result_types))
         s.expect("(")
         args: list[tuple[str, Value, int]] = []
@@ -726,7 +488,7 @@ class _Parser:
             if name is None:
                 raise s.error(f"expected a region argument, found {s.found()}")
             s.expect(":")
-            args.append((name, Value(self.type(), name[1:]), pos))
+            args.append((name, Value(parse_type(self.s), name[1:]), pos))
         b.regions.append(self.region(args))
         return b.build(result_types, self.optional_loc())
 
