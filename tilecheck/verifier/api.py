@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tilecheck.errors import TilecheckError
+from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
 from tilecheck.ir.opdefs import Effect
 from tilecheck.verifier import smt
@@ -118,17 +119,7 @@ def _module(kernel: Any, args: Sequence[Any] | None) -> tuple[Module, tuple[Any,
 
 
 def _grid(grid: Any) -> tuple[int, int, int] | None:
-    if grid is None:
-        return None
-    if isinstance(grid, int):
-        grid = (grid,)
-    try:
-        dims = tuple(int(g) for g in grid)
-    except (TypeError, ValueError):
-        raise TilecheckError(f"grid must be an int or a tuple of up to 3 ints, got {grid!r}") from None
-    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
-        raise TilecheckError(f"grid must have 1 to 3 positive dimensions, got {grid!r}")
-    return (*dims, *(1,) * (3 - len(dims)))  # type: ignore[return-value]
+    return None if grid is None else normalize_grid(grid)
 
 
 def _levels(fp: Any, params: tuple[Any, ...], args: Sequence[Any] | None,
