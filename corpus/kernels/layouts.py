@@ -77,3 +77,22 @@ def scatter_shifted_tiles(src, dst, TILE: ConstInt):
     bid = ct.bid(0)
     idx = bid * TILE + ct.arange(TILE, dtype=ct.int32)
     ct.scatter(dst, idx + TILE, ct.gather(src, idx))
+
+
+@tilecheck.case(grid=(8, 1, 1), args=lambda: (_x(), 64))
+@ct.kernel
+def slices_disjoint(x, TILE: ConstInt):
+    # Safe: reads the upper half through a slice, writes the lower half through another.
+    b = ct.bid(0)
+    t = ct.load(x.slice(0, 512, 1024), index=(b,), shape=(TILE,))
+    ct.store(x.slice(0, 0, 512), index=(b,), tile=t * 2.0)
+
+
+@tilecheck.case(grid=(8, 1, 1), args=lambda: (_x(), 64))
+@ct.kernel
+def slice_shifted_write(x, TILE: ConstInt):
+    # Racy: block b reads tile b of the upper half (a slice starting at 512) and writes tile 9 + b
+    # of the whole array, which is tile b + 1 of that slice: the next block's input.
+    b = ct.bid(0)
+    t = ct.load(x.slice(0, 512, 1024), index=(b,), shape=(TILE,))
+    ct.store(x, index=(9 + b,), tile=t + 1.0)

@@ -47,3 +47,19 @@ def test_replay_needs_arguments():
     report = tilecheck.verify(module, grid=(8, 8, 1))
     with pytest.raises(tilecheck.TilecheckError, match="launch arguments"):
         report.findings[0].replay()
+
+
+def test_views_at_an_offset_slices():
+    """x.slice(...) gives a tensor view at a non-zero origin: footprints and execution must shift."""
+    import numpy as np
+
+    from corpus.kernels import layouts
+
+    case = tilecheck.cases_of(layouts.slice_shifted_write)[0]
+    report = tilecheck.verify(layouts.slice_shifted_write, case.make_args(), case.grid)
+    finding = next(f for f in report.findings if f.kind == "read-write")
+    assert 512 <= finding.witness.element[0] < 1024
+    assert finding.replay().reproduced
+    x = np.arange(1024, dtype=np.float32)
+    tilecheck.launch((8,), layouts.slices_disjoint, (x, 64))
+    np.testing.assert_array_equal(x[:512], np.arange(512, 1024, dtype=np.float32) * 2)

@@ -34,6 +34,7 @@ class TensorView:
     array: int
     shape: tuple[int, ...]
     strides: tuple[int, ...]
+    base: int = 0  # element offset of the view's origin in the array (a slice's start)
 
 
 @dataclass(frozen=True)

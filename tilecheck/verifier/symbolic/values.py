@@ -70,9 +70,13 @@ class Pointer(SymValue):
 
 @dataclass(frozen=True)
 class TensorView(SymValue):
+    """A view of array ``array``: coordinate v of the view is element ``v + origin`` of the array
+    (a slice, ``arr.slice(...)``, is a view at a non-zero origin)."""
+
     array: int
     dims: tuple[smt.IntExpr, ...]
     strides: tuple[smt.IntExpr, ...]
+    origin: tuple[smt.IntExpr, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ def view_elements(view: TileView, index: tuple[np.ndarray, ...]) -> tuple[np.nda
     Tile dimension k runs along tensor dimension dim_map[k]: coordinate = index[k]*step[k] + lane.
     """
     rank = len(view.tile)
-    offsets = np.zeros((len(index[0]),) + (1,) * rank, np.int64)
+    offsets = np.full((len(index[0]),) + (1,) * rank, view.tensor.base, np.int64)
     valid = np.ones_like(offsets, dtype=bool)
     for k in range(rank):
         shape = [1] * (rank + 1)
@@ -49,7 +49,7 @@ def _contiguous_run(view: TileView, index: tuple[np.ndarray, ...], width: int) -
         return None
     if start < 0 or (start + width) * view.tile[0] > view.tensor.shape[0]:
         return None
-    return start * view.tile[0]
+    return view.tensor.base + start * view.tile[0]
 
 
 @interpret("load_view_tko")

@@ -24,7 +24,7 @@ def make_tensor_view(interp, ctx, op, base, *dynamic):
     values = iter(dynamic)
     shape = tuple(_uniform(ctx, op, next(values)) if s is None else s for s in t.shape)
     strides = tuple(_uniform(ctx, op, next(values)) if s is None else s for s in t.strides)
-    return (TensorView(base.array, shape, strides),)
+    return (TensorView(base.array, shape, strides, _uniform(ctx, op, base.offsets)),)
 
 
 @interpret("make_partition_view", "make_strided_view")

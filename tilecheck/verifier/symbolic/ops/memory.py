@@ -59,9 +59,10 @@ def _view_access(state, op: Op, effect: Effect, view: SymValue, index: tuple[Sym
         return None
     tensor = view.tensor
     inside = _bounds(coords, tensor.dims)
+    element_coords = tuple(c + o for c, o in zip(coords, tensor.origin)) if tensor.origin else coords
     # view ops never touch out-of-bounds elements: loads pad them, stores drop them
-    state.record(op, effect, tensor.array, coords, _linear(coords, tensor.strides), inside, inside, True,
-                 len(view.tile), element)
+    state.record(op, effect, tensor.array, element_coords, _linear(element_coords, tensor.strides), inside,
+                 inside, True, len(view.tile), element)
     return coords
 
 
@@ -78,7 +79,9 @@ def load_view(state, op: Op, view: SymValue, *rest: SymValue):
     if not isinstance(view, TileView) or coords is None:
         return (state.havoc(op.results[0].type, "load"), Opaque())
     padding = IntTile(smt.IntVal(0)) if op.operand("view").type.padding in ("zero", "neg_zero") else None
-    return (_loaded(state, op, view.tensor.array, coords, _bounds(coords, view.tensor.dims), padding),
+    origin = view.tensor.origin
+    element_coords = tuple(c + o for c, o in zip(coords, origin)) if origin else coords
+    return (_loaded(state, op, view.tensor.array, element_coords, _bounds(coords, view.tensor.dims), padding),
             Opaque())
 
 

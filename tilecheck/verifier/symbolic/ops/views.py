@@ -25,7 +25,15 @@ def make_tensor_view(state, op: Op, base: SymValue, *dynamic: SymValue):
 
     dims = tuple(take(s) for s in t.shape)
     strides = tuple(take(s) for s in t.strides)
-    return (TensorView(base.array, dims, strides),)
+    info = state.arrays.get(base.array)
+    rank = len(dims)
+    if base.coords is None or info is None or len(base.coords) != rank or info.rank != rank:
+        state.unsupported_op(op, "tensor view at an offset that is not a whole number of elements per dimension")
+        return (state.havoc(t),)
+    if any(not smt.is_true(smt.simplify(a == b)) for a, b in zip(strides, info.strides)):
+        state.unsupported_op(op, "tensor view with strides other than its array's (a reinterpretation)")
+        return (state.havoc(t),)
+    return (TensorView(base.array, dims, strides, tuple(base.coords)),)
 
 
 @symbolic("make_partition_view", "make_strided_view")
