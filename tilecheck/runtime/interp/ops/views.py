@@ -62,4 +62,8 @@ def offset(interp, ctx, op, ptr, off):
 
 @interpret("ptr_to_ptr")
 def ptr_to_ptr(interp, ctx, op, ptr):
+    src, dst = op.operands[0].type.element.pointee, op.result.type.element.pointee
+    if getattr(src, "bitwidth", -1) != getattr(dst, "bitwidth", -2):
+        raise InterpreterError(f"pointer cast between element widths at {op.loc.outermost()} is not supported",
+                               op.loc)
     return (ptr,)

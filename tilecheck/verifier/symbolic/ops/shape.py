@@ -74,8 +74,18 @@ def permute(state, op: Op, x: SymValue):
     return (relane(x, pairs, _shape(op.results[0])),)
 
 
+def _pointee_bits(t) -> int:
+    element = t.element if isinstance(t, T.TileType) else t
+    pointee = element.pointee if isinstance(element, T.PointerType) else None
+    return pointee.bitwidth if isinstance(pointee, T.ScalarType) else -1
+
+
 @symbolic("ptr_to_ptr")
 def ptr_to_ptr(state, op: Op, x: SymValue):
+    # same element width: the same elements; another width would reinterpret the coordinates
+    if _pointee_bits(op.operands[0].type) != _pointee_bits(op.result.type) or not isinstance(x, Pointer):
+        state.unsupported_op(op, "pointer cast to an element type of another width")
+        return (state.havoc(op.result.type),)
     return (x,)
 
 
