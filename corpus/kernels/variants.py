@@ -87,3 +87,30 @@ def head_mix_inplace(q, HD: ConstInt):
     nxt = ct.load(q, index=(t, h + 1, 0), shape=(1, 1, HD), padding_mode=ZERO)
     cur = ct.load(q, index=(t, h, 0), shape=(1, 1, HD))
     ct.store(q, index=(t, h, 0), tile=(cur + nxt) * 0.5)
+
+
+def _flat_rows():
+    return np.arange(32 * 300, dtype=np.float32) / 100.0, np.zeros(32 * 300, np.float32), 300, 512
+
+
+@tilecheck.case(grid=(32, 1, 1), args=_flat_rows)
+@ct.kernel
+def flat_rows_unmasked(x, y, C: ConstInt, TC: ConstInt):
+    # Racy for C not a power of two: rows of C elements in a flat array, one row per block, handled
+    # with a power-of-two tile TC >= C and no column mask, so each row's tail lands in the next row.
+    # (The pattern of a layer-norm example found racy in the wild; see docs/corpus.md.)
+    row = ct.bid(0)
+    idx = row * C + ct.arange(TC, dtype=ct.int32)
+    t = ct.gather(x, idx, padding_value=0)
+    ct.scatter(y, idx, t - ct.sum(t) / C)  # centred by the row's (tile's) mean
+
+
+@tilecheck.case(grid=(32, 1, 1), args=_flat_rows)
+@ct.kernel
+def flat_rows_masked(x, y, C: ConstInt, TC: ConstInt):
+    # The fix: mask the columns past C.
+    row = ct.bid(0)
+    cols = ct.arange(TC, dtype=ct.int32)
+    idx = row * C + cols
+    t = ct.gather(x, idx, mask=cols < C, padding_value=0)
+    ct.scatter(y, idx, t - ct.sum(t) / C, mask=cols < C)
