@@ -31,7 +31,7 @@ def check(name: str, kernel, args, grid, want, got, tol: float) -> None:
     kinds = sorted({f.kind for f in report.findings})
     tilecheck.launch(grid, kernel, args, unsafe=True)
     close = torch.allclose(got.float(), want.float(), atol=tol, rtol=tol)
-    print(f"{name:48s} {report.status:9s} {str(kinds):28s} {'matches' if close else 'DIFFERS from'} torch")
+    print(f"{name:48s} {report.status:9s} {kinds!s:28s} {'matches' if close else 'DIFFERS from'} torch")
     if report.status == "race":
         print("   ", str(report.findings[0]).splitlines()[-1].strip())
 
