@@ -56,10 +56,31 @@ def main(root: Path) -> None:
     check("GEMV (persistent)", mv.cutile_gemv_kernel, (a, v, out, 1024, 64, 128), (8, 1), a.float() @ v.float(),
           out, 0.5)
 
+    gn = load(root, f"{EXAMPLES}/normalization/group_norm.py")
+    n, c, h, w, groups = 2, 8, 16, 16, 4
+    x = torch.randn(n, c, h, w)
+    weight, bias = torch.randn(c), torch.randn(c)
+    out = torch.zeros(n, groups, c // groups * h * w)
+    args = (x.view(n, groups, -1), out, weight, bias, groups, c // groups, h, w, 1e-5, n * groups, 256)
+    check("group norm (persistent)", gn.group_norm_kernel, args, (5, 1, 1),
+          torch.nn.functional.group_norm(x, groups, weight, bias, 1e-5).view(n, groups, -1), out, 1e-3)
+
     sm = load(root, f"{TRITON}/02_softmax/cutile_kernel.py")
     x = torch.randn(64, 200)
     out = torch.empty_like(x)
     check("softmax", sm.softmax_kernel, (out, x, 64, 256, 200), (16, 1, 1), torch.softmax(x, dim=1), out, 1e-4)
+
+    fa = load(root, f"{TRITON}/05_attention/cutile_kernel.py")
+    for causal in (False, True):
+        q = torch.randn(1, 4, 128, 64, dtype=torch.float16)
+        k, v = torch.randn(1, 2, 128, 64, dtype=torch.float16), torch.randn(1, 2, 128, 64, dtype=torch.float16)
+        out = torch.empty_like(q)
+        scale = 1.0 / 8.0
+        args = (q, k, v, out, scale, 0, 64, 4, 64, 32, 2, causal, True)
+        want = torch.nn.functional.scaled_dot_product_attention(
+            q.float(), k.float().repeat_interleave(2, 1), v.float().repeat_interleave(2, 1), is_causal=causal,
+            scale=scale)
+        check(f"flash attention (GQA, causal={causal})", fa.fmha_kernel, args, (2, 4, 1), want, out, 2e-2)
 
     ln = load(root, f"{TRITON}/03_layernorm/cutile_kernel.py")
     for cols in (256, 300):
