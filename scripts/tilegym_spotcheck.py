@@ -65,6 +65,29 @@ def main(root: Path) -> None:
     check("group norm (persistent)", gn.group_norm_kernel, args, (5, 1, 1),
           torch.nn.functional.group_norm(x, groups, weight, bias, 1e-5).view(n, groups, -1), out, 1e-3)
 
+    ap = load(root, f"{EXAMPLES}/pooling/avgpool3d.py")
+    n, c, d, h, w = 1, 2, 6, 6, 6
+    x = torch.rand(n, c, d, h, w)
+    out = torch.zeros(n, c, d, h, w)  # kernel 3, stride 1, padding 1: same spatial size
+    args = (x, out, c, d, h, w, 3, 3, 3, 4, 4, 4, 1, 1, 1, 1, 1, 1, d, h, w, n * c * d * h * w)
+    check("avg pool 3-D (gather windows, persistent)", ap.avgpool3d_kernel, args, (16, 1, 1),
+          torch.nn.functional.avg_pool3d(x, 3, 1, 1, count_include_pad=True), out, 1e-5)
+
+    cv = load(root, f"{EXAMPLES}/convolution/conv2d_with_bias_dilation_groups.py")
+    conv = torch.nn.Conv2d(16, 32, (3, 3), dilation=(2, 1))
+    model_bias = torch.rand(32)
+    x = torch.rand(8, 16, 8, 8)
+    out = torch.zeros(8, 32, 4, 6)
+    m_total, k_total = 8 * 4 * 6, 16 * 9
+    tm, tn, tk, gsm = cv._select_tile_config_2d(m_total, 32, k_total, 32)
+    gsm = cv._adjust_group_size(-(-m_total // tm), gsm)
+    args = (x, conv.weight.data.reshape(32, k_total).contiguous(), conv.bias.data, model_bias, out, 8, 8, 8, 4, 6,
+            32, 3, 3, 1, 1, 0, 0, 2, 1, 16, 32, m_total, k_total, tm, tn, tk, gsm)
+    with torch.no_grad():
+        want = torch.relu(conv(x)) + model_bias.view(32, 1, 1)
+    check("conv2d implicit GEMM (dilation, persistent)", cv.conv2d_implicit_gemm_kernel, args, (4, 1, 1), want,
+          out, 1e-3)
+
     sm = load(root, f"{TRITON}/02_softmax/cutile_kernel.py")
     x = torch.randn(64, 200)
     out = torch.empty_like(x)
