@@ -222,3 +222,15 @@ def test_out_of_bounds_pointer_access_is_an_error_naming_the_line():
     x, y = f32(1000), np.zeros(1000, np.float32)
     with pytest.raises(tilecheck.TilecheckError, match=r"out-of-bounds .* at .*inplace.py:\d+.*'x'"):
         tilecheck.launch((8,), inplace.gather_unchecked, (x, y, 128), unsafe=True)
+
+
+def test_torch_cpu_tensors_are_updated_in_place():
+    """torch CPU tensors go through DLPack: results land in the tensor (skips without torch)."""
+    torch = pytest.importorskip("torch")
+    a, b = torch.rand(1024), torch.rand(1024)
+    c = torch.zeros(1024)
+    tilecheck.launch((64,), E.vector_add, (a, b, c, 16))
+    assert torch.equal(c, a + b)
+    report = tilecheck.verify(A.head_permute_swapped, tuple(torch.from_numpy(x) if isinstance(x, np.ndarray) else x
+                                                            for x in A._perm_args()), (8, 8, 1))
+    assert report.status == "race"
