@@ -236,3 +236,37 @@ def test_unchained_loop_token_does_not_order_earlier_iterations():
     assert (5, 7) in pairs or (7, 5) in pairs, str(report)
     chained = text.replace("token = %root : tile<64xf32>", "token = %t : tile<64xf32>")
     assert tilecheck.verify(ir.parse(chained), grid=(4, 1, 1)).status == "verified"
+
+
+def test_loop_carried_index_with_a_constant_increment():
+    """``idx += 1`` in a loop: the carried index has a closed form, so the per-iteration stores are
+    disjoint (a havoc'd index would report a false unordered-in-block race)."""
+    view = "partition_view<tile=(32), tensor_view<1024xf32, strides=[1]>>"
+    text = f"""entry @k(%p: tile<ptr<f32>>) {{
+  %root = make_token : token
+  %tv = make_tensor_view %p, shape = [], strides = [] : -> tensor_view<1024xf32, strides=[1]>
+  %pv = make_partition_view %tv : {view}
+  %b0, %b1, %b2 = get_tile_block_id : tile<i32>
+  %c0 = constant <i32: 0> : tile<i32>
+  %c1 = constant <i32: 1> : tile<i32>
+  %c4 = constant <i32: 4> : tile<i32>
+  %start = muli %b0, %c4 : tile<i32>
+  %v = constant <f32: 1.0> : tile<32xf32>
+  %out = for %i in (%c0 to %c4, step %c1) : tile<i32> iter_values(%idx = %start) -> (tile<i32>) {{
+    %st = store_view_tko weak %v, %pv[%idx] token = %root : tile<32xf32>, {view}, tile<i32> -> token
+    %next = addi %idx, %STEP : tile<i32>
+    continue %next : tile<i32>
+  }}
+  return
+}}
+"""
+    ok = tilecheck.verify(ir.parse(text.replace("%STEP", "%c1")), grid=(8, 1, 1))
+    assert ok.status == "verified", ok
+    # an increment of 0 stores the same tile every iteration, with no token between the stores
+    same = tilecheck.verify(ir.parse(text.replace("%STEP", "%c0")), grid=(8, 1, 1))
+    assert same.status == "race" and {f.kind for f in same.findings} == {"unordered-in-block"}
+    # an increment of 2 makes block b's later tiles overlap block b + 1's (4 tiles per block, stride 2)
+    wide = tilecheck.verify(ir.parse(text.replace("%STEP", "%c2").replace(
+        "%c4 = constant <i32: 4> : tile<i32>", "%c4 = constant <i32: 4> : tile<i32>\n  %c2 = constant <i32: 2> : tile<i32>")),
+        grid=(8, 1, 1))
+    assert wide.status == "race" and "write-write" in {f.kind for f in wide.findings}

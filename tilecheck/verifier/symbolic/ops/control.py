@@ -28,10 +28,37 @@ def for_(state, op: Op, lb: SymValue, ub: SymValue, step: SymValue, *inits: SymV
     loop = LoopVar(op, var, domain, exact)
     with state.in_region(domain, loop):
         state.env[body.args[0]] = IntTile(var)
-        for arg in body.args[1:]:
-            state.env[arg] = state.havoc(arg.type, "iter")  # loop-carried: any value
+        for k, arg in enumerate(body.args[1:]):
+            value = _induction(state, op, k, var, lb, step, inits[k])
+            # loop-carried: a closed form for `x += c` with c loop-invariant, else any value
+            state.env[arg] = value if value is not None else state.havoc(arg.type, "iter")
         state.run_block(body)
     return tuple(state.havoc(r.type, "for") for r in op.results)
+
+
+def _induction(state, op: Op, k: int, var, lb: SymValue, step: SymValue, init: SymValue) -> IntTile | None:
+    """``init + n * c`` for carried slot k when the body yields ``arg_k + c`` (or ``- c``) with c defined
+    outside the loop, where n = (iv - lb) / step counts the iterations before this one."""
+    body = op.regions[0].block
+    term = body.ops[-1] if body.ops else None
+    if term is None or term.name != "continue" or not isinstance(init, IntTile) or init.shape:
+        return None
+    if not isinstance(lb, IntTile) or not isinstance(step, IntTile):
+        return None
+    arg = body.args[k + 1]
+    update = term.operands[k].owner if k < len(term.operands) else None
+    if not isinstance(update, Op) or update.name not in ("addi", "subi") or update.operands[0] is not arg:
+        return None
+    inside = set(op.walk())
+    other = update.operands[1]
+    if (isinstance(other.owner, Op) and other.owner in inside) or other.owner is body:
+        return None  # the increment changes inside the loop
+    c = state.env.get(other)
+    if not isinstance(c, IntTile) or c.shape:
+        return None
+    n = (var - lb.term) / step.term
+    delta = n * c.term
+    return IntTile(init.term + delta if update.name == "addi" else init.term - delta)
 
 
 @symbolic("loop")
