@@ -107,3 +107,25 @@ def test_deterministic_fails():
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(["*AssertionError: race: copy_racy has 1 data race(s)*",
                                  "*AssertionError: copy_racy: NONDETERMINISTIC over 6 runs*"])
+
+
+def test_unknown_verdicts_are_listed_in_the_summary(project):
+    project.makepyfile(test_raw='''
+import numpy as np
+import cuda.tile as ct
+
+@ct.kernel
+def raw_copy(x, y, T: ct.Constant[int]):
+    # raw pointer offsets: bounds cannot be proved, the verdict is unknown
+    b = ct.bid(0)
+    t = x.get_raw_memory().load_offset(b * T + ct.arange(T, dtype=ct.int32))
+    ct.store(y, index=(b,), tile=t)
+
+def test_raw():
+    x, y = np.arange(256, dtype=np.float32), np.zeros(256, np.float32)
+    ct.launch(None, (8, 1, 1), raw_copy, (x, y, 32))
+    assert (y == x).all()
+''')
+    result = project.runpytest_subprocess("--tilecheck-launches", "--tilecheck-backend=cpu")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*= tilecheck =*", "*unknown (not verified, launched anyway): test_raw.py::test_raw*"])
