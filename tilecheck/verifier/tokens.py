@@ -146,17 +146,3 @@ class _Builder:
             else:  # decided once the loop body is complete (see ``loop``)
                 self.pending[loop].append((self.node(v), k))
 
-
-def enclosing_loops(function: Function) -> dict[Op, tuple[Op, ...]]:
-    """For every op, the ``for``/``loop`` ops around it, outermost first."""
-    out: dict[Op, tuple[Op, ...]] = {}
-
-    def visit(block: Block, loops: tuple[Op, ...]) -> None:
-        for op in block.ops:
-            out[op] = loops
-            inner = (*loops, op) if op.name in ("for", "loop") else loops
-            for region in op.regions:
-                visit(region.block, inner)
-
-    visit(function.body, ())
-    return out

@@ -153,7 +153,6 @@ class _Parser:
     # ---- ops -----------------------------------------------------------------------------------
     def op(self) -> Op:
         s = self.s
-        start = s.mark()
         result_names: list[tuple[str, int]] = []
         if s.peek("%"):
             while True:
@@ -183,7 +182,6 @@ class _Parser:
         for (rname, pos), value in zip(result_names, op.results):
             value.name = rname[1:].split("#")[0]
             self.define(rname, value, pos)
-        del start
         return op
 
     def known_op(self, opdef: OpDef, n_results: int) -> Op:
@@ -192,7 +190,7 @@ class _Parser:
         if fmt.body and fmt.body[0].kind == "custom":
             return getattr(self, "custom_" + fmt.body[0].name)(b, n_results)
         self.directives(b, fmt.body)
-        result_types = self.type_section(n_results, bool(fmt.types)) if n_results or fmt.types else []
+        result_types = self.type_section(n_results) if n_results or fmt.types else []
         loc = self.optional_loc()
         return b.build(result_types, loc)
 
@@ -231,7 +229,7 @@ class _Parser:
         while s.peek("{"):
             regions.append(self.region([]))
         loc = self.optional_loc()
-        attrs = {"__text__": _rename(raw, operands)}
+        attrs = {"__text__": raw}
         return Op(name, tuple(operands), results, attrs, tuple(regions), loc, (("operands", len(operands)),))
 
     def directives(self, b: _OpBuilder, items: tuple[Directive, ...]) -> None:
@@ -256,7 +254,7 @@ class _Parser:
                     s.pos = save
                     b.attrs, b.operands = saved_attrs, saved_operands
 
-    def type_section(self, n_results: int, has_section: bool) -> list[T.Type]:
+    def type_section(self, n_results: int) -> list[T.Type]:
         s = self.s
         if not s.accept(":"):
             if n_results:
@@ -496,11 +494,6 @@ class _Parser:
 def _check_count(s: Scanner, name: str, named: int, typed: int) -> None:
     if named != typed:
         raise s.error(f"'{name}' names {named} results but declares {typed} result types")
-
-
-def _rename(raw: str, operands: list[Value]) -> str:
-    """Unknown-op text with operand names replaced by placeholders the printer can fill."""
-    return raw
 
 
 class _OpBuilder:

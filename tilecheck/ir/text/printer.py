@@ -4,8 +4,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tilecheck.ir import types as T
-from tilecheck.ir.attrs import DenseElements, Dictionary, attr_text
+from tilecheck.ir.attrs import Dictionary, attr_text
 from tilecheck.ir.core import Block, Function, Module, Op, Value
 from tilecheck.ir.loc import Loc
 from tilecheck.ir.opdefs import ENUMS, OpDef
@@ -132,7 +131,7 @@ class _Printer:
         text = re.sub(r" \[ ?", "[", text).replace(" ]", "]")
         text = re.sub(r"(\w) < (\S+) >", r"\1<\2>", text)
         text = text.replace("shape =[", "shape = [").replace("strides =[", "strides = [")
-        text = text.replace("dim =", "dim =").replace(",[", ", [")
+        text = text.replace(",[", ", [")
         return [text]
 
     def type_section(self, op: Op, spec: tuple[str, ...]) -> str:
@@ -244,5 +243,3 @@ def _loc_text(loc: Loc) -> str:
         return f"callsite({text} at {_loc_text(loc.caller)})"
     return text
 
-
-__all__ = ["DenseElements", "T", "attr_present", "format_attr", "print_module"]

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from tilecheck.errors import TilecheckError
 from tilecheck.ir import Block, Function, Module, Op, Value
 from tilecheck.ir import types as T
-from tilecheck.ir.loc import Loc
 from tilecheck.ir.opdefs import Effect
 from tilecheck.verifier import smt
 from tilecheck.verifier.footprints import BLOCK_IDS, Access
@@ -64,10 +63,6 @@ class Footprints:
     unsupported: list[Unsupported]
     read_only: set[int]
     memory: dict[int, smt.FuncDecl]  # contents of read-only arrays, by coordinates
-
-
-class _Stop(Exception):
-    pass
 
 
 @dataclass
@@ -218,10 +213,7 @@ def execute(module: Module, function: Function | None = None) -> Footprints:
                if op.opdef is not None and op.opdef.effect in (Effect.WRITE, Effect.ATOMIC)}
     state = State(module, function, arrays, read_only=set(arrays) - written)
     _bind_arguments(state)
-    try:
-        state.run_block(function.body)
-    except _Stop:
-        pass
+    state.run_block(function.body)
     return Footprints(function, arrays, state.accesses, state.facts, state.scalars, state.unsupported,
                       state.read_only, state.memory)
 
@@ -326,6 +318,3 @@ def _bind_arguments(state: State) -> None:
         else:
             state.env[arg] = state.havoc(t, f"arg{i}")
 
-
-def loc_of(op: Op) -> Loc:
-    return op.loc.outermost()

@@ -6,7 +6,7 @@ array shape/stride symbols of the template context; ``footprints`` instantiates 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from tilecheck.verifier import smt
 
@@ -96,7 +96,6 @@ class Context:
 
     path: smt.BoolExpr
     loops: tuple[LoopVar, ...] = ()
-    havoc_args: tuple[smt.IntExpr, ...] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 
 from tilecheck.ir import Op
-from tilecheck.ir import types as T
 from tilecheck.runtime.interp.engine import InterpreterError
 from tilecheck.runtime.interp.ops.arith import out_type, unsigned
 from tilecheck.runtime.interp.registry import interpret
@@ -191,10 +190,3 @@ def atomic_red_view(interp, ctx, op, view, *rest):
         mem.flat[o] = _apply(op.attrs["mode"], mem.flat[o:o + 1], a.reshape(1))[0]
     return (None,)
 
-
-def element_type(op: Op) -> T.Type | None:
-    t = op.results[0].type if op.results else None
-    return t.element if isinstance(t, T.TileType) else None
-
-
-__all__ = ["InterpreterError", "view_elements"]

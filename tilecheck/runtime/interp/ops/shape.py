@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from tilecheck.ir import Op
 from tilecheck.ir import types as T
 from tilecheck.ir.attrs import DenseElements
 from tilecheck.runtime.interp.engine import InterpreterError
 from tilecheck.runtime.interp.ops.arith import out_type
 from tilecheck.runtime.interp.registry import interpret
-from tilecheck.runtime.interp.values import Pointer, numpy_dtype
+from tilecheck.runtime.interp.values import Pointer
 
 
 def _shape(v) -> tuple[int, ...]:
@@ -134,6 +133,3 @@ def mma(interp, ctx, op, lhs, rhs, acc):
     # accumulate in the accumulator's type (f32 for f16/bf16/tf32 inputs, i32 for i8)
     return ((np.matmul(lhs.astype(dtype), rhs.astype(dtype)) + acc).astype(dtype),)
 
-
-def numpy_type_of(op: Op) -> np.dtype:
-    return numpy_dtype(op.results[0].type)
