@@ -135,21 +135,6 @@ def load_manifest(root: Path) -> list[dict[str, Any]]:
     return entries
 
 
-def _preconditions(specs: list[str]) -> list[Any]:
-    from tilecheck.verifier import bounded, distinct
-
-    out = []
-    for spec in specs:
-        parts = spec.split(":")
-        if parts[0] == "distinct" and len(parts) == 2:
-            out.append(distinct(parts[1]))
-        elif parts[0] == "bounded" and len(parts) == 4:
-            out.append(bounded(parts[1], int(parts[2]), int(parts[3])))
-        else:
-            raise TilecheckError(f"unknown precondition '{spec}' (distinct:NAME or bounded:NAME:LO:HI)")
-    return out
-
-
 def evaluate(root: str | Path, *, run: bool = False, runs: int = 10, timeout_s: float = 10.0,
              progress: Any = None) -> Evaluation:
     """Verify (and with ``run``, repeatedly run) every manifest entry under ``root``."""
@@ -157,6 +142,7 @@ def evaluate(root: str | Path, *, run: bool = False, runs: int = 10, timeout_s: 
     from tilecheck.ir import parse
     from tilecheck.runtime import run_repeated
     from tilecheck.verifier import verify
+    from tilecheck.verifier.preconditions import parse as parse_precondition
 
     root = Path(root)
     base = root if root.is_dir() else root.parent
@@ -168,7 +154,7 @@ def evaluate(root: str | Path, *, run: bool = False, runs: int = 10, timeout_s: 
         result = EntryResult(ident, entry["expect"], "error", list(entry.get("kinds", [])), [], 0.0,
                              entry.get("description", ""))
         try:
-            assume = _preconditions(entry.get("assume", []))
+            assume = [parse_precondition(s) for s in entry.get("assume", [])]
             if path.suffix == ".tileir":
                 kernel, args = parse(path.read_text(), str(path)), None
                 grid = tuple(entry.get("grid", ())) or None

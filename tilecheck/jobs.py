@@ -38,23 +38,13 @@ class JobResult:
     findings: list[Any] = field(default_factory=list)  # tilecheck.Finding objects (in-process only)
 
 
-def parse_precondition(spec: str) -> Any:
-    from tilecheck.verifier import bounded, distinct
-
-    parts = spec.split(":")
-    if parts[0] == "distinct" and len(parts) == 2:
-        return distinct(parts[1])
-    if parts[0] == "bounded" and len(parts) == 4:
-        return bounded(parts[1], None if parts[2] == "" else int(parts[2]), None if parts[3] == "" else int(parts[3]))
-    raise TilecheckError(f"unknown precondition '{spec}' (use distinct:NAME or bounded:NAME:LO:HI)")
-
-
 def run_job(job: Job, keep_findings: bool = False) -> JobResult:
     """Verify one job; never raises for user errors (they become an ``error`` result)."""
     from tilecheck.cases import cases_of
     from tilecheck.collect import load_module
     from tilecheck.ir import parse
     from tilecheck.verifier import verify
+    from tilecheck.verifier.preconditions import parse as parse_precondition
 
     name = job.kernel or Path(job.path).stem
     start = time.perf_counter()

@@ -44,6 +44,20 @@ def base_argument(value: Value, function: Function) -> int | None:
     return None
 
 
+def written_arguments(function: Function) -> set[int | None]:
+    """Entry arguments that some op writes (stores, atomics). ``None`` in the set means a write
+    whose target cannot be traced to an argument, or an op of unknown effect."""
+    written: set[int | None] = set()
+    for op in function.walk():
+        opdef = op.opdef
+        if opdef is None:
+            written.add(None)
+        elif opdef.effect in (Effect.WRITE, Effect.ATOMIC):
+            address = op.operand(_ADDRESS.get(op.name, ""))
+            written.add(base_argument(address, function) if address is not None else None)
+    return written
+
+
 def array_name(module: Module, function: Function, value: Value) -> str:
     index = base_argument(value, function)
     if index is None:

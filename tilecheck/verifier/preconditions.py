@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tilecheck.errors import TilecheckError
 from tilecheck.verifier import smt
 
 
@@ -54,6 +55,17 @@ class Bounded(Precondition):
             if self.hi is not None:
                 out.append(a <= self.hi)
         return out
+
+
+def parse(spec: str) -> Precondition:
+    """A precondition from its text form: ``distinct:NAME`` or ``bounded:NAME:LO:HI`` (LO/HI may be
+    empty for no bound), as written in corpus manifests and ``[tool.tilecheck.assume]``."""
+    parts = spec.split(":")
+    if parts[0] == "distinct" and len(parts) == 2:
+        return distinct(parts[1])
+    if parts[0] == "bounded" and len(parts) == 4:
+        return bounded(parts[1], None if parts[2] == "" else int(parts[2]), None if parts[3] == "" else int(parts[3]))
+    raise TilecheckError(f"unknown precondition '{spec}' (use distinct:NAME or bounded:NAME:LO:HI)")
 
 
 def distinct(array: str) -> Distinct:

@@ -81,20 +81,10 @@ class Interpreter:
 
     def _read_only_arrays(self) -> set[int]:
         """Array arguments no op of the kernel writes: loads may return views of them, no copy."""
-        from tilecheck.ir.summary import base_argument
+        from tilecheck.ir.summary import written_arguments
 
-        written = set()
-        for op in self.function.walk():
-            if op.opdef is None:
-                return set()
-            if op.opdef.effect in (Effect.WRITE, Effect.ATOMIC):
-                for name in ("view", "destination", "pointers"):
-                    v = op.operand(name)
-                    if v is not None:
-                        written.add(base_argument(v, self.function))
-        if None in written:
-            return set()
-        return set(self.arrays) - written
+        written = written_arguments(self.function)
+        return set() if None in written else set(self.arrays) - written
 
     def order_graph(self) -> Any:
         """The token/data order graph (built on first use: only adversarial schedules need it)."""

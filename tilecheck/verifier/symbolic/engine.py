@@ -13,6 +13,7 @@ from tilecheck.errors import TilecheckError
 from tilecheck.ir import Block, Function, Module, Op, Value
 from tilecheck.ir import types as T
 from tilecheck.ir.opdefs import Effect
+from tilecheck.ir.summary import written_arguments
 from tilecheck.verifier import smt
 from tilecheck.verifier.footprints import BLOCK_IDS, Access
 from tilecheck.verifier.symbolic.registry import RULES
@@ -209,9 +210,8 @@ def execute(module: Module, function: Function | None = None) -> Footprints:
 
     function = function or module.entry
     arrays = _find_arrays(module, function)
-    written = {_written_array(op, function) for op in function.walk()
-               if op.opdef is not None and op.opdef.effect in (Effect.WRITE, Effect.ATOMIC)}
-    state = State(module, function, arrays, read_only=set(arrays) - written)
+    # a write of untraceable target is itself unsupported (the verdict is then unknown)
+    state = State(module, function, arrays, read_only=set(arrays) - written_arguments(function))
     _bind_arguments(state)
     state.run_block(function.body)
     return Footprints(function, arrays, state.accesses, state.facts, state.scalars, state.unsupported,
@@ -228,16 +228,6 @@ def _trace_arg(value: Value, function: Function) -> int | None:
                                                        "ptr_to_ptr"):
             return None
         value = op.operands[0]
-    return None
-
-
-def _written_array(op: Op, function: Function) -> int | None:
-    from tilecheck.ir.summary import base_argument
-
-    for name in ("view", "destination", "pointers"):
-        v = op.operand(name)
-        if v is not None:
-            return base_argument(v, function)
     return None
 
 
