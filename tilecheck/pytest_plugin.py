@@ -81,22 +81,10 @@ def _release(state: _State) -> None:
 
 def _check_launch(state: _State, grid: Any, kernel: Any, args: tuple[Any, ...]) -> None:
     __tracebackhide__ = True
-    from tilecheck.runtime.launcher import (
-        AliasingError,
-        RaceError,
-        module_for,
-        normalize_grid,
-        verified_report,
-    )
-    from tilecheck.verifier.api import aliasing_findings
+    from tilecheck.runtime.launcher import check_launch, normalize_grid
 
-    module, code = module_for(kernel, args)
-    aliasing = aliasing_findings(module, args)
-    if aliasing:
-        raise AliasingError("tilecheck: " + "; ".join(f.message for f in aliasing))
-    report = verified_report(kernel, module, code, args, normalize_grid(grid))
-    if report.status == "race":
-        raise RaceError(report)
+    _, report = check_launch(kernel, args, normalize_grid(grid), prefix="tilecheck: ",
+                             refuse_unknown=False)
     if report.status == "unknown":
         entry = (state.current or "?", f"{report.kernel}: " + "; ".join(report.reasons[:2]))
         if entry not in state.unknown:

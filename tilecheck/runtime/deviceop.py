@@ -15,14 +15,7 @@ import numpy as np
 
 from tilecheck.errors import TilecheckError
 from tilecheck.runtime.interp.engine import Interpreter
-from tilecheck.runtime.launcher import (
-    AliasingError,
-    RaceError,
-    UnverifiedError,
-    module_for,
-    normalize_grid,
-    verified_report,
-)
+from tilecheck.runtime.launcher import AliasingError, check_launch, module_for, normalize_grid
 from tilecheck.runtime.schedule import Schedule
 
 
@@ -112,18 +105,10 @@ def _same_backend(a: DeviceOp, b: DeviceOp) -> None:
 
 
 def _prepare(launch: _Launch) -> tuple[Any, tuple[Any, ...], tuple[int, int, int]]:
-    from tilecheck.verifier.api import aliasing_findings
-
-    module, code = module_for(launch.kernel, launch.args)
-    if not launch.unsafe:
-        aliasing = aliasing_findings(module, launch.args)
-        if aliasing:
-            raise AliasingError("refusing to capture: " + "; ".join(f.message for f in aliasing))
-        report = verified_report(launch.kernel, module, code, launch.args, launch.grid)
-        if report.status == "race":
-            raise RaceError(report)
-        if report.status == "unknown":
-            raise UnverifiedError(report)
+    if launch.unsafe:
+        module = module_for(launch.kernel, launch.args)[0]
+    else:
+        module = check_launch(launch.kernel, launch.args, launch.grid, prefix="refusing to capture: ")[0]
     return module, launch.args, launch.grid
 
 

@@ -1,6 +1,7 @@
 """``tilecheck.launch``: verify once per kernel and case, refuse races, then run the kernel."""
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 from typing import Any
@@ -58,10 +59,15 @@ def _signature(args: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(key)
 
 
+@functools.lru_cache(maxsize=256)
+def _module_code(module: Module) -> bytes:
+    return module.to_text().encode()
+
+
 def module_for(kernel: Any, args: Sequence[Any]) -> tuple[Module, bytes]:
     """The kernel's Tile IR for these arguments (compiled once per kernel and signature)."""
     if isinstance(kernel, Module):
-        return kernel, kernel.to_text().encode()
+        return kernel, _module_code(kernel)
     key = (kernel, _signature(args))
     if key not in _COMPILED:
         compiled = compile_kernel(kernel, tuple(args))
@@ -75,8 +81,7 @@ def case_key(code: bytes, module: Module, grid: tuple[int, int, int]) -> tuple[A
     return (hashlib.sha256(code).hexdigest(), params, grid)
 
 
-def verified_report(kernel: Any, module: Module, code: bytes, args: Sequence[Any],
-                    grid: tuple[int, int, int]) -> Report:
+def verified_report(module: Module, code: bytes, args: Sequence[Any], grid: tuple[int, int, int]) -> Report:
     """The verification report of this kernel + case, computed once per process."""
     from tilecheck.verifier.api import verify
 
@@ -84,6 +89,26 @@ def verified_report(kernel: Any, module: Module, code: bytes, args: Sequence[Any
     if key not in _VERIFIED:
         _VERIFIED[key] = verify(module, args if module.params else None, grid)
     return _VERIFIED[key]
+
+
+def check_launch(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int], *,
+                 prefix: str = "refusing to launch: ", refuse_unknown: bool = True) -> tuple[Module, Report]:
+    """The checks before running a kernel: no argument aliases a written array (``AliasingError``),
+    then the cached verdict: ``race`` raises ``RaceError``, ``unknown`` ``UnverifiedError`` (unless
+    ``refuse_unknown`` is False). Returns the module and the report."""
+    __tracebackhide__ = True
+    from tilecheck.verifier.api import aliasing_findings
+
+    module, code = module_for(kernel, args)
+    aliasing = aliasing_findings(module, args)
+    if aliasing:
+        raise AliasingError(prefix + "; ".join(f.message for f in aliasing))
+    report = verified_report(module, code, args, grid)
+    if report.status == "race":
+        raise RaceError(report)
+    if report.status == "unknown" and refuse_unknown:
+        raise UnverifiedError(report)
+    return module, report
 
 
 def launch(grid: Any, kernel: Any, args: Sequence[Any], *, backend: str = "cpu", schedule: Schedule | None = None,
@@ -102,16 +127,5 @@ def launch(grid: Any, kernel: Any, args: Sequence[Any], *, backend: str = "cpu",
     if backend != "cpu":
         raise TilecheckError(f"unknown backend {backend!r} (expected 'cpu' or 'cuda')")
     args = tuple(args)
-    module, code = module_for(kernel, args)
-    if not unsafe:
-        from tilecheck.verifier.api import aliasing_findings
-
-        aliasing = aliasing_findings(module, args)
-        if aliasing:
-            raise AliasingError("refusing to launch: " + "; ".join(f.message for f in aliasing))
-        report = verified_report(kernel, module, code, args, grid3)
-        if report.status == "race":
-            raise RaceError(report)
-        if report.status == "unknown":
-            raise UnverifiedError(report)
+    module = check_launch(kernel, args, grid3)[0] if not unsafe else module_for(kernel, args)[0]
     Interpreter(module, args, grid3, schedule or Schedule()).run()

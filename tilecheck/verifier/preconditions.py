@@ -1,6 +1,7 @@
 """User preconditions on kernel inputs: ``tilecheck.distinct("idx")``, ``tilecheck.bounded(...)``."""
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from tilecheck.errors import TilecheckError
@@ -8,15 +9,18 @@ from tilecheck.verifier import smt
 
 
 @dataclass(frozen=True)
-class Precondition:
+class Precondition(ABC):
+    """A fact about the contents of an integer array argument the kernel does not write."""
+
     array: str
 
+    @abstractmethod
     def describe(self) -> str:
-        raise NotImplementedError
+        """How the report's assumptions list it."""
 
+    @abstractmethod
     def constraints(self, apps: list[smt.Expr]) -> list[smt.BoolExpr]:
         """Constraints on the reads ``apps`` (applications of the array's content function)."""
-        raise NotImplementedError
 
 
 @dataclass(frozen=True)

@@ -30,25 +30,17 @@ def _unsigned_flag(op: Op) -> bool:
 
 
 # ---- families registered in loops ---------------------------------------------------------------
-_INT_BINARY = {"addi": np.add, "subi": np.subtract, "muli": np.multiply, "andi": np.bitwise_and,
-               "ori": np.bitwise_or, "xori": np.bitwise_xor}
-_FLOAT_BINARY = {"addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide,
-                 "remf": np.fmod, "pow": np.power, "atan2": np.arctan2}
+_BINARY = {"addi": np.add, "subi": np.subtract, "muli": np.multiply, "andi": np.bitwise_and,
+           "ori": np.bitwise_or, "xori": np.bitwise_xor, "addf": np.add, "subf": np.subtract, "mulf": np.multiply,
+           "divf": np.divide, "remf": np.fmod, "pow": np.power, "atan2": np.arctan2}
 _FLOAT_UNARY = {"absf": np.abs, "negf": np.negative, "exp": np.exp, "exp2": np.exp2, "log": np.log,
                 "log2": np.log2, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan, "sinh": np.sinh,
                 "cosh": np.cosh, "tanh": np.tanh, "floor": np.floor, "ceil": np.ceil}
 
 
-def _int_binary(fn):
+def _binary(fn):
     def rule(interp, ctx, op, lhs, rhs):
-        with _quiet():
-            return (fn(lhs, rhs).astype(out_type(op), copy=False),)
-    return rule
-
-
-def _float_binary(fn):
-    def rule(interp, ctx, op, lhs, rhs):
-        with _quiet():
+        with _quiet():  # integers wrap at their width, floats follow IEEE: no warnings
             return (fn(lhs, rhs).astype(out_type(op), copy=False),)
     return rule
 
@@ -60,10 +52,8 @@ def _float_unary(fn):
     return rule
 
 
-for _name, _fn in _INT_BINARY.items():
-    interpret(_name)(_int_binary(_fn))
-for _name, _fn in _FLOAT_BINARY.items():
-    interpret(_name)(_float_binary(_fn))
+for _name, _fn in _BINARY.items():
+    interpret(_name)(_binary(_fn))
 for _name, _fn in _FLOAT_UNARY.items():
     interpret(_name)(_float_unary(_fn))
 
@@ -113,16 +103,17 @@ def absi(interp, ctx, op, x):
         return (np.abs(x),)
 
 
-def _check_divisor(ctx, op: Op, rhs: np.ndarray) -> None:
+def _safe_divisor(ctx, op: Op, rhs: np.ndarray) -> np.ndarray:
+    """The divisor, after checking no active block divides by zero (inactive lanes get 1)."""
     zero = rhs == 0
     if zero.any() and (zero & ctx.active.reshape((-1,) + (1,) * (zero.ndim - 1))).any():
         raise InterpreterError(f"integer division by zero in {op.name} at {op.loc.outermost()}", op.loc)
+    return np.where(zero, 1, rhs).astype(rhs.dtype)
 
 
 @interpret("divi")
 def divi(interp, ctx, op, lhs, rhs):
-    _check_divisor(ctx, op, rhs)
-    safe = np.where(rhs == 0, 1, rhs).astype(rhs.dtype)
+    safe = _safe_divisor(ctx, op, rhs)
     with _quiet():
         if _unsigned_flag(op):
             return ((unsigned(lhs) // unsigned(safe)).view(out_type(op)),)
@@ -140,8 +131,7 @@ def divi(interp, ctx, op, lhs, rhs):
 
 @interpret("remi")
 def remi(interp, ctx, op, lhs, rhs):
-    _check_divisor(ctx, op, rhs)
-    safe = np.where(rhs == 0, 1, rhs).astype(rhs.dtype)
+    safe = _safe_divisor(ctx, op, rhs)
     with _quiet():
         if _unsigned_flag(op):
             return ((unsigned(lhs) % unsigned(safe)).view(out_type(op)),)
