@@ -20,6 +20,12 @@ class Loc:
     def is_known(self) -> bool:
         return self.file is not None
 
+    def short(self, unknown: str = "<unknown>") -> str:
+        """``file.py:line`` (the file's base name), for one-line messages."""
+        if not self.is_known():
+            return unknown
+        return f"{(self.file or '?').rsplit('/', 1)[-1]}:{self.line}"
+
     def outermost(self) -> Loc:
         """The location in the kernel body itself (the last call site of an inlined helper)."""
         loc = self

@@ -105,11 +105,5 @@ def summarize(module: Module) -> str:
                 extra = f" {m.op.attrs.get('mode', 'cas')} {m.op.attrs.get('memory_ordering_semantics')}"
             where = m.loc.outermost()
             lines.append(f"  {m.effect.value:<6} {m.op.name:<15} {m.array:<10} {shape:<12}{extra:<16} "
-                         f"{_short(where)}")
+                         f"{where.short('<no location>')}")
     return "\n".join(lines)
-
-
-def _short(loc: Loc) -> str:
-    if not loc.is_known():
-        return "<no location>"
-    return f"{(loc.file or '').rsplit('/', 1)[-1]}:{loc.line}"

@@ -62,10 +62,10 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     for lock in locks:
         loc = lock.acquire.op.loc.outermost()
         report.assumptions.append(
-            f"the spin lock on '{fp.arrays[lock.acquire.array].name}' ({_short(loc)}) orders its critical "
+            f"the spin lock on '{fp.arrays[lock.acquire.array].name}' ({loc.short()}) orders its critical "
             "section (if acquire and release use the same element)")
     for u in fp.unsupported:
-        report.reasons.append(f"{u.reason} at {_short(u.op.loc.outermost())}")
+        report.reasons.append(f"{u.reason} at {u.op.loc.outermost().short()}")
 
     written = {fp.arrays[a.array].name for a in fp.accesses if a.writes and a.array in fp.arrays}
     aliasing = _aliasing_findings(module, written, params, args)
@@ -101,9 +101,6 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
                     "total_s": round(time.perf_counter() - start, 4), "accesses": len(fp.accesses)}
     return report
 
-
-def _short(loc: Any) -> str:
-    return f"{(loc.file or '?').rsplit('/', 1)[-1]}:{loc.line}" if loc.is_known() else "<unknown>"
 
 
 def _module(kernel: Any, args: Sequence[Any] | None) -> tuple[Module, tuple[Any, ...]]:

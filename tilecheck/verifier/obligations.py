@@ -117,7 +117,7 @@ class Checker:
         self.result.solver_s += time.perf_counter() - start
         self.result.queries += 1
         if isinstance(result, smt.Unknown):
-            where = ", ".join(f"{(loc.file or '?').rsplit('/', 1)[-1]}:{loc.line}" for loc in locs if loc.is_known())
+            where = ", ".join(loc.short() for loc in locs if loc.is_known())
             self.result.unknowns.append(f"{what} ({where}): solver answered unknown ({result.reason})")
             if self.stop_early:
                 raise _Abort
@@ -180,15 +180,22 @@ class Checker:
                     out.append(smt.Not(smt.And(ax.active, ay.active, same)))
         return out
 
-    def across_blocks(self, x: Access, y: Access) -> None:
+    def two_blocks(self, x: Access, y: Access) -> tuple[Instance, Instance, list[smt.BoolExpr]] | None:
+        """x in block b1 and y in block b2 != b1 touch one element (None when not comparable)."""
         a, b = instantiate(x, "b1"), instantiate(y, "b2")
         same = same_element(a, b)
         if same is None:
-            return
-        kind = "write-write" if x.writes and y.writes else "read-write"
+            return None
         differ = smt.Or(*[p != q for p, q in zip(a.block, b.block)])
-        constraints = [*self.base(("b1", "b2")), differ, a.active, b.active, same, *_inside(a), *_inside(b),
-                       *self.lock_exclusion(a, b)]
+        return a, b, [*self.base(("b1", "b2")), differ, a.active, b.active, same, *_inside(a), *_inside(b)]
+
+    def across_blocks(self, x: Access, y: Access) -> None:
+        pair = self.two_blocks(x, y)
+        if pair is None:
+            return
+        a, b, constraints = pair
+        constraints += self.lock_exclusion(a, b)
+        kind = "write-write" if x.writes and y.writes else "read-write"
         result = self.solve(constraints, f"{kind} across blocks", (x.op.loc, y.op.loc))
         if isinstance(result, smt.Sat):
             writer, other = (a, b) if x.writes else (b, a)
@@ -243,12 +250,10 @@ class Checker:
         is_float = x.element is not None and x.element.is_float
         if not is_float or not any(m in _FLOAT_ORDER_DEPENDENT for m in modes):
             return
-        a, b = instantiate(x, "b1"), instantiate(y, "b2")
-        same = same_element(a, b)
-        if same is None:
+        pair = self.two_blocks(x, y)
+        if pair is None:
             return
-        differ = smt.Or(*[p != q for p, q in zip(a.block, b.block)])
-        constraints = [*self.base(("b1", "b2")), differ, a.active, b.active, same, *_inside(a), *_inside(b)]
+        a, b, constraints = pair
         result = self.solve(constraints, "float atomics", (x.op.loc, y.op.loc))
         if isinstance(result, smt.Sat):
             self.add("order-dependent-atomic",
@@ -260,7 +265,7 @@ class Checker:
         a = instantiate(x, "b1")
         if a.coords is None:
             self.result.unknowns.append(
-                f"{x.op.name} ({_short(x.op.loc)}): the pointer offset does not decompose into array "
+                f"{x.op.name} ({x.op.loc.short()}): the pointer offset does not decompose into array "
                 "coordinates, bounds not checked")
             return
         constraints = [*self.base(("b1",)), a.active, smt.Not(a.in_bounds)]
@@ -330,7 +335,3 @@ def _first_spin(inst: Instance, acquire: Access) -> dict[int, smt.IntExpr]:
 
 def _inside(inst: Instance) -> list[smt.BoolExpr]:
     return [] if inst.access.checks_bounds else [inst.in_bounds]
-
-
-def _short(loc: Loc) -> str:
-    return f"{(loc.file or '?').rsplit('/', 1)[-1]}:{loc.line}" if loc.is_known() else "<unknown>"
