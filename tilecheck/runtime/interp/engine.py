@@ -8,6 +8,7 @@ scheduler can interleave waves at memory-op granularity and order independent op
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,6 +54,21 @@ class WaveContext:
         return len(self.blocks)
 
 
+# Both depend only on the function: computed once, not once per run of a differential campaign.
+@functools.lru_cache(maxsize=64)
+def _written(function: Function) -> frozenset[int | None]:
+    from tilecheck.ir.summary import written_arguments
+
+    return frozenset(written_arguments(function))
+
+
+@functools.lru_cache(maxsize=64)
+def _order_graph(function: Function) -> Any:
+    from tilecheck.verifier.tokens import order_graph
+
+    return order_graph(function)
+
+
 def where(mask: np.ndarray, new: Any, old: Any) -> Any:
     """Per-block select between two wave values (tokens and views pass through)."""
     if new is None or old is None or not isinstance(new, np.ndarray):
@@ -76,23 +92,13 @@ class Interpreter:
         self.arg_values, self.arrays = bind_arguments(module, self.function, args)
         self.memory_ops = 0
         self.max_memory_ops = schedule.max_memory_ops
-        self._order_graph: Any = None
-        self.read_only = self._read_only_arrays()
-
-    def _read_only_arrays(self) -> set[int]:
-        """Array arguments no op of the kernel writes: loads may return views of them, no copy."""
-        from tilecheck.ir.summary import written_arguments
-
-        written = written_arguments(self.function)
-        return set() if None in written else set(self.arrays) - written
+        written = _written(self.function)
+        # arrays no op writes: loads may return views of them, no copy
+        self.read_only = set() if None in written else set(self.arrays) - written
 
     def order_graph(self) -> Any:
-        """The token/data order graph (built on first use: only adversarial schedules need it)."""
-        if self._order_graph is None:
-            from tilecheck.verifier.tokens import order_graph
-
-            self._order_graph = order_graph(self.function)
-        return self._order_graph
+        """The token/data order graph (only adversarial schedules need it)."""
+        return _order_graph(self.function)
 
     # ---- launching -----------------------------------------------------------------------------
     def all_blocks(self) -> np.ndarray:

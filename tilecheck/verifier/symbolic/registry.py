@@ -1,24 +1,12 @@
 """The registry of symbolic op semantics: one small function per Tile IR op name."""
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from tilecheck.registry import Rule, registrar
 
-Rule = Callable[..., tuple[Any, ...]]
 RULES: dict[str, Rule] = {}
 
-
-def symbolic(*names: str) -> Callable[[Rule], Rule]:
-    """Register ``fn(state, op, *operand_values) -> results`` for each op name (no duplicates)."""
-
-    def register(fn: Rule) -> Rule:
-        for name in names:
-            if name in RULES:
-                raise ValueError(f"symbolic rule for {name} registered twice")
-            RULES[name] = fn
-        return fn
-
-    return register
+# ``@symbolic("addi", ...)``: register ``fn(state, op, *operand_values) -> results`` for each op name (no duplicates)
+symbolic = registrar(RULES, "symbolic")
 
 # Pure ops whose results the verifier deliberately treats as unknowns (floats, matrix products,
 # casts out of the integers, pointer casts, local memory). Addresses never depend on them in the
