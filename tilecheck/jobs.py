@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +35,9 @@ class JobResult:
     report: dict[str, Any] | None = None
     seconds: float = 0.0
     grid: list[int] | None = None
-    findings: list[Any] = field(default_factory=list)  # tilecheck.Finding objects (in-process only)
 
 
-def run_job(job: Job, keep_findings: bool = False) -> JobResult:
+def run_job(job: Job) -> JobResult:
     """Verify one job; never raises for user errors (they become an ``error`` result)."""
     from tilecheck.cases import cases_of
     from tilecheck.collect import load_module
@@ -61,5 +60,4 @@ def run_job(job: Job, keep_findings: bool = False) -> JobResult:
     except TilecheckError as exc:
         return JobResult(job.id, job.path, name, job.case, "error", str(exc), None, time.perf_counter() - start)
     return JobResult(job.id, job.path, name, job.case, report.status, str(report), report.to_dict(),
-                     time.perf_counter() - start, list(grid) if grid is not None else None,
-                     report.findings if keep_findings else [])
+                     time.perf_counter() - start, list(grid) if grid is not None else None)
