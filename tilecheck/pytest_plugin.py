@@ -67,6 +67,7 @@ def _intercept(state: _State) -> None:
             return cpu_launch(grid, kernel, kernel_args, unsafe=True)  # already verified above
         return state.original_launch(stream, grid, kernel, kernel_args, *rest, **kw)
 
+    launch.__tilecheck_original__ = state.original_launch  # type: ignore[attr-defined]  # for the cuda backend
     ct.launch = launch
 
 

@@ -2,21 +2,25 @@
 (capture once, replay many). Every launch goes through the launcher's checks: verified once per kernel
 and case, arguments checked for aliasing; ops zipped together must not touch each other's outputs.
 
-Only the cpu backend exists yet (graph = a recorded, pre-verified replay); ``backend="cuda"`` raises.
+On the cpu backend a graph is a recorded, pre-verified replay through the interpreter; on the cuda
+backend the modes map onto a stream (sync), a CUDA event polled from the event loop (async) and a
+captured CUDA graph (graph), see runtime/cuda/backend.py.
 """
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from tilecheck.arrays import ArrayLayout, layout_of, layouts_overlap
 from tilecheck.errors import TilecheckError
 from tilecheck.runtime.interp.engine import Interpreter
 from tilecheck.runtime.launcher import AliasingError, check_launch, module_for, normalize_grid
 from tilecheck.runtime.schedule import Schedule
+
+if TYPE_CHECKING:
+    from tilecheck.runtime.cuda.backend import CudaGraph
 
 
 @dataclass(frozen=True)
@@ -56,35 +60,61 @@ class DeviceOp:
         return DeviceOp([s for op in ops for s in op.stages], ops[0].backend)
 
     # ---- the three modes -----------------------------------------------------------------------
-    def sync(self) -> None:
-        """Run now and return when done."""
-        self.graph().replay()
+    def sync(self, stream: Any = None) -> None:
+        """Run now and return when done (cuda: on ``stream``, None = the default stream)."""
+        if self.backend == "cpu":
+            if stream is not None:
+                raise TilecheckError("stream= is for backend='cuda'; the cpu backend runs synchronously")
+            self.graph().replay()
+            return
+        from tilecheck.runtime.cuda.backend import run_sync
+
+        run_sync(self._checked(), stream)
 
     def __await__(self) -> Generator[Any, None, None]:
         """``await op``: the event loop keeps running other tasks while the work runs."""
-        return asyncio.get_running_loop().run_in_executor(None, self.sync).__await__()
+        if self.backend == "cpu":
+            return asyncio.get_running_loop().run_in_executor(None, self.sync).__await__()
+        from tilecheck.runtime.cuda.backend import run_async
 
-    def graph(self) -> Graph:
+        return run_async(self._checked()).__await__()
+
+    def graph(self) -> Graph | CudaGraph:
         """Capture once (compile, verify, check ownership), to ``replay()`` many times cheaply."""
-        if self.backend != "cpu":
-            raise TilecheckError("DeviceOp: the cuda backend is not available yet; use backend='cpu'")
+        stages = self._checked()
+        if self.backend == "cpu":
+            return Graph([[(module_for(k, a)[0], a, g) for k, a, g in stage] for stage in stages])
+        from tilecheck.runtime.cuda.backend import CudaGraph
+
+        return CudaGraph(stages)
+
+    def _checked(self) -> list[list[tuple[Any, tuple[Any, ...], tuple[int, int, int]]]]:
+        """Every launch verified and checked (arguments, ownership between zipped launches)."""
         stages = []
         for stage in self.stages:
+            if self.backend == "cuda":
+                from tilecheck.runtime.cuda.backend import check_device_arguments
+
+                for launch in stage:
+                    check_device_arguments(launch.args)
             _check_independent(stage)
             stages.append([_prepare(launch) for launch in stage])
-        return Graph(stages)
+        return stages
 
 
 @dataclass
 class Graph:
-    """A captured DeviceOp: compiled, verified launches, replayed without re-checking."""
+    """A captured DeviceOp on the cpu backend: compiled, verified launches, replayed without re-checking."""
 
     stages: list[list[tuple[Any, tuple[Any, ...], tuple[int, int, int]]]]
 
-    def replay(self) -> None:
+    def replay(self, sync: bool = True) -> None:
         for stage in self.stages:
             for module, args, grid in stage:
                 Interpreter(module, args, grid, Schedule()).run()
+
+    def synchronize(self) -> None:
+        """Nothing to wait for: the cpu backend runs synchronously."""
 
     @property
     def launches(self) -> int:
@@ -106,19 +136,19 @@ def _same_backend(a: DeviceOp, b: DeviceOp) -> None:
 
 def _prepare(launch: _Launch) -> tuple[Any, tuple[Any, ...], tuple[int, int, int]]:
     if launch.unsafe:
-        module = module_for(launch.kernel, launch.args)[0]
+        module_for(launch.kernel, launch.args)
     else:
-        module = check_launch(launch.kernel, launch.args, launch.grid, prefix="refusing to capture: ")[0]
-    return module, launch.args, launch.grid
+        check_launch(launch.kernel, launch.args, launch.grid, prefix="refusing to capture: ")
+    return launch.kernel, launch.args, launch.grid
 
 
-def _written_and_touched(launch: _Launch) -> tuple[list[np.ndarray], list[np.ndarray]]:
+def _written_and_touched(launch: _Launch) -> tuple[list[ArrayLayout], list[ArrayLayout]]:
     from tilecheck.runtime.differential import argument_names, output_arrays
 
     module, _ = module_for(launch.kernel, launch.args)
     written, _pure = output_arrays(module)
     names = argument_names(module, launch.args)
-    arrays = [(n, a) for n, a in zip(names, launch.args) if isinstance(a, np.ndarray)]
+    arrays = [(n, layout) for n, a in zip(names, launch.args) if (layout := layout_of(a)) is not None]
     return [a for n, a in arrays if n in written], [a for _, a in arrays]
 
 
@@ -130,10 +160,6 @@ def _check_independent(stage: Sequence[_Launch]) -> None:
     footprints = [_written_and_touched(launch) for launch in stage]
     for i, (written, _) in enumerate(footprints):
         for j, (_, touched) in enumerate(footprints):
-            if i == j:
-                continue
-            for w in written:
-                for t in touched:
-                    if np.shares_memory(w, t, max_work=10**6):
-                        raise AliasingError(f"zipped ops are not independent: launch {i + 1} writes memory that "
-                                            f"launch {j + 1} touches; sequence them with .then()")
+            if i != j and any(layouts_overlap(w, t) for w in written for t in touched):
+                raise AliasingError(f"zipped ops are not independent: launch {i + 1} writes memory that "
+                                    f"launch {j + 1} touches; sequence them with .then()")

@@ -2,6 +2,7 @@
 bit for bit."""
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import time
@@ -33,6 +34,7 @@ class ArrayDiff:
     first_differing: list[tuple[int, ...]]
     unwritten: int | None  # elements still holding the sentinel in every run (None: no sentinel)
     max_abs_difference: float | None
+    distinct_exact: bool = True  # False: differing runs were counted but not all kept (cuda backend)
     differing_mask: np.ndarray = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
 
 
@@ -168,59 +170,107 @@ def output_arrays(module: Any) -> tuple[list[str], set[str]]:
     return written, {w for w in written if w not in read}
 
 
+class Outcomes:
+    """How one output array varies across runs, accumulated run by run against run 0's bits; runs
+    are never all kept in memory."""
+
+    def __init__(self, name: str, reference: np.ndarray, sentinel: bool) -> None:
+        self.name = name
+        self.ref = np.array(reference, copy=True)
+        self.ref_bits = _bits(self.ref)
+        self.sentinel = sentinel
+        self.differ = np.zeros(self.ref.shape, bool)
+        self.counts: list[int] = []
+        self.digests = {hashlib.blake2b(self.ref_bits.tobytes(), digest_size=16).digest()}
+        self.exact = True
+        self.max_abs: float | None = 0.0 if self.ref.dtype.kind == "f" else None
+
+    def add(self, values: np.ndarray) -> None:
+        """A later run's output, compared here."""
+        differs = _bits(values) != self.ref_bits
+        self.differ |= differs
+        self.add_count(int(differs.sum()), values)
+
+    def add_count(self, count: int, values: np.ndarray | None = None) -> None:
+        """A later run compared elsewhere (on the device): its differing count, and its values when
+        they were brought back."""
+        self.counts.append(count)
+        if not count:
+            return
+        if values is None:
+            self.exact = False
+            return
+        self.digests.add(hashlib.blake2b(_bits(values).tobytes(), digest_size=16).digest())
+        if self.max_abs is not None:
+            with np.errstate(all="ignore"):
+                diffs = np.abs(values.astype(np.float64) - self.ref.astype(np.float64))
+            finite = diffs[np.isfinite(diffs)]
+            if finite.size:
+                self.max_abs = max(self.max_abs, float(finite.max()))
+
+    def result(self) -> ArrayDiff:
+        size = max(self.ref.size, 1)
+        per_run = np.array(self.counts, np.float64) / size
+        mask = self.differ.astype(np.uint8)
+        unwritten = None
+        if self.sentinel:
+            marker = _bits(np.full(1, _sentinel(self.ref.dtype), self.ref.dtype))[0]
+            never = (self.ref_bits == marker) & ~self.differ
+            unwritten = int(never.sum())
+            mask[never] = 2
+        first = [tuple(int(i) for i in idx) for idx in np.argwhere(self.differ)[:10]]
+        return ArrayDiff(self.name, tuple(self.ref.shape), len(self.counts) + 1, len(self.digests),
+                         float(per_run.max()) if per_run.size else 0.0, float(per_run.mean()) if per_run.size else 0.0,
+                         first, unwritten, self.max_abs if len(self.counts) else None, self.exact, mask)
+
+
 def run_repeated(kernel: Any, args: Sequence[Any], grid: Any, runs: int = 20, backend: str = "cpu", seed: int = 0,
                  progress: bool | None = None, max_wave: int | None = None) -> NondeterminismReport:
-    """Run ``kernel`` ``runs`` times on fresh copies of ``args`` under different schedules and report
-    which outputs differ. Racy kernels are run on purpose: nothing is refused."""
+    """Run ``kernel`` ``runs`` times on fresh copies of ``args`` and report which outputs differ.
+    Racy kernels are run on purpose: nothing is refused. ``backend="cpu"``: the interpreter under a
+    different adversarial schedule each run (``seed``, ``max_wave``); ``backend="cuda"``: the GPU,
+    whose own scheduling varies (see runtime/cuda/differential.py)."""
     if runs < 1:
         raise TilecheckError("runs must be at least 1")
-    if backend != "cpu":
-        raise TilecheckError("run_repeated: only backend='cpu' is available yet (the cuda backend is not built)")
+    if backend not in ("cpu", "cuda"):
+        raise TilecheckError(f"unknown backend {backend!r} (expected 'cpu' or 'cuda')")
     grid3 = normalize_grid(grid)
     args = tuple(args)
     module, _ = module_for(kernel, args)
     written, pure = output_arrays(module)
     names = argument_names(module, args)
+    start = time.perf_counter()
+    if backend == "cuda":
+        from tilecheck.runtime.cuda.differential import run_repeated_on_device
+
+        outcomes = run_repeated_on_device(kernel, args, names, written, pure, grid3, runs)
+    else:
+        outcomes = _run_repeated_on_host(module, args, names, written, pure, grid3, runs, seed, max_wave, progress)
+    elapsed = time.perf_counter() - start
+    arrays = {o.name: o.result() for o in outcomes}
+    return NondeterminismReport(module.name, grid3, runs, backend, seed, arrays, elapsed)
+
+
+def _run_repeated_on_host(module: Any, args: tuple[Any, ...], names: list[str], written: list[str], pure: set[str],
+                          grid3: tuple[int, int, int], runs: int, seed: int, max_wave: int | None,
+                          progress: bool | None) -> list[Outcomes]:
     index = {name: i for i, name in enumerate(names)}
-    outcomes: dict[str, list[np.ndarray]] = {name: [] for name in written if name in index}
+    outputs = [name for name in written if name in index]
+    outcomes: dict[str, Outcomes] = {}
     show = sys.stderr.isatty() if progress is None else progress
     start = time.perf_counter()
     for r in range(runs):
         fresh = fresh_arguments(args, names, pure)
         Interpreter(module, fresh, grid3, Schedule(seed=seed + r, max_wave=max_wave)).run()
-        for name, values in outcomes.items():
-            values.append(np.array(fresh[index[name]], copy=True))
+        for name in outputs:
+            values = fresh[index[name]]
+            if name in outcomes:
+                outcomes[name].add(values)
+            else:
+                outcomes[name] = Outcomes(name, values, name in pure)
         if show and time.perf_counter() - start > 1.0:
             done = int(30 * (r + 1) / runs)
             print(f"\r  [{'#' * done}{'.' * (30 - done)}] {r + 1}/{runs} runs", end="", file=sys.stderr, flush=True)
     if show and time.perf_counter() - start > 1.0:
         print(file=sys.stderr)
-    elapsed = time.perf_counter() - start
-    arrays = {name: _compare(name, values, name in pure) for name, values in outcomes.items()}
-    return NondeterminismReport(module.name, grid3, runs, backend, seed, arrays, elapsed)
-
-
-def _compare(name: str, values: list[np.ndarray], sentinel: bool) -> ArrayDiff:
-    stack = np.stack([_bits(v) for v in values])
-    ref = stack[0]
-    differ = stack[1:] != ref if len(values) > 1 else np.zeros((0, *ref.shape), bool)
-    per_run = differ.reshape(len(values) - 1, -1).mean(axis=1) if len(values) > 1 else np.zeros(0)
-    any_differ = differ.any(axis=0) if len(values) > 1 else np.zeros(ref.shape, bool)
-    distinct = len({v.tobytes() for v in stack})
-    unwritten = None
-    mask = any_differ.astype(np.uint8)
-    if sentinel:
-        s = _sentinel(values[0].dtype)
-        marker = _bits(np.full(1, s, values[0].dtype))[0]
-        never = (stack == marker).all(axis=0)
-        unwritten = int(never.sum())
-        mask[never & ~any_differ] = 2
-    max_abs = None
-    if values[0].dtype.kind == "f" and len(values) > 1:
-        with np.errstate(all="ignore"):
-            diffs = np.abs(np.stack(values[1:]).astype(np.float64) - values[0].astype(np.float64))
-        finite = diffs[np.isfinite(diffs)]
-        max_abs = float(finite.max()) if finite.size else 0.0
-    first = [tuple(int(i) for i in idx) for idx in np.argwhere(any_differ)[:10]]
-    return ArrayDiff(name, tuple(ref.shape), len(values), distinct, float(per_run.max()) if per_run.size else 0.0,
-                     float(per_run.mean()) if per_run.size else 0.0, first, unwritten, max_abs, mask)
+    return list(outcomes.values())

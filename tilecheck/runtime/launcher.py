@@ -118,14 +118,23 @@ def launch(grid: Any, kernel: Any, args: Sequence[Any], *, backend: str = "cpu",
     The kernel and case are verified first (once per process): a ``race`` raises ``RaceError``,
     ``unknown`` raises ``UnverifiedError``, an aliasing argument ``AliasingError`` — unless
     ``unsafe=True``. ``backend="cpu"`` runs the numpy interpreter (``schedule`` picks block order
-    and interleaving; the default is deterministic lockstep).
+    and interleaving; the default is deterministic lockstep) and returns when done.
+    ``backend="cuda"`` queues the kernel with ``ct.launch`` on ``stream`` (None: the default stream)
+    and returns at once, as ``ct.launch`` does; the arrays must be device arrays.
     """
     grid3 = normalize_grid(grid)
-    if backend == "cuda":
-        raise TilecheckError("the cuda backend of tilecheck.launch is not available yet; use backend='cpu' "
-                             "(or ct.launch directly)")
-    if backend != "cpu":
+    if backend not in ("cpu", "cuda"):
         raise TilecheckError(f"unknown backend {backend!r} (expected 'cpu' or 'cuda')")
     args = tuple(args)
+    if backend == "cuda":
+        from tilecheck.runtime.cuda.backend import check_device_arguments, launch_on_stream
+
+        check_device_arguments(args)
+        if not unsafe:
+            check_launch(kernel, args, grid3)
+        launch_on_stream(grid3, kernel, args, stream)
+        return
+    if stream is not None:
+        raise TilecheckError("stream= is for backend='cuda'; the cpu backend runs synchronously")
     module = check_launch(kernel, args, grid3)[0] if not unsafe else module_for(kernel, args)[0]
     Interpreter(module, args, grid3, schedule or Schedule()).run()

@@ -149,9 +149,10 @@ def _aliasing_findings(module: Module, written: set[str], params: tuple[Any, ...
     itself (stride 0, overlapping strides)."""
     if args is None or not params:
         return []
-    import numpy as np
+    from tilecheck.arrays import layout_of, layouts_overlap
 
-    arrays = [(p, a) for p, a in zip(params, args) if p.kind == "array" and isinstance(a, np.ndarray)]
+    arrays = [(p, layout) for p, a in zip(params, args)
+              if p.kind == "array" and (layout := layout_of(a)) is not None]
     out: list[Finding] = []
     loc = module.entry.loc
     for p, a in arrays:
@@ -160,10 +161,7 @@ def _aliasing_findings(module: Module, written: set[str], params: tuple[Any, ...
         for q, b in arrays:
             if q is p:
                 continue
-            try:
-                overlap = np.shares_memory(a, b, max_work=10**6)
-            except np.exceptions.TooHardError:
-                overlap = True  # cannot tell cheaply: treat as overlapping (never a silent pass)
+            overlap = layouts_overlap(a, b)
             if overlap:
                 side = Side("argument", loc, (), {}, (), "write")
                 out.append(Finding("aliasing", f"'{p.name}' is written and overlaps argument '{q.name}' in memory",

@@ -1,0 +1,90 @@
+"""The cuda backend of the launcher and of DeviceOp: checked launches on a stream, asyncio waiting
+through events, and CUDA-graph capture and replay."""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from tilecheck.arrays import layout_of
+from tilecheck.errors import TilecheckError
+from tilecheck.ir import Module
+from tilecheck.runtime.cuda.driver import Driver, current_driver, stream_handle
+from tilecheck.runtime.memory import ArgumentError
+
+
+def check_device_arguments(args: Sequence[Any], names: Sequence[str] | None = None) -> None:
+    """Every array argument must be device memory: ct.launch cannot read host arrays."""
+    for i, a in enumerate(args):
+        layout = layout_of(a) if not isinstance(a, (bool, int, float)) else None
+        if layout is not None and layout.space != "cuda":
+            name = names[i] if names else f"#{i}"
+            raise ArgumentError(f"argument '{name}' is a host array ({type(a).__name__}); the cuda backend needs "
+                                "device arrays (torch or CuPy arrays on a GPU, or anything with "
+                                "__cuda_array_interface__)")
+
+
+def launchable(driver: Driver, kernel: Any) -> None:
+    if isinstance(kernel, Module) and driver.name == "cuda":
+        raise TilecheckError("a Tile IR module cannot be launched on the GPU through tilecheck; launch the "
+                             "@ct.kernel it was compiled from")
+
+
+def launch_on_stream(grid: tuple[int, int, int], kernel: Any, args: tuple[Any, ...], stream: Any) -> None:
+    """Queue one (already checked) launch; returns before the kernel finishes, as ct.launch does."""
+    driver = current_driver()
+    launchable(driver, kernel)
+    check_device_arguments(args)
+    driver.launch(stream_handle(stream), grid, kernel, args)
+
+
+Launch = tuple[Any, tuple[Any, ...], tuple[int, int, int]]  # kernel, args, grid
+
+
+def enqueue(stages: Sequence[Sequence[Launch]], stream: int) -> None:
+    """Queue every launch in order on one stream (the launches of a zipped stage are independent, so
+    one stream is a valid order for them; running them on separate streams is not done yet)."""
+    for stage in stages:
+        for kernel, args, grid in stage:
+            launch_on_stream(grid, kernel, args, stream)
+
+
+def run_sync(stages: Sequence[Sequence[Launch]], stream: Any = None) -> None:
+    handle = stream_handle(stream)
+    enqueue(stages, handle)
+    current_driver().synchronize(handle)
+
+
+async def run_async(stages: Sequence[Sequence[Launch]], stream: Any = None) -> None:
+    """Queue the work, then let the event loop run other tasks until an event after it has fired."""
+    driver = current_driver()
+    handle = stream_handle(stream)
+    enqueue(stages, handle)
+    event = driver.record_event(handle)
+    delay = 20e-6
+    while not driver.event_done(event):
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 1e-3)
+
+
+class CudaGraph:
+    """A CUDA graph captured from a DeviceOp on a private stream; ``replay`` launches it."""
+
+    def __init__(self, stages: Sequence[Sequence[Launch]]) -> None:
+        self.driver = current_driver()
+        self.stream = self.driver.new_stream()
+        self.launches = sum(len(s) for s in stages)
+        self.driver.begin_capture(self.stream)
+        try:
+            enqueue(stages, self.stream)
+        finally:
+            self.exec = self.driver.end_capture(self.stream)
+
+    def replay(self, sync: bool = True) -> None:
+        """Launch the graph; with ``sync=False`` return at once (``synchronize()`` waits)."""
+        self.driver.graph_launch(self.exec, self.stream)
+        if sync:
+            self.driver.synchronize(self.stream)
+
+    def synchronize(self) -> None:
+        self.driver.synchronize(self.stream)
