@@ -212,3 +212,16 @@ def test_without_a_gpu_the_real_backend_says_why():
     with pytest.raises(CudaError):
         tilecheck.launch((4,), E.vector_add, (a, DeviceArray(0x2000, (64,), (4,), np.dtype("f4")),
                                               DeviceArray(0x3000, (64,), (4,), np.dtype("f4")), 16), backend="cuda")
+
+
+def test_cached_checks_still_catch_a_new_aliasing_arrangement_and_a_new_grid(sim):
+    a, b, da, db, dc = _vectors(sim)
+    for _ in range(2):  # the second launch hits the launcher's cache of checked launches
+        tilecheck.launch((64,), E.vector_add, (da, db, dc, 16), backend="cuda")
+    with pytest.raises(tilecheck.AliasingError, match="overlaps argument 'a'"):
+        tilecheck.launch((64,), E.vector_add, (da, db, da, 16), backend="cuda")
+    x = np.ones(1024, np.float32)
+    tilecheck.launch((8,), I.inplace_halo, (x, 128), unsafe=True)
+    with pytest.raises(tilecheck.RaceError):  # an unsafe launch is never remembered as checked
+        tilecheck.launch((8,), I.inplace_halo, (x, 128))
+    np.testing.assert_array_equal(to_host(sim, dc), a + b)

@@ -6,6 +6,8 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
@@ -126,15 +128,56 @@ def launch(grid: Any, kernel: Any, args: Sequence[Any], *, backend: str = "cpu",
     if backend not in ("cpu", "cuda"):
         raise TilecheckError(f"unknown backend {backend!r} (expected 'cpu' or 'cuda')")
     args = tuple(args)
+    key = None if unsafe else _launch_key(backend, kernel, grid3, args)
+    module = _CHECKED.get(key) if key is not None else None
     if backend == "cuda":
         from tilecheck.runtime.cuda.backend import check_device_arguments, launch_on_stream
 
-        check_device_arguments(args)
-        if not unsafe:
-            check_launch(kernel, args, grid3)
+        if module is None:
+            check_device_arguments(args)
+            if not unsafe:
+                _remember(key, check_launch(kernel, args, grid3)[0])
         launch_on_stream(grid3, kernel, args, stream)
         return
     if stream is not None:
         raise TilecheckError("stream= is for backend='cuda'; the cpu backend runs synchronously")
-    module = check_launch(kernel, args, grid3)[0] if not unsafe else module_for(kernel, args)[0]
+    if module is None:
+        module = module_for(kernel, args)[0] if unsafe else check_launch(kernel, args, grid3)[0]
+        _remember(key, module)
     Interpreter(module, args, grid3, schedule or Schedule()).run()
+
+
+# Launches that passed every check, by everything the checks depend on: kernel, grid, and each
+# argument's address, layout and type (arrays) or value (scalars). A hit skips the checks, which
+# is what keeps the launcher's overhead per launch small (docs/performance.md).
+_CHECKED: dict[tuple[Any, ...], Module] = {}
+_CHECKED_MAX = 4096
+
+
+def _remember(key: tuple[Any, ...] | None, module: Module) -> None:
+    if key is None:
+        return
+    if len(_CHECKED) >= _CHECKED_MAX:
+        _CHECKED.clear()
+    _CHECKED[key] = module
+
+
+def _launch_key(backend: str, kernel: Any, grid: tuple[int, int, int], args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The cache key of a launch, or None when some argument has no cheap, complete identity."""
+    parts: list[Any] = [backend, kernel, grid]
+    for a in args:
+        if isinstance(a, (bool, int, float)):
+            parts.append((type(a), a))
+        elif isinstance(a, np.ndarray):
+            parts.append(("host", a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str))
+        elif type(a).__module__.startswith("torch") and hasattr(a, "data_ptr"):
+            parts.append(("torch", a.data_ptr(), tuple(a.shape), a.stride(), str(a.dtype), str(a.device)))
+        elif (iface := getattr(a, "__cuda_array_interface__", None)) is not None:
+            parts.append(("cuda", iface["data"][0], tuple(iface["shape"]), iface.get("strides"), iface["typestr"]))
+        else:
+            return None
+    try:
+        hash(kernel)
+    except TypeError:
+        return None
+    return tuple(parts)

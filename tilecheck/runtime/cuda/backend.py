@@ -31,10 +31,10 @@ def launchable(driver: Driver, kernel: Any) -> None:
 
 
 def launch_on_stream(grid: tuple[int, int, int], kernel: Any, args: tuple[Any, ...], stream: Any) -> None:
-    """Queue one (already checked) launch; returns before the kernel finishes, as ct.launch does."""
+    """Queue one launch whose arguments were checked; returns before the kernel finishes, as
+    ct.launch does."""
     driver = current_driver()
     launchable(driver, kernel)
-    check_device_arguments(args)
     driver.launch(stream_handle(stream), grid, kernel, args)
 
 

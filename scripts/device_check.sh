@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The GPU check for a machine with no internet (issue 7). Everything it needs that the machine lacks
+# comes along as .device/site.tar.xz (build it here first: scripts/device_bundle.sh).
+#
+# With the device tool:  run(command="bash scripts/device_check.sh", carry=[".device"], timeout_s=480)
+# It runs the GPU tests, then scripts/device_check.py (head-permutation race on the GPU, launcher
+# overhead, bandwidth), well under 10 minutes on an H200; outputs also land in $OUT.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="${OUT:-/tmp/tilecheck_device_check}"
+mkdir -p "$out"
+py="${PYTHON:-python3}"
+if [ -f .device/site.tar.xz ]; then
+    site=/tmp/tilecheck_site
+    rm -rf "$site" && mkdir -p "$site" && tar -xJf .device/site.tar.xz -C "$site" || exit 2
+    export PYTHONPATH="$site:$PWD"
+else
+    echo "note: no .device/site.tar.xz; using the packages already installed" >&2
+    export PYTHONPATH="$PWD"
+fi
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee "$out/gpu.txt"
+"$py" -c "import cuda.tile, z3, numpy, networkx; from cuda.bindings import driver; print('imports ok')" || exit 2
+status=0
+timeout 240 "$py" -m pytest -q -p no:cacheprovider -rs -m gpu tests/runtime/test_cuda_gpu.py 2>&1 \
+    | tee "$out/gpu_tests.txt" || status=1
+timeout 300 "$py" scripts/device_check.py "$@" 2>&1 | tee "$out/device_check.md" || status=1
+exit $status
