@@ -225,3 +225,29 @@ def test_cached_checks_still_catch_a_new_aliasing_arrangement_and_a_new_grid(sim
     with pytest.raises(tilecheck.RaceError):  # an unsafe launch is never remembered as checked
         tilecheck.launch((8,), I.inplace_halo, (x, 128))
     np.testing.assert_array_equal(to_host(sim, dc), a + b)
+
+
+def test_device_differential_runner_uploads_host_arguments(sim):
+    src, dst, H, BM, BD = A._perm_args()
+    report = tilecheck.run_repeated(A.head_permute_swapped, (src, dst, H, BM, BD), (8, 8, 1), runs=4, backend="cuda")
+    assert not report.deterministic and report.arrays["dst"].unwritten == 32768
+    safe = tilecheck.run_repeated(A.head_permute_safe, (src, dst, H, BM, BD), (8, 1, 1), runs=4, backend="cuda")
+    assert safe.deterministic and safe.arrays["dst"].unwritten == 0
+    assert not dst.any()
+
+
+def test_every_driver_api_name_the_real_driver_uses_exists_in_cuda_python():
+    """The real driver cannot run without a GPU, but the names it calls can be checked against the
+    installed cuda-python, so a typo or an API change fails here rather than on the first GPU."""
+    import re
+    from pathlib import Path
+
+    cu = pytest.importorskip("cuda.bindings.driver")
+    source = (Path(tilecheck.__file__).parent / "runtime" / "cuda" / "driver.py").read_text()
+    names = set(re.findall(r"\bcu\.((?:\w+\.)*\w+)", source))
+    assert {"cuStreamBeginCapture", "cuGraphInstantiate", "cuEventQuery", "cuMemcpyDtoDAsync"} <= names
+    for dotted in sorted(names):
+        obj = cu
+        for part in dotted.split("."):
+            assert hasattr(obj, part), f"cuda.bindings.driver has no {dotted}"
+            obj = getattr(obj, part)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from tilecheck.arrays import ArrayLayout, layout_of, layouts_overlap
 from tilecheck.errors import TilecheckError
 from tilecheck.runtime.interp.engine import Interpreter
-from tilecheck.runtime.launcher import AliasingError, check_launch, module_for, normalize_grid
+from tilecheck.runtime.launcher import AliasingError, checked_module, module_for, normalize_grid
 from tilecheck.runtime.schedule import Schedule
 
 if TYPE_CHECKING:
@@ -89,16 +89,15 @@ class DeviceOp:
         return CudaGraph(stages)
 
     def _checked(self) -> list[list[tuple[Any, tuple[Any, ...], tuple[int, int, int]]]]:
-        """Every launch verified and checked (arguments, ownership between zipped launches)."""
+        """Every launch verified and checked (arguments, ownership between zipped launches); the
+        launcher remembers checked launches, so running an op again costs a cache lookup."""
         stages = []
         for stage in self.stages:
-            if self.backend == "cuda":
-                from tilecheck.runtime.cuda.backend import check_device_arguments
-
-                for launch in stage:
-                    check_device_arguments(launch.args)
             _check_independent(stage)
-            stages.append([_prepare(launch) for launch in stage])
+            for launch in stage:
+                checked_module(launch.kernel, launch.args, launch.grid, self.backend, unsafe=launch.unsafe,
+                               prefix="refusing to capture: ")
+            stages.append([(launch.kernel, launch.args, launch.grid) for launch in stage])
         return stages
 
 
@@ -132,14 +131,6 @@ def device_op(grid: Any, kernel: Any, args: Sequence[Any], *, backend: str = "cp
 def _same_backend(a: DeviceOp, b: DeviceOp) -> None:
     if a.backend != b.backend:
         raise TilecheckError(f"cannot compose a {a.backend} op with a {b.backend} op")
-
-
-def _prepare(launch: _Launch) -> tuple[Any, tuple[Any, ...], tuple[int, int, int]]:
-    if launch.unsafe:
-        module_for(launch.kernel, launch.args)
-    else:
-        check_launch(launch.kernel, launch.args, launch.grid, prefix="refusing to capture: ")
-    return launch.kernel, launch.args, launch.grid
 
 
 def _written_and_touched(launch: _Launch) -> tuple[list[ArrayLayout], list[ArrayLayout]]:

@@ -128,23 +128,37 @@ def launch(grid: Any, kernel: Any, args: Sequence[Any], *, backend: str = "cpu",
     if backend not in ("cpu", "cuda"):
         raise TilecheckError(f"unknown backend {backend!r} (expected 'cpu' or 'cuda')")
     args = tuple(args)
-    key = None if unsafe else _launch_key(backend, kernel, grid3, args)
-    module = _CHECKED.get(key) if key is not None else None
     if backend == "cuda":
-        from tilecheck.runtime.cuda.backend import check_device_arguments, launch_on_stream
+        from tilecheck.runtime.cuda.backend import launch_on_stream
 
-        if module is None:
-            check_device_arguments(args)
-            if not unsafe:
-                _remember(key, check_launch(kernel, args, grid3)[0])
+        checked_module(kernel, args, grid3, backend, unsafe=unsafe)
         launch_on_stream(grid3, kernel, args, stream)
         return
     if stream is not None:
         raise TilecheckError("stream= is for backend='cuda'; the cpu backend runs synchronously")
-    if module is None:
-        module = module_for(kernel, args)[0] if unsafe else check_launch(kernel, args, grid3)[0]
-        _remember(key, module)
+    module = checked_module(kernel, args, grid3, backend, unsafe=unsafe)
     Interpreter(module, args, grid3, schedule or Schedule()).run()
+
+
+def checked_module(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int], backend: str, *,
+                   unsafe: bool = False, prefix: str = "refusing to launch: ") -> Module:
+    """The module to run, after every check a launch needs (``check_launch``; on the cuda backend,
+    device arrays only), each done once per kernel, grid and argument layout. ``unsafe`` keeps only
+    the argument checks."""
+    key = _launch_key(backend, unsafe, kernel, grid, args)
+    module = _CHECKED.get(key) if key is not None else None
+    if module is not None:
+        return module
+    if backend == "cuda":
+        from tilecheck.runtime.cuda.backend import check_device_arguments
+
+        check_device_arguments(args)
+    module = module_for(kernel, args)[0] if unsafe else check_launch(kernel, args, grid, prefix=prefix)[0]
+    if key is not None:
+        if len(_CHECKED) >= _CHECKED_MAX:
+            _CHECKED.clear()
+        _CHECKED[key] = module
+    return module
 
 
 # Launches that passed every check, by everything the checks depend on: kernel, grid, and each
@@ -154,17 +168,10 @@ _CHECKED: dict[tuple[Any, ...], Module] = {}
 _CHECKED_MAX = 4096
 
 
-def _remember(key: tuple[Any, ...] | None, module: Module) -> None:
-    if key is None:
-        return
-    if len(_CHECKED) >= _CHECKED_MAX:
-        _CHECKED.clear()
-    _CHECKED[key] = module
-
-
-def _launch_key(backend: str, kernel: Any, grid: tuple[int, int, int], args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+def _launch_key(backend: str, unsafe: bool, kernel: Any, grid: tuple[int, int, int],
+                args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """The cache key of a launch, or None when some argument has no cheap, complete identity."""
-    parts: list[Any] = [backend, kernel, grid]
+    parts: list[Any] = [backend, unsafe, kernel, grid]
     for a in args:
         if isinstance(a, (bool, int, float)):
             parts.append((type(a), a))

@@ -1,7 +1,7 @@
 """The differential runner on the device.
 
-Each array argument gets a pristine device copy (pure outputs: filled with the sentinel) and a
-working copy with the caller's strides. Run 0 restores the working copies, runs the kernel and
+Each array argument (device arrays, or host arrays, which are uploaded once) gets a pristine device
+copy (pure outputs: filled with the sentinel) and a working copy with the caller's strides. Run 0 restores the working copies, runs the kernel and
 keeps its outputs as the reference. Every later run is one replay of a CUDA graph that restores the
 working copies, runs the kernel, and compares each output with the reference on the device, bit for
 bit (``bitwise_diff``: OR-ing a per-element mask and counting differing elements). Only the counts
@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from tilecheck.arrays import ArrayLayout, layout_of
-from tilecheck.runtime.cuda.backend import check_device_arguments, launchable
+from tilecheck.runtime.cuda.backend import launchable
 from tilecheck.runtime.cuda.driver import current_driver
-from tilecheck.runtime.cuda.memory import Allocation, array_in, flat_words, host_view, to_host
+from tilecheck.runtime.cuda.memory import Allocation, array_in, flat_words, host_bytes, host_view, to_host
 from tilecheck.runtime.differential import Outcomes, _sentinel
 
 KEEP = 16
@@ -39,7 +39,6 @@ def run_repeated_on_device(kernel: Any, args: tuple[Any, ...], names: Sequence[s
 
     driver = current_driver()
     launchable(driver, kernel)
-    check_device_arguments(args, names)
     stream = driver.new_stream()
     fresh = list(args)
     restores: list[tuple[int, int, int]] = []  # (working, pristine, nbytes)
@@ -54,6 +53,8 @@ def run_repeated_on_device(kernel: Any, args: tuple[Any, ...], names: Sequence[s
         sentinel = _sentinel(np.dtype(layout.typestr)) if name in pure else None
         if sentinel is not None:
             driver.copy_htod(pristine.ptr, np.full(layout.extent // layout.itemsize, sentinel, layout.typestr), stream)
+        elif layout.space == "host":  # host inputs are uploaded once, then restored on the device
+            driver.copy_htod(pristine.ptr, host_bytes(layout), stream)
         else:
             driver.copy_dtod(pristine.ptr, layout.lowest, layout.extent, stream)
         restores.append((working.ptr, pristine.ptr, layout.extent))

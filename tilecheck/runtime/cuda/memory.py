@@ -50,6 +50,7 @@ class Allocation:
         self.ptr = driver.alloc(nbytes)
         self.nbytes = nbytes
         self._finalizer = weakref.finalize(self, driver.free, self.ptr)
+        self._finalizer.atexit = False  # the process's exit frees device memory; the driver may be gone
 
     def free(self) -> None:
         self._finalizer()
@@ -82,9 +83,14 @@ def to_device(driver: Driver, host: np.ndarray, stream: int = 0) -> DeviceArray:
     assert layout is not None
     alloc = Allocation(driver, layout.extent)
     if layout.extent:
-        raw = np.frombuffer((ctypes.c_ubyte * layout.extent).from_address(layout.lowest), np.uint8)
-        driver.copy_htod(alloc.ptr, raw, stream)
+        driver.copy_htod(alloc.ptr, host_bytes(layout), stream)
     return array_in(alloc, layout)
+
+
+def host_bytes(layout: ArrayLayout) -> np.ndarray:
+    """The bytes of a host array's extent, from its lowest address (a view: no copy)."""
+    assert layout.space == "host"
+    return np.frombuffer((ctypes.c_ubyte * layout.extent).from_address(layout.lowest), np.uint8)
 
 
 def to_host(driver: Driver, array: Any, stream: int = 0) -> np.ndarray:
