@@ -251,3 +251,21 @@ def test_every_driver_api_name_the_real_driver_uses_exists_in_cuda_python():
         for part in dotted.split("."):
             assert hasattr(obj, part), f"cuda.bindings.driver has no {dotted}"
             obj = getattr(obj, part)
+
+
+def test_streams_and_graphs_are_released():
+    import gc
+
+    driver = SimulatedDriver()
+    with use_driver(driver):
+        _, _, da, db, dc = _vectors(driver)
+        streams = len(driver._queues)
+        graph = tilecheck.device_op((64,), E.vector_add, (da, db, dc, 16), backend="cuda").graph()
+        assert len(driver._queues) == streams + 1
+        del graph
+        gc.collect()
+        assert len(driver._queues) == streams
+        src, dst, H, BM, BD = A._perm_args()
+        tilecheck.run_repeated(A.head_permute_safe, (src, dst, H, BM, BD), (8, 1, 1), runs=2, backend="cuda")
+        assert len(driver._queues) == streams
+        assert len(driver._buffers) == 3  # only the three vectors are still allocated

@@ -3,6 +3,7 @@ through events, and CUDA-graph capture and replay."""
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -79,6 +80,8 @@ class CudaGraph:
             enqueue(stages, self.stream)
         finally:
             self.exec = self.driver.end_capture(self.stream)
+        release = weakref.finalize(self, _release_graph, self.driver, self.exec, self.stream)
+        release.atexit = False  # at exit the driver may be gone; the process frees everything
 
     def replay(self, sync: bool = True) -> None:
         """Launch the graph; with ``sync=False`` return at once (``synchronize()`` waits)."""
@@ -88,3 +91,9 @@ class CudaGraph:
 
     def synchronize(self) -> None:
         self.driver.synchronize(self.stream)
+
+
+def _release_graph(driver: Driver, graph: Any, stream: int) -> None:
+    driver.synchronize(stream)
+    driver.destroy_graph(graph)
+    driver.destroy_stream(stream)

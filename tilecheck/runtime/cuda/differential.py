@@ -73,6 +73,7 @@ def run_repeated_on_device(kernel: Any, args: tuple[Any, ...], names: Sequence[s
         driver.copy_dtod(out.ref.ptr, out.working.ptr, out.layout.extent, stream)
         driver.memset8(out.mask.ptr, 0, out.words, stream)
         outcomes.append(Outcomes(out.name, to_host(driver, array_in(out.ref, out.layout), stream), out.sentinel))
+    graph = None
     if runs > 1:
         driver.begin_capture(stream)
         try:
@@ -102,6 +103,9 @@ def run_repeated_on_device(kernel: Any, args: tuple[Any, ...], names: Sequence[s
             mask_layout = ArrayLayout(0, out.layout.shape, element_strides, "|u1", "host")
             outcome.differ = host_view(mask, mask_layout).astype(bool)
     driver.synchronize(stream)
+    if graph is not None:
+        driver.destroy_graph(graph)
+    driver.destroy_stream(stream)
     for alloc in keepalive:
         alloc.free()
     for out in outputs:

@@ -26,6 +26,7 @@ class Driver(Protocol):
     name: str
 
     def new_stream(self) -> int: ...
+    def destroy_stream(self, stream: int) -> None: ...
     def synchronize(self, stream: int) -> None: ...
     def record_event(self, stream: int) -> Any: ...
     def event_done(self, event: Any) -> bool: ...
@@ -33,6 +34,7 @@ class Driver(Protocol):
     def begin_capture(self, stream: int) -> None: ...
     def end_capture(self, stream: int) -> Any: ...
     def graph_launch(self, graph: Any, stream: int) -> None: ...
+    def destroy_graph(self, graph: Any) -> None: ...
     def alloc(self, nbytes: int) -> int: ...
     def free(self, ptr: int) -> None: ...
     def copy_dtod(self, dst: int, src: int, nbytes: int, stream: int) -> None: ...
@@ -102,6 +104,9 @@ class CudaDriver:
     def new_stream(self) -> int:
         return int(self._call(self.cu.cuStreamCreate(self.cu.CUstream_flags.CU_STREAM_NON_BLOCKING.value)))
 
+    def destroy_stream(self, stream: int) -> None:
+        self._call(self.cu.cuStreamDestroy(self._stream(stream)))
+
     def synchronize(self, stream: int) -> None:
         self._call(self.cu.cuStreamSynchronize(self._stream(stream)))
 
@@ -127,10 +132,16 @@ class CudaDriver:
 
     def end_capture(self, stream: int) -> Any:
         graph = self._call(self.cu.cuStreamEndCapture(self._stream(stream)))
-        return self._call(self.cu.cuGraphInstantiate(graph, 0))
+        try:
+            return self._call(self.cu.cuGraphInstantiate(graph, 0))
+        finally:
+            self._call(self.cu.cuGraphDestroy(graph))  # the executable graph does not need it
 
     def graph_launch(self, graph: Any, stream: int) -> None:
         self._call(self.cu.cuGraphLaunch(graph, self._stream(stream)))
+
+    def destroy_graph(self, graph: Any) -> None:
+        self._call(self.cu.cuGraphExecDestroy(graph))
 
     def alloc(self, nbytes: int) -> int:
         return int(self._call(self.cu.cuMemAlloc(max(nbytes, 1))))

@@ -53,6 +53,10 @@ class SimulatedDriver:
         self._queues[handle] = deque()
         return handle
 
+    def destroy_stream(self, stream: int) -> None:
+        self.synchronize(stream)  # CUDA lets queued work finish
+        del self._queues[stream]
+
     def _enqueue(self, stream: int, what: str, fn: Callable[[], None]) -> None:
         if stream in self._capturing:
             self._capturing[stream].append((what, fn))
@@ -107,6 +111,9 @@ class SimulatedDriver:
         self._enqueue(stream, "graph", lambda: None)
         for what, fn in graph:
             self._enqueue(stream, what, fn)
+
+    def destroy_graph(self, graph: tuple[tuple[str, Callable[[], None]], ...]) -> None:
+        pass
 
     # ---- memory ------------------------------------------------------------------------------------
     def alloc(self, nbytes: int) -> int:
