@@ -140,7 +140,10 @@ def bandwidth(n: int, repeat: int) -> list[str]:
         for _ in range(repeat):
             start = driver.record_event(stream)
             fn()
-            times.append(driver.elapsed_ms(start, driver.record_event(stream)) / 1e3)
+            end = driver.record_event(stream)
+            times.append(driver.elapsed_ms(start, end) / 1e3)
+            driver.destroy_event(start)
+            driver.destroy_event(end)
         return statistics.median(times)
 
     t_add = timed(lambda: tilecheck.launch(grid, elementwise.vector_add, args, backend="cuda", stream=stream))

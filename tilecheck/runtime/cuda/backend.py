@@ -63,9 +63,12 @@ async def run_async(stages: Sequence[Sequence[Launch]], stream: Any = None) -> N
     enqueue(stages, handle)
     event = driver.record_event(handle)
     delay = 20e-6
-    while not driver.event_done(event):
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, 1e-3)
+    try:
+        while not driver.event_done(event):
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1e-3)
+    finally:
+        driver.destroy_event(event)
 
 
 class CudaGraph:

@@ -92,6 +92,9 @@ class SimulatedDriver:
             self._step(event.stream)  # type: ignore[attr-defined]  # the device makes some progress per query
         return event.done
 
+    def destroy_event(self, event: _Event) -> None:
+        pass
+
     def elapsed_ms(self, start: _Event, end: _Event) -> float:
         while not end.done:
             self._step(end.stream)  # type: ignore[attr-defined]
