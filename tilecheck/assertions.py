@@ -17,7 +17,7 @@ def assert_race_free(kernel: Any, args: Sequence[Any], grid: Any = None, **kw: A
     return report
 
 
-def assert_deterministic(kernel: Any, args: Sequence[Any], grid: Any, runs: int = 20, backend: str = "cpu",
+def assert_deterministic(kernel: Any, args: Sequence[Any], grid: Any, runs: int = 20, backend: str | None = None,
                          **kw: Any) -> Any:
     """Run ``kernel`` ``runs`` times under adversarial schedules; an ``AssertionError`` with the
     nondeterminism summary if any output differs. Returns the report."""

@@ -269,3 +269,20 @@ def test_streams_and_graphs_are_released():
         tilecheck.run_repeated(A.head_permute_safe, (src, dst, H, BM, BD), (8, 1, 1), runs=2, backend="cuda")
         assert len(driver._queues) == streams
         assert len(driver._buffers) == 3  # only the three vectors are still allocated
+
+
+def test_the_backend_follows_the_arrays(sim):
+    a, b, da, db, dc = _vectors(sim)
+    tilecheck.launch((64,), E.vector_add, (da, db, dc, 16))  # device arrays: the cuda backend
+    assert sim.log[-1] != "launch vector_add"  # queued, as on a GPU
+    np.testing.assert_array_equal(to_host(sim, dc), a + b)
+    assert tilecheck.device_op((64,), E.vector_add, (da, db, dc, 16)).backend == "cuda"
+    assert tilecheck.device_op((64,), E.vector_add, (a, b, np.zeros_like(a), 16)).backend == "cpu"
+    with pytest.raises(tilecheck.TilecheckError, match="mix host and device arrays"):
+        tilecheck.launch((64,), E.vector_add, (da, b, dc, 16))
+    with pytest.raises(tilecheck.TilecheckError, match="unknown backend 'gpu'"):
+        tilecheck.launch((64,), E.vector_add, (da, db, dc, 16), backend="gpu")
+    src, dst, H, BM, BD = A._perm_args()
+    report = tilecheck.run_repeated(A.head_permute_safe, (to_device(sim, src), to_device(sim, dst), H, BM, BD),
+                                    (8, 1, 1), runs=2)
+    assert report.backend == "cuda"

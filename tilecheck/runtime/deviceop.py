@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 from tilecheck.arrays import ArrayLayout, layout_of, layouts_overlap
 from tilecheck.errors import TilecheckError
 from tilecheck.runtime.interp.engine import Interpreter
-from tilecheck.runtime.launcher import AliasingError, checked_module, module_for, normalize_grid
+from tilecheck.runtime.launcher import (
+    AliasingError,
+    checked_module,
+    module_for,
+    normalize_grid,
+    resolve_backend,
+)
 from tilecheck.runtime.schedule import Schedule
 
 if TYPE_CHECKING:
@@ -120,12 +126,12 @@ class Graph:
         return sum(len(s) for s in self.stages)
 
 
-def device_op(grid: Any, kernel: Any, args: Sequence[Any], *, backend: str = "cpu",
+def device_op(grid: Any, kernel: Any, args: Sequence[Any], *, backend: str | None = None,
               unsafe: bool = False) -> DeviceOp:
-    """A lazy launch of ``kernel`` on ``args`` (run it with ``.sync()``, ``await``, or ``.graph()``)."""
-    if backend not in ("cpu", "cuda"):
-        raise TilecheckError(f"unknown backend {backend!r} (expected 'cpu' or 'cuda')")
-    return DeviceOp([[_Launch(normalize_grid(grid), kernel, tuple(args), unsafe)]], backend)
+    """A lazy launch of ``kernel`` on ``args`` (run it with ``.sync()``, ``await``, or ``.graph()``);
+    the backend follows the arrays unless given (see ``launch``)."""
+    args = tuple(args)
+    return DeviceOp([[_Launch(normalize_grid(grid), kernel, args, unsafe)]], resolve_backend(backend, args))
 
 
 def _same_backend(a: DeviceOp, b: DeviceOp) -> None:

@@ -16,7 +16,7 @@ from tilecheck.errors import TilecheckError
 from tilecheck.ir.opdefs import Effect
 from tilecheck.ir.summary import memory_ops
 from tilecheck.runtime.interp.engine import Interpreter
-from tilecheck.runtime.launcher import module_for, normalize_grid
+from tilecheck.runtime.launcher import module_for, normalize_grid, resolve_backend
 from tilecheck.runtime.png import write_png
 from tilecheck.runtime.schedule import Schedule
 
@@ -224,18 +224,18 @@ class Outcomes:
                          first, unwritten, self.max_abs if len(self.counts) else None, self.exact, mask)
 
 
-def run_repeated(kernel: Any, args: Sequence[Any], grid: Any, runs: int = 20, backend: str = "cpu", seed: int = 0,
+def run_repeated(kernel: Any, args: Sequence[Any], grid: Any, runs: int = 20, backend: str | None = None, seed: int = 0,
                  progress: bool | None = None, max_wave: int | None = None) -> NondeterminismReport:
     """Run ``kernel`` ``runs`` times on fresh copies of ``args`` and report which outputs differ.
-    Racy kernels are run on purpose: nothing is refused. ``backend="cpu"``: the interpreter under a
+    Racy kernels are run on purpose: nothing is refused. The backend follows the arrays unless
+    given (device arrays: "cuda"). ``backend="cpu"``: the interpreter under a
     different adversarial schedule each run (``seed``, ``max_wave``); ``backend="cuda"``: the GPU,
     whose own scheduling varies (see runtime/cuda/differential.py)."""
     if runs < 1:
         raise TilecheckError("runs must be at least 1")
-    if backend not in ("cpu", "cuda"):
-        raise TilecheckError(f"unknown backend {backend!r} (expected 'cpu' or 'cuda')")
     grid3 = normalize_grid(grid)
     args = tuple(args)
+    backend = resolve_backend(backend, args)
     module, _ = module_for(kernel, args)
     written, pure = output_arrays(module)
     names = argument_names(module, args)

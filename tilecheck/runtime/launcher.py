@@ -13,6 +13,7 @@ from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
 from tilecheck.ir.cutile import compile_kernel
 from tilecheck.runtime.interp.engine import Interpreter
+from tilecheck.runtime.memory import ArgumentError
 from tilecheck.runtime.schedule import Schedule
 from tilecheck.verifier import Report
 
@@ -113,21 +114,21 @@ def check_launch(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int],
     return module, report
 
 
-def launch(grid: Any, kernel: Any, args: Sequence[Any], *, backend: str = "cpu", schedule: Schedule | None = None,
-           unsafe: bool = False, stream: Any = None) -> None:
+def launch(grid: Any, kernel: Any, args: Sequence[Any], stream: Any = None, *, backend: str | None = None,
+           unsafe: bool = False, schedule: Schedule | None = None) -> None:
     """Run ``kernel`` on ``args`` in place, as ``ct.launch(stream, grid, kernel, args)`` does.
 
     The kernel and case are verified first (once per process): a ``race`` raises ``RaceError``,
     ``unknown`` raises ``UnverifiedError``, an aliasing argument ``AliasingError`` — unless
-    ``unsafe=True``. ``backend="cpu"`` runs the numpy interpreter (``schedule`` picks block order
+    ``unsafe=True``. The backend follows the arrays unless given: device arrays run on ``"cuda"``,
+    host arrays on ``"cpu"``. ``backend="cpu"`` runs the numpy interpreter (``schedule`` picks block order
     and interleaving; the default is deterministic lockstep) and returns when done.
     ``backend="cuda"`` queues the kernel with ``ct.launch`` on ``stream`` (None: the default stream)
     and returns at once, as ``ct.launch`` does; the arrays must be device arrays.
     """
     grid3 = normalize_grid(grid)
-    if backend not in ("cpu", "cuda"):
-        raise TilecheckError(f"unknown backend {backend!r} (expected 'cpu' or 'cuda')")
     args = tuple(args)
+    backend = resolve_backend(backend, args)
     if backend == "cuda":
         from tilecheck.runtime.cuda.backend import launch_on_stream
 
@@ -138,6 +139,35 @@ def launch(grid: Any, kernel: Any, args: Sequence[Any], *, backend: str = "cpu",
         raise TilecheckError("stream= is for backend='cuda'; the cpu backend runs synchronously")
     module = checked_module(kernel, args, grid3, backend, unsafe=unsafe)
     Interpreter(module, args, grid3, schedule or Schedule()).run()
+
+
+def resolve_backend(backend: str | None, args: Sequence[Any]) -> str:
+    """``backend`` checked, or, when None, the one the arrays live on: all on a device -> "cuda";
+    otherwise "cpu" (a mix of host and device arrays is an error)."""
+    if backend is not None:
+        if backend not in ("cpu", "cuda"):
+            raise TilecheckError(f"unknown backend {backend!r} (expected 'cpu' or 'cuda')")
+        return backend
+    spaces = {space for a in args if (space := _space(a)) is not None}
+    if spaces == {"cuda"}:
+        return "cuda"
+    if "cuda" in spaces:
+        raise ArgumentError("the arguments mix host and device arrays; pass all of them on one side "
+                            "(or backend='cuda', where host arrays are refused by name)")
+    return "cpu"
+
+
+def _space(a: Any) -> str | None:
+    """Where an argument's memory is, cheaply: "host", "cuda", or None for a non-array."""
+    if isinstance(a, (bool, int, float)):
+        return None
+    if isinstance(a, np.ndarray):
+        return "host"
+    if type(a).__module__.startswith("torch") and hasattr(a, "is_cuda"):
+        return "cuda" if a.is_cuda else "host"
+    if hasattr(a, "__cuda_array_interface__"):
+        return "cuda"
+    return "host" if hasattr(a, "__array_interface__") or hasattr(a, "__dlpack__") else None
 
 
 def checked_module(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int], backend: str, *,
