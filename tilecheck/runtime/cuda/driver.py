@@ -75,11 +75,13 @@ class CudaDriver:
 
     name = "cuda"
 
-    def __init__(self) -> None:
-        try:
-            from cuda.bindings import driver as cu
-        except ImportError:
-            raise CudaError("the cuda backend needs cuda-python (pip install 'tilecheck[cuda]')") from None
+    def __init__(self, cu: Any = None, launch: Any = None) -> None:
+        """``cu`` and ``launch`` stand in for ``cuda.bindings.driver`` and ``ct.launch`` in tests."""
+        if cu is None:
+            try:
+                from cuda.bindings import driver as cu
+            except ImportError:
+                raise CudaError("the cuda backend needs cuda-python (pip install 'tilecheck[cuda]')") from None
         self.cu = cu
         try:
             self._call(cu.cuInit(0))
@@ -87,10 +89,12 @@ class CudaDriver:
             raise CudaError(f"no CUDA driver on this machine ({exc})") from None
         device = self._call(cu.cuDeviceGet(0))
         self._call(cu.cuCtxSetCurrent(self._call(cu.cuDevicePrimaryCtxRetain(device))))
-        import cuda.tile as ct
+        if launch is None:
+            import cuda.tile as ct
 
-        # under the pytest plugin's launch check, use the launch it wraps: tilecheck has checked already
-        self._ct_launch = getattr(ct.launch, "__tilecheck_original__", ct.launch)
+            # under the pytest plugin's launch check, use the launch it wraps: tilecheck has checked already
+            launch = getattr(ct.launch, "__tilecheck_original__", ct.launch)
+        self._ct_launch = launch
 
     def _call(self, result: Any) -> Any:
         err, *values = result if isinstance(result, tuple) else (result,)
