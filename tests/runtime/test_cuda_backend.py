@@ -286,3 +286,29 @@ def test_the_backend_follows_the_arrays(sim):
     report = tilecheck.run_repeated(A.head_permute_safe, (to_device(sim, src), to_device(sim, dst), H, BM, BD),
                                     (8, 1, 1), runs=2)
     assert report.backend == "cuda"
+
+
+def test_zipped_launches_fork_onto_side_streams_and_join_in_graphs_too(sim):
+    a, b, da, db, dc = _vectors(sim)
+    dd = to_device(sim, np.zeros_like(a))
+    both = tilecheck.DeviceOp.zip(tilecheck.device_op((64,), E.vector_add, (da, db, dc, 16)),
+                                  tilecheck.device_op((64,), E.vector_add, (db, da, dd, 16)))
+    graph = both.graph()
+    assert graph.launches == 2
+    graph.replay()
+    assert sim.log[-2:] == ["launch vector_add", "launch vector_add"]
+    np.testing.assert_array_equal(to_host(sim, dc), a + b)
+    np.testing.assert_array_equal(to_host(sim, dd), a + b)
+    then = tilecheck.device_op((8,), I.inplace_scale, (dc, 128))
+    both.then(then).sync()  # the join orders the scale after both branches
+    np.testing.assert_array_equal(to_host(sim, dc), (a + b) * 2)
+
+
+def test_a_capture_whose_fork_never_joins_is_an_error(sim):
+    origin, side = sim.new_stream(), sim.new_stream()
+    sim.begin_capture(origin)
+    sim.wait_event(side, sim.record_event(origin))
+    sim.memset8(sim.alloc(4), 0, 4, side)
+    with pytest.raises(CudaError, match="UNJOINED"):
+        sim.end_capture(origin)
+    sim.synchronize(side)  # the side stream left the capture with it

@@ -95,6 +95,11 @@ class FakeCu:
         self._objects[int(event)] = self.sim.record_event(int(stream))
         return self._ok()
 
+    def cuStreamWaitEvent(self, stream, event, flags):
+        self._types((stream, real.CUstream), (event, real.CUevent), (flags, int))
+        self.sim.wait_event(int(stream), self._objects[int(event)])
+        return self._ok()
+
     def cuEventQuery(self, event):
         self._types((event, real.CUevent))
         done = self.sim.event_done(self._objects[int(event)])
@@ -204,9 +209,15 @@ def test_launch_device_op_and_graphs_through_the_driver_calls(driver):
     graph.replay(sync=False)
     graph.synchronize()
     np.testing.assert_array_equal(to_host(driver, dc), (a + b) * 2)
+    dd = to_device(driver, np.zeros_like(a))
+    both = tilecheck.DeviceOp.zip(tilecheck.device_op((64,), E.vector_add, (da, db, dc, 16)),
+                                  tilecheck.device_op((64,), E.vector_add, (db, da, dd, 16)))
+    both.graph().replay()
+    np.testing.assert_array_equal(to_host(driver, dd), a + b)
     calls = set(driver.cu.calls)
     assert {"cuStreamBeginCapture", "cuStreamEndCapture", "cuGraphInstantiate", "cuGraphDestroy", "cuGraphLaunch",
-            "cuEventRecord", "cuEventQuery", "cuEventDestroy", "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync"} <= calls
+            "cuEventRecord", "cuEventQuery", "cuEventDestroy", "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync",
+            "cuStreamWaitEvent"} <= calls
 
 
 def test_differential_runner_through_the_driver_calls(driver):

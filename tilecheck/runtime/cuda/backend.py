@@ -43,11 +43,37 @@ Launch = tuple[Any, tuple[Any, ...], tuple[int, int, int]]  # kernel, args, grid
 
 
 def enqueue(stages: Sequence[Sequence[Launch]], stream: int) -> None:
-    """Queue every launch in order on one stream (the launches of a zipped stage are independent, so
-    one stream is a valid order for them; running them on separate streams is not done yet)."""
+    """Queue the stages in order on ``stream``. The launches of a zipped stage are independent, so
+    they fork onto side streams and join back (events), free to run concurrently; the same
+    fork/join pattern captures into a graph with parallel branches."""
+    driver = current_driver()
     for stage in stages:
-        for kernel, args, grid in stage:
+        if len(stage) == 1:
+            kernel, args, grid = stage[0]
             launch_on_stream(grid, kernel, args, stream)
+            continue
+        sides = _side_streams(driver, len(stage) - 1)
+        fork = driver.record_event(stream)
+        for side in sides:
+            driver.wait_event(side, fork)
+        for (kernel, args, grid), target in zip(stage, [stream, *sides]):
+            launch_on_stream(grid, kernel, args, target)
+        for side in sides:
+            done = driver.record_event(side)
+            driver.wait_event(stream, done)
+            driver.destroy_event(done)
+        driver.destroy_event(fork)
+
+
+_SIDE_STREAMS: weakref.WeakKeyDictionary[Any, list[int]] = weakref.WeakKeyDictionary()
+
+
+def _side_streams(driver: Driver, n: int) -> list[int]:
+    """``n`` streams for the branches of zipped launches, created once per driver and reused."""
+    pool = _SIDE_STREAMS.setdefault(driver, [])
+    while len(pool) < n:
+        pool.append(driver.new_stream())
+    return pool[:n]
 
 
 def run_sync(stages: Sequence[Sequence[Launch]], stream: Any = None) -> None:

@@ -26,12 +26,24 @@ _BASE = 0x7F00_0000_0000
 
 
 class _Event:
-    def __init__(self) -> None:
+    def __init__(self, stream: int, capture: _Capture | None) -> None:
+        self.stream = stream
+        self.capture = capture  # recorded while its stream was capturing: usable only to order capture
         self.done = False
         self.time = 0.0
 
     def fire(self) -> None:
         self.done, self.time = True, time.perf_counter()
+
+
+class _Capture:
+    """One stream capture: the ops recorded, in the order they were queued (a valid order for a
+    graph), and the streams that joined it through an event and have not rejoined the origin."""
+
+    def __init__(self, origin: int) -> None:
+        self.origin = origin
+        self.ops: list[tuple[str, Callable[[], None]]] = []
+        self.unjoined: set[int] = set()
 
 
 class SimulatedDriver:
@@ -45,7 +57,7 @@ class SimulatedDriver:
         self._buffers: dict[int, np.ndarray] = {}
         self._next = _BASE
         self._queues: dict[int, deque[tuple[str, Callable[[], None]]]] = {0: deque()}
-        self._capturing: dict[int, list[tuple[str, Callable[[], None]]]] = {}
+        self._capturing: dict[int, _Capture] = {}
 
     # ---- streams, events, graphs ---------------------------------------------------------------
     def new_stream(self) -> int:
@@ -59,7 +71,7 @@ class SimulatedDriver:
 
     def _enqueue(self, stream: int, what: str, fn: Callable[[], None]) -> None:
         if stream in self._capturing:
-            self._capturing[stream].append((what, fn))
+            self._capturing[stream].ops.append((what, fn))
         elif stream not in self._queues:
             raise CudaError(f"CUDA error CUDA_ERROR_INVALID_HANDLE (no stream 0x{stream:x})")
         else:
@@ -82,14 +94,37 @@ class SimulatedDriver:
             pass
 
     def record_event(self, stream: int) -> _Event:
-        event = _Event()
-        event.stream = stream  # type: ignore[attr-defined]
-        self._enqueue(stream, "", event.fire)
+        capture = self._capturing.get(stream)
+        event = _Event(stream, capture)
+        if capture is None:
+            self._enqueue(stream, "", event.fire)
         return event
 
+    def wait_event(self, stream: int, event: _Event) -> None:
+        capture = self._capturing.get(stream)
+        if event.capture is not None:  # fork / join inside a capture, as CUDA graphs do it
+            if capture is None:
+                self._capturing[stream] = event.capture
+                event.capture.unjoined.add(stream)
+            elif capture is not event.capture:
+                raise CudaError("CUDA error CUDA_ERROR_STREAM_CAPTURE_ISOLATION (event from another capture)")
+            elif stream == capture.origin:
+                capture.unjoined.discard(event.stream)
+            return
+        if capture is not None:
+            raise CudaError("CUDA error CUDA_ERROR_STREAM_CAPTURE_ISOLATION (waiting on an event from outside)")
+
+        def run() -> None:
+            while not event.done:
+                if not self._step(event.stream):
+                    raise CudaError("CUDA error: waiting on an event that was never recorded")
+        self._enqueue(stream, "", run)
+
     def event_done(self, event: _Event) -> bool:
+        if event.capture is not None:
+            raise CudaError("CUDA error CUDA_ERROR_STREAM_CAPTURE_ILLEGAL (query of an event recorded in capture)")
         if not event.done:
-            self._step(event.stream)  # type: ignore[attr-defined]  # the device makes some progress per query
+            self._step(event.stream)  # the device makes some progress per query
         return event.done
 
     def destroy_event(self, event: _Event) -> None:
@@ -97,18 +132,23 @@ class SimulatedDriver:
 
     def elapsed_ms(self, start: _Event, end: _Event) -> float:
         while not end.done:
-            self._step(end.stream)  # type: ignore[attr-defined]
+            self._step(end.stream)
         return (end.time - start.time) * 1000.0
 
     def begin_capture(self, stream: int) -> None:
         if stream in self._capturing:
             raise CudaError("CUDA error CUDA_ERROR_ILLEGAL_STATE (stream already capturing)")
-        self._capturing[stream] = []
+        self._capturing[stream] = _Capture(stream)
 
     def end_capture(self, stream: int) -> tuple[tuple[str, Callable[[], None]], ...]:
-        if stream not in self._capturing:
-            raise CudaError("CUDA error CUDA_ERROR_ILLEGAL_STATE (stream is not capturing)")
-        return tuple(self._capturing.pop(stream))
+        capture = self._capturing.get(stream)
+        if capture is None or capture.origin != stream:
+            raise CudaError("CUDA error CUDA_ERROR_ILLEGAL_STATE (stream is not the origin of a capture)")
+        for s in [s for s, c in self._capturing.items() if c is capture]:
+            del self._capturing[s]
+        if capture.unjoined:
+            raise CudaError("CUDA error CUDA_ERROR_STREAM_CAPTURE_UNJOINED (a forked stream never rejoined)")
+        return tuple(capture.ops)
 
     def graph_launch(self, graph: tuple[tuple[str, Callable[[], None]], ...], stream: int) -> None:
         self._enqueue(stream, "graph", lambda: None)
