@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import tilecheck
+from benchmarks.timing import median_seconds
 from tilecheck import ir
 from tilecheck.ir.cutile import compile_kernel
 
@@ -27,12 +28,7 @@ KERNELS = [("elementwise", "vector_add"), ("elementwise", "vector_add_gather"), 
 
 
 def median_ms(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+    return median_seconds(fn, repeat) * 1000
 
 
 def main() -> None:

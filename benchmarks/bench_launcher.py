@@ -11,7 +11,6 @@ Medians measured side by side in one run.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import tilecheck
+from benchmarks.timing import median_seconds
 from corpus.kernels import elementwise, inplace
 from tilecheck.runtime.cuda import SimulatedDriver, to_device, use_driver
 from tilecheck.runtime.launcher import _CHECKED
@@ -35,12 +35,7 @@ class NullLaunchDriver(SimulatedDriver):
 
 
 def per_op_us(fn, ops: int, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) / ops)
-    return statistics.median(times) * 1e6
+    return median_seconds(fn, repeat) / ops * 1e6
 
 
 def main() -> None:
@@ -78,6 +73,7 @@ def main() -> None:
         chain = tilecheck.device_op(grid, elementwise.vector_add, args, backend="cuda")
         for _ in range(99):
             chain = chain.then(scale)
+        chain.sync()  # warm: the first run checks the launches it has not seen
 
         def chained():
             for _ in range(ops // 100):

@@ -6,9 +6,7 @@ Medians measured side by side in one run.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -17,19 +15,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import tilecheck
+from benchmarks.timing import median_seconds
 from corpus.kernels import attention, elementwise
 from tilecheck.ir.cutile import compile_kernel
 from tilecheck.runtime.interp.engine import Interpreter
 from tilecheck.runtime.schedule import Schedule
-
-
-def median_s(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -45,9 +35,9 @@ def main() -> None:
     module = compile_kernel(elementwise.vector_add, kargs).module
     tilecheck.launch(grid, elementwise.vector_add, kargs)  # verifies once; later launches hit the cache
     assert np.array_equal(c, a + b)
-    t_numpy = median_s(lambda: np.add(a, b), args.repeat)
-    t_interp = median_s(lambda: Interpreter(module, kargs, grid, Schedule()).run(), args.repeat)
-    t_launch = median_s(lambda: tilecheck.launch(grid, elementwise.vector_add, kargs), args.repeat)
+    t_numpy = median_seconds(lambda: np.add(a, b), args.repeat)
+    t_interp = median_seconds(lambda: Interpreter(module, kargs, grid, Schedule()).run(), args.repeat)
+    t_launch = median_seconds(lambda: tilecheck.launch(grid, elementwise.vector_add, kargs), args.repeat)
     gb = 3 * n * 4 / 1e9  # bytes moved: two reads and a write
     print("| vector add, 2^24 fp32 | median (ms) | GB/s | vs numpy |")
     print("|---|---:|---:|---:|")
@@ -59,7 +49,7 @@ def main() -> None:
     runs = 20
     for name, kernel, kgrid in (("head_permute_swapped (racy)", attention.head_permute_swapped, (8, 8, 1)),
                                 ("head_permute_safe (race-free)", attention.head_permute_safe, (8, 1, 1))):
-        t = median_s(lambda k=kernel, g=kgrid: tilecheck.run_repeated(k, shape_args, g, runs=runs, progress=False),
+        t = median_seconds(lambda k=kernel, g=kgrid: tilecheck.run_repeated(k, shape_args, g, runs=runs, progress=False),
                      max(3, args.repeat // 2))
         print(f"\n{name}, small shape (1,8,128,64,32,64): {runs / t:.1f} runs/s "
               f"({t * 1000 / runs:.1f} ms per adversarial run)")

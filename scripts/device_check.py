@@ -15,7 +15,6 @@ import contextlib
 import platform
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import tilecheck
+from benchmarks.timing import median_seconds
 from corpus.kernels import attention, elementwise, inplace
 from tilecheck.runtime.cuda import CudaError, SimulatedDriver, current_driver, to_device, use_driver
 
@@ -36,12 +36,7 @@ PERM_SHAPES_SMALL = [(1, 4, 64, 16, 16), (1, 8, 128, 16, 16), (2, 4, 64, 32, 16)
 
 def median_us(fn: Callable[[], None], ops: int, repeat: int) -> float:
     """Median over ``repeat`` rounds of the wall time per op of ``fn`` (which runs ``ops`` ops and waits)."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) / ops)
-    return statistics.median(times) * 1e6
+    return median_seconds(fn, repeat) / ops * 1e6
 
 
 def environment(simulate: bool) -> list[str]:
