@@ -6,6 +6,7 @@ work on these layouts, so they hold for device arrays as they do for numpy ones.
 """
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,20 +61,69 @@ def layout_of(obj: Any) -> ArrayLayout | None:
     iface = getattr(obj, "__cuda_array_interface__", None)
     if iface is not None:
         return _from_interface(iface, "cuda")
-    if _is_torch_tensor(obj):
-        if obj.device.type != "cpu":
-            raise TilecheckError(f"a torch tensor on {obj.device} without __cuda_array_interface__ is not supported")
-        return layout_of(obj.detach().numpy())
+    if _is_torch_tensor(obj):  # DLPack: torch's array interfaces cannot express bfloat16
+        return _from_dlpack(obj)
     iface = getattr(obj, "__array_interface__", None)
     if isinstance(iface, dict):
         return _from_interface(iface, "host")
-    if hasattr(obj, "__dlpack__") and hasattr(obj, "shape"):
-        try:
-            return layout_of(np.from_dlpack(obj))
-        except (TypeError, RuntimeError, BufferError) as exc:
-            raise TilecheckError(f"cannot read the layout of a {type(obj).__name__} through DLPack ({exc}); "
-                                 "pass an array with __cuda_array_interface__ or a host array") from None
+    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        return _from_dlpack(obj)
     return None
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):  # the head of DLManagedTensor (DLPack's dlpack.h)
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+_DL_SPACES = {1: "host", 3: "host", 2: "cuda", 13: "cuda"}  # CPU, CUDA host, CUDA, CUDA managed
+_DL_KINDS = {0: "i", 1: "u", 2: "f", 6: "b"}  # int, uint, float, bool; others (bfloat, fp8) as raw bytes
+_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_get_pointer.restype, _get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+
+
+def _from_dlpack(obj: Any) -> ArrayLayout:
+    """The layout from a DLPack capsule, read in place: the capsule is not consumed, so its own
+    destructor releases it."""
+    name = type(obj).__name__
+    try:
+        device_type, _ = obj.__dlpack_device__()
+        space = _DL_SPACES.get(int(device_type))
+        if space is None:
+            raise TilecheckError(f"a {name} on DLPack device type {device_type} is neither host nor CUDA memory")
+        try:  # stream -1: no synchronization (only the address is read)
+            capsule = obj.__dlpack__(stream=-1) if space == "cuda" else obj.__dlpack__()
+        except TypeError:
+            capsule = obj.__dlpack__()
+        tensor = ctypes.cast(_get_pointer(capsule, b"dltensor"), ctypes.POINTER(_DLTensor)).contents
+    except (TypeError, ValueError, RuntimeError, BufferError, AttributeError) as exc:
+        raise TilecheckError(f"cannot read the layout of a {name} through DLPack ({exc})") from None
+    itemsize = max(tensor.dtype.bits // 8, 1) * tensor.dtype.lanes
+    kind = _DL_KINDS.get(tensor.dtype.code) if tensor.dtype.lanes == 1 else None
+    typestr = f"|b{itemsize}" if kind == "b" else f"<{kind}{itemsize}" if kind else f"|V{itemsize}"
+    shape = tuple(int(tensor.shape[i]) for i in range(tensor.ndim))
+    if tensor.strides:
+        strides = tuple(int(tensor.strides[i]) * itemsize for i in range(tensor.ndim))
+    else:
+        strides = _contiguous_strides(shape, itemsize)
+    return ArrayLayout((tensor.data or 0) + tensor.byte_offset, shape, strides, typestr, space)
+
+
+def _contiguous_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    acc, out = itemsize, []
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(out))
 
 
 def _from_interface(iface: dict[str, Any], space: str) -> ArrayLayout:
@@ -86,11 +136,7 @@ def _from_interface(iface: dict[str, Any], space: str) -> ArrayLayout:
         raise TilecheckError(f"malformed array interface {iface!r}: {exc}") from None
     strides = iface.get("strides")
     if strides is None:  # C-contiguous
-        acc, out = itemsize, []
-        for n in reversed(shape):
-            out.append(acc)
-            acc *= max(n, 1)
-        strides = tuple(reversed(out))
+        strides = _contiguous_strides(shape, itemsize)
     return ArrayLayout(ptr, shape, tuple(int(s) for s in strides), typestr, space)
 
 

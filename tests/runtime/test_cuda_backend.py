@@ -312,3 +312,36 @@ def test_a_capture_whose_fork_never_joins_is_an_error(sim):
     with pytest.raises(CudaError, match="UNJOINED"):
         sim.end_capture(origin)
     sim.synchronize(side)  # the side stream left the capture with it
+
+
+class _DLPackOnly:
+    """An array that only speaks DLPack (numpy's capsule), on whichever device it claims."""
+
+    def __init__(self, array, device=(1, 0)):
+        self.array, self.device = array, device
+        self.shape, self.dtype, self.strides = array.shape, array.dtype, array.strides  # what cuTile reads
+
+    def __dlpack__(self, stream=None):
+        return self.array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.device
+
+
+def test_layouts_are_read_from_dlpack_capsules_in_place():
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)[:, 1::2]
+    assert layout_of(_DLPackOnly(x)) == layout_of(x)
+    on_device = layout_of(_DLPackOnly(x, (2, 0)))
+    assert on_device.space == "cuda" and on_device.ptr == layout_of(x).ptr and on_device.strides == (24, 8)
+    with pytest.raises(tilecheck.TilecheckError, match="DLPack device type 14"):
+        layout_of(_DLPackOnly(x, (14, 0)))
+    written = np.zeros(64, np.float32)
+    with pytest.raises(tilecheck.AliasingError, match="'c' is written and overlaps argument 'a'"):
+        tilecheck.launch((4,), E.vector_add, (_DLPackOnly(written), np.ones(64, np.float32), written, 16))
+
+
+def test_torch_bfloat16_layouts_come_through_dlpack():
+    torch = pytest.importorskip("torch")
+    t = torch.ones(4, 6, dtype=torch.bfloat16).t()
+    layout = layout_of(t)
+    assert (layout.ptr, layout.shape, layout.strides, layout.itemsize) == (t.data_ptr(), (6, 4), (2, 12), 2)
