@@ -62,7 +62,7 @@ def layout_of(obj: Any) -> ArrayLayout | None:
     if iface is not None:
         return _from_interface(iface, "cuda")
     if _is_torch_tensor(obj):  # DLPack: torch's array interfaces cannot express bfloat16
-        return _from_dlpack(obj)
+        return _from_dlpack(obj.detach())  # (torch refuses to export a tensor that requires grad)
     iface = getattr(obj, "__array_interface__", None)
     if isinstance(iface, dict):
         return _from_interface(iface, "host")

@@ -342,6 +342,6 @@ def test_layouts_are_read_from_dlpack_capsules_in_place():
 
 def test_torch_bfloat16_layouts_come_through_dlpack():
     torch = pytest.importorskip("torch")
-    t = torch.ones(4, 6, dtype=torch.bfloat16).t()
+    t = torch.ones(4, 6, dtype=torch.bfloat16, requires_grad=True).t()
     layout = layout_of(t)
     assert (layout.ptr, layout.shape, layout.strides, layout.itemsize) == (t.data_ptr(), (6, 4), (2, 12), 2)
