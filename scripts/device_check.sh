@@ -14,6 +14,9 @@ if [ -f .device/site.tar.xz ]; then
     site=/tmp/tilecheck_site
     rm -rf "$site" && mkdir -p "$site" && tar -xJf .device/site.tar.xz -C "$site" || exit 2
     export PYTHONPATH="$site:$PWD"
+    # ct.launch compiles with the bundle's tileiras (CUDA 13.4), which finds ptxas beside itself and
+    # libnvvm under CUDA_HOME; the machine's own CUDA 13.0 pieces do not work with it.
+    export PATH="$site/nvidia/cu13/bin:$PATH" CUDA_HOME="$site/nvidia/cu13"
 else
     echo "note: no .device/site.tar.xz; using the packages already installed" >&2
     export PYTHONPATH="$PWD"
@@ -21,6 +24,7 @@ fi
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee "$out/gpu.txt"
 "$py" -c "import cuda.tile, z3, numpy, networkx; from cuda.bindings import driver; print('imports ok')" || exit 2
+"$py" -c "from cuda.tile._compile import _find_compiler_bin as f; print('tileiras:', f())" 2>&1 | tee "$out/tileiras.txt"
 status=0
 timeout 240 "$py" -m pytest -q -p no:cacheprovider -rs -m gpu tests/runtime/test_cuda_gpu.py 2>&1 \
     | tee "$out/gpu_tests.txt" || status=1
