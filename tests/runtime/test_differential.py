@@ -94,3 +94,16 @@ def test_runs_must_be_positive():
     with pytest.raises(tilecheck.TilecheckError):
         tilecheck.run_repeated(elementwise.vector_add, tilecheck.cases_of(elementwise.vector_add)[0].make_args(),
                                (64,), runs=0)
+
+
+def test_outcomes_compare_raw_byte_elements_bitwise():
+    from tilecheck.runtime.differential import Outcomes
+
+    ref = np.arange(8, dtype=np.uint16).view("V2")  # how bfloat16 device outputs come back
+    outcome = Outcomes("y", ref, sentinel=False)
+    changed = ref.copy()
+    changed.view(np.uint16)[3] = 99
+    outcome.add(changed)
+    outcome.add(ref.copy())
+    result = outcome.result()
+    assert (result.distinct_outcomes, result.first_differing, result.fraction_differing_max) == (2, [(3,)], 0.125)

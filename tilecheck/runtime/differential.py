@@ -121,8 +121,10 @@ def _sentinel(dtype: np.dtype) -> Any:
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
+    """The array's elements as unsigned words, for bitwise comparison ("V" too: bfloat16 and fp8
+    device outputs arrive as raw bytes)."""
     a = np.ascontiguousarray(a)
-    return a.view(f"u{a.itemsize}") if a.dtype.kind in "fiu" and a.itemsize in (1, 2, 4, 8) else a
+    return a.view(f"u{a.itemsize}") if a.dtype.kind in "fiubV" and a.itemsize in (1, 2, 4, 8) else a
 
 
 def copy_with_layout(a: np.ndarray) -> np.ndarray:
