@@ -26,7 +26,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 "$py" -c "import cuda.tile, z3, numpy, networkx; from cuda.bindings import driver; print('imports ok')" || exit 2
 "$py" -c "from cuda.tile._compile import _find_compiler_bin as f; print('tileiras:', f())" 2>&1 | tee "$out/tileiras.txt"
 status=0
-timeout 240 "$py" -m pytest -q -p no:cacheprovider -rs -m gpu tests/runtime/test_cuda_gpu.py 2>&1 \
+timeout 180 "$py" -m pytest -q -p no:cacheprovider -rs -m gpu tests/runtime/test_cuda_gpu.py 2>&1 \
     | tee "$out/gpu_tests.txt" || status=1
-timeout 300 "$py" scripts/device_check.py "$@" 2>&1 | tee "$out/device_check.md" || status=1
+timeout 240 "$py" scripts/device_check.py "$@" 2>&1 | tee "$out/device_check.md" || status=1
 exit $status
