@@ -345,3 +345,21 @@ def test_torch_bfloat16_layouts_come_through_dlpack():
     t = torch.ones(4, 6, dtype=torch.bfloat16, requires_grad=True).t()
     layout = layout_of(t)
     assert (layout.ptr, layout.shape, layout.strides, layout.itemsize) == (t.data_ptr(), (6, 4), (2, 12), 2)
+
+
+def test_the_differential_runner_waits_for_pending_writes_to_its_inputs(sim):
+    from tilecheck.runtime.cuda.differential import run_repeated_on_device
+    from tilecheck.runtime.differential import argument_names, output_arrays
+    from tilecheck.runtime.launcher import module_for
+
+    src, dst, H, BM, BD = A._perm_args()
+    dsrc, staged = to_device(sim, np.zeros_like(src)), to_device(sim, src)
+    sim.copy_dtod(dsrc.ptr, staged.ptr, src.nbytes, sim.new_stream())  # still queued on another stream
+    args = (dsrc, to_device(sim, dst), H, BM, BD)
+    module = module_for(A.head_permute_safe, args)[0]
+    written, pure = output_arrays(module)
+    (outcome,) = run_repeated_on_device(A.head_permute_safe, args, argument_names(module, args), written, pure,
+                                        (8, 1, 1), runs=2)
+    expected = dst.copy()
+    tilecheck.launch((8, 1, 1), A.head_permute_safe, (src, expected, H, BM, BD))
+    np.testing.assert_array_equal(outcome.ref, expected)

@@ -72,6 +72,10 @@ class FakeCu:
     def cuGetErrorName(self, err):
         return self._ok(err.name.encode())
 
+    def cuCtxSynchronize(self):
+        self.sim.synchronize_device()
+        return self._ok()
+
     def cuStreamCreate(self, flags):
         self._types((flags, int))
         return self._ok(real.CUstream(self.sim.new_stream()))
@@ -228,7 +232,7 @@ def test_differential_runner_through_the_driver_calls(driver):
     assert not racy.deterministic and racy.arrays["dst"].unwritten == 32768
     assert safe.deterministic and safe.arrays["dst"].unwritten == 0
     assert {"cuMemsetD8Async", "cuMemcpyDtoDAsync", "cuGraphExecDestroy", "cuStreamDestroy",
-            "cuMemFree"} <= set(driver.cu.calls)
+            "cuMemFree", "cuCtxSynchronize"} <= set(driver.cu.calls)
 
 
 def test_event_timing_through_the_driver_calls(driver):

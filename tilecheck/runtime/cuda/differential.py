@@ -39,6 +39,7 @@ def run_repeated_on_device(kernel: Any, args: tuple[Any, ...], names: Sequence[s
 
     driver = current_driver()
     launchable(driver, kernel)
+    driver.synchronize_device()  # the caller's arrays may still be written by work on any stream
     stream = driver.new_stream()
     fresh = list(args)
     restores: list[tuple[int, int, int]] = []  # (working, pristine, nbytes)

@@ -28,6 +28,7 @@ class Driver(Protocol):
     def new_stream(self) -> int: ...
     def destroy_stream(self, stream: int) -> None: ...
     def synchronize(self, stream: int) -> None: ...
+    def synchronize_device(self) -> None: ...
     def record_event(self, stream: int) -> Any: ...
     def wait_event(self, stream: int, event: Any) -> None: ...
     def event_done(self, event: Any) -> bool: ...
@@ -108,13 +109,18 @@ class CudaDriver:
         return self.cu.CUstream(stream)
 
     def new_stream(self) -> int:
-        return int(self._call(self.cu.cuStreamCreate(self.cu.CUstream_flags.CU_STREAM_NON_BLOCKING.value)))
+        # a blocking stream: ordered with the legacy default stream, where torch and CuPy work by
+        # default, so a graph replay sees their writes and they see its results
+        return int(self._call(self.cu.cuStreamCreate(self.cu.CUstream_flags.CU_STREAM_DEFAULT.value)))
 
     def destroy_stream(self, stream: int) -> None:
         self._call(self.cu.cuStreamDestroy(self._stream(stream)))
 
     def synchronize(self, stream: int) -> None:
         self._call(self.cu.cuStreamSynchronize(self._stream(stream)))
+
+    def synchronize_device(self) -> None:
+        self._call(self.cu.cuCtxSynchronize())
 
     def record_event(self, stream: int) -> Any:
         event = self._call(self.cu.cuEventCreate(self.cu.CUevent_flags.CU_EVENT_DEFAULT.value))

@@ -93,6 +93,10 @@ class SimulatedDriver:
         while self._step(stream):
             pass
 
+    def synchronize_device(self) -> None:
+        for stream in list(self._queues):
+            self.synchronize(stream)
+
     def record_event(self, stream: int) -> _Event:
         capture = self._capturing.get(stream)
         event = _Event(stream, capture)
