@@ -79,3 +79,36 @@ def branch_on_bid(src, dst, TILE: ConstInt):
     else:
         t = t + 1.0
     ct.store(dst, index=(bid,), tile=t)
+
+
+def _flag_rows():
+    return (np.array([0, 1, 0, 1, 1, 0, 1, 1], np.int32), np.ones((8, 64), np.float32), np.zeros((8, 64), np.float32),
+            64)
+
+
+@tilecheck.case(grid=(8, 1, 1), args=_flag_rows)
+@ct.kernel
+def early_return_ignored_row(flag, x, y, N: ConstInt):
+    # Race-free: an ignored row is zeroed in place and its block returns; the gather below runs only
+    # on the other rows (the pattern of an ignore_index in a cross-entropy kernel).
+    row = ct.bid(0)
+    cols = ct.arange(N, dtype=ct.int32)
+    if ct.load(flag, row, shape=()) == 0:
+        ct.scatter(x, (row, cols), ct.full((N,), 0.0, dtype=ct.float32))
+        return
+    ct.scatter(y, (row, cols), ct.gather(x, (row, cols)) * 2.0)
+
+
+
+@tilecheck.case(grid=(8, 1, 1), args=lambda: (*_flag_rows()[:3], 3, 64))
+@ct.kernel
+def continue_ignored_row(flag, x, y, K: ConstInt, N: ConstInt):
+    # Race-free: `continue` skips the rest of each iteration on an ignored row, so the gather never
+    # meets the zeroing scatter in one block.
+    row = ct.bid(0)
+    cols = ct.arange(N, dtype=ct.int32)
+    for _ in range(K):
+        if ct.load(flag, row, shape=()) == 0:
+            ct.scatter(x, (row, cols), ct.full((N,), 0.0, dtype=ct.float32))
+            continue
+        ct.scatter(y, (row, cols), ct.gather(x, (row, cols)) + 1.0)

@@ -4,6 +4,7 @@ import numpy as np
 
 import tilecheck
 from corpus.kernels.attention import flash_attention_fwd  # noqa: F401  (the safe twin)
+from corpus.kernels.elementwise import _flag_rows
 
 ConstInt = ct.Constant[int]
 ZERO = ct.PaddingMode.ZERO
@@ -114,3 +115,28 @@ def flat_rows_masked(x, y, C: ConstInt, TC: ConstInt):
     idx = row * C + cols
     t = ct.gather(x, idx, mask=cols < C, padding_value=0)
     ct.scatter(y, idx, t - ct.sum(t) / C, mask=cols < C)
+
+
+@tilecheck.case(grid=(8, 1, 1), args=_flag_rows)
+@ct.kernel
+def early_return_next_row(flag, x, y, N: ConstInt):
+    # Racy: an ignored row zeroes the *next* row of x, which that row's block reads.
+    row = ct.bid(0)
+    cols = ct.arange(N, dtype=ct.int32)
+    if ct.load(flag, row, shape=()) == 0:
+        ct.scatter(x, ((row + 1) % ct.num_blocks(0), cols), ct.full((N,), 0.0, dtype=ct.float32))
+        return
+    ct.scatter(y, (row, cols), ct.gather(x, (row, cols)) * 2.0)
+
+
+@tilecheck.case(grid=(8, 1, 1), args=lambda: (*_flag_rows()[:3], 3, 64))
+@ct.kernel
+def continue_next_row(flag, x, y, K: ConstInt, N: ConstInt):
+    # Racy: the skipping branch zeroes the next row, which that row's block gathers.
+    row = ct.bid(0)
+    cols = ct.arange(N, dtype=ct.int32)
+    for _ in range(K):
+        if ct.load(flag, row, shape=()) == 0:
+            ct.scatter(x, ((row + 1) % ct.num_blocks(0), cols), ct.full((N,), 0.0, dtype=ct.float32))
+            continue
+        ct.scatter(y, (row, cols), ct.gather(x, (row, cols)) + 1.0)

@@ -79,6 +79,12 @@ class State:
     unsupported: list[Unsupported] = field(default_factory=list)
     memory: dict[int, smt.FuncDecl] = field(default_factory=dict)
     scalars: dict[int, smt.IntExpr] = field(default_factory=dict)
+    # Paths that left early: through a `return` (the rest of the kernel does not run on them), or a
+    # `break`/`continue` (the rest of the current iteration does not). Ops after such an exit run
+    # only where no exit was taken: an early `return` in an `if` does not pair with what follows.
+    returned: smt.BoolExpr = field(default_factory=lambda: smt.BoolVal(False))
+    skipped: smt.BoolExpr = field(default_factory=lambda: smt.BoolVal(False))
+    block_exited: bool = False  # the last block run ended in return/break/continue
 
     # ---- helpers for rules -------------------------------------------------------------------
     def context_args(self) -> tuple[smt.IntExpr, ...]:
@@ -97,15 +103,21 @@ class State:
             return IntTile(in_range(smt.fresh_function(name, len(args))(*args), element), shape)
         return Opaque(shape)
 
+    def live(self) -> smt.BoolExpr:
+        """The condition under which the op being executed runs: the path, minus early exits."""
+        exits = [e for e in (self.returned, self.skipped) if not smt.is_false(e)]
+        return smt.And(self.ctx.path, *(smt.Not(e) for e in exits)) if exits else self.ctx.path
+
     def fact(self, term: smt.BoolExpr) -> None:
         """Record a constraint every execution satisfies (from ``assume``). Facts about values
         that vary by loop iteration or lane are dropped (sound: fewer facts, more behaviours)."""
         names = smt.free_constants(term)
         if any(n.startswith(("lane", "loop", "iter", "load", "v!", "old")) for n in names):
             return
-        if not (smt.is_true(self.ctx.path) or not self.ctx.loops):
+        live = self.live()
+        if not (smt.is_true(live) or not self.ctx.loops):
             return
-        self.facts.append(term if smt.is_true(self.ctx.path) else smt.Implies(self.ctx.path, term))
+        self.facts.append(term if smt.is_true(live) else smt.Implies(live, term))
 
     def unsupported_op(self, op: Op, reason: str) -> None:
         self.unsupported.append(Unsupported(op, reason))
@@ -123,7 +135,7 @@ class State:
         tile = _data_shape(op)
         for d in range(rank):
             lane_ranges.append(smt.And(LANES[d] >= 0, LANES[d] < tile[d]))
-        full_active = smt.And(self.ctx.path, *lane_ranges, active)
+        full_active = smt.And(self.live(), *lane_ranges, active)
         approximate = any(not lv.exact for lv in self.ctx.loops)
         if in_bounds is None:  # unknown coordinates: bounds cannot be stated (checked as unknown)
             in_bounds, coords = smt.BoolVal(True), None
@@ -135,10 +147,18 @@ class State:
 
     # ---- execution ---------------------------------------------------------------------------
     def run_block(self, block: Block) -> tuple[SymValue, ...]:
-        """Execute a block's ops; returns the terminator's operand values."""
+        """Execute a block's ops; returns the terminator's operand values (``block_exited`` says
+        whether it left early: return, break, continue)."""
+        self.block_exited = False
         for op in block.ops:
             if op.opdef is not None and op.opdef.terminator:
-                return tuple(self.value(v) for v in op.operands)
+                values = tuple(self.value(v) for v in op.operands)
+                if op.name == "return":
+                    self.returned = smt.Or(self.returned, self.live())
+                elif op.name in ("break", "continue"):
+                    self.skipped = smt.Or(self.skipped, self.live())
+                self.block_exited = op.name in ("return", "break", "continue")
+                return values
             self.run_op(op)
         return ()
 
@@ -175,13 +195,17 @@ class _Scope:
         self.state, self.path, self.loop = state, path, loop
 
     def __enter__(self) -> State:
-        self.saved = self.state.ctx
+        self.saved, self.saved_skipped = self.state.ctx, self.state.skipped
         loops = self.saved.loops + ((self.loop,) if self.loop else ())
         self.state.ctx = Context(smt.And(self.saved.path, self.path), loops)
+        if self.loop:  # break/continue skip the rest of one iteration of this loop, no more
+            self.state.skipped = smt.BoolVal(False)
         return self.state
 
     def __exit__(self, *exc: object) -> None:
         self.state.ctx = self.saved
+        if self.loop:
+            self.state.skipped = self.saved_skipped
 
 
 def in_range(term: smt.IntExpr, element: T.ScalarType) -> smt.IntExpr:

@@ -91,9 +91,17 @@ def if_(state, op: Op, cond: SymValue):
     c = cond.term if isinstance(cond, BoolTile) else smt.fresh_bool("cond")
     with state.in_region(c):
         then_values = state.run_block(op.regions[0].block)
+        then_exits = state.block_exited
     with state.in_region(smt.Not(c)):
         else_values = state.run_block(op.regions[1].block)
-    if len(then_values) != len(op.results) or len(else_values) != len(op.results):
+        else_exits = state.block_exited
+    state.block_exited = False
+    # a branch that left early yields nothing: the results come from the other one
+    if then_exits != else_exits:
+        values = else_values if then_exits else then_values
+        if len(values) == len(op.results):
+            return values
+    if then_exits or len(then_values) != len(op.results) or len(else_values) != len(op.results):
         return tuple(state.havoc(r.type, "if") for r in op.results)
     return tuple(_merge(state, c, r, a, b) for r, a, b in zip(op.results, then_values, else_values))
 
