@@ -186,3 +186,13 @@ def test_strided_numpy_arrays_report_element_strides():
     src = np.ones((256, 128), np.float32).T  # transposed: strides (1, 128) elements
     module = ir.from_cutile(copy_2d, (src, np.zeros((128, 256), np.float32), 32, 32))
     assert module.params[0].strides == (1, 128)
+
+
+def test_a_kernel_without_a_source_file_is_a_clear_error():
+    namespace = {}
+    exec("import cuda.tile as ct\n"  # noqa: S102 - a kernel with no source file, on purpose
+         "@ct.kernel\n"
+         "def no_source(x):\n"
+         "    ct.store(x, index=(0,), tile=ct.load(x, index=(0,), shape=(4,)))\n", namespace)
+    with pytest.raises(tilecheck.TilecheckError, match="could not read the source of kernel 'no_source'"):
+        ir.from_cutile(namespace["no_source"], (np.zeros(4, np.float32),))
