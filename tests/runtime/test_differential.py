@@ -107,3 +107,17 @@ def test_outcomes_compare_raw_byte_elements_bitwise():
     outcome.add(ref.copy())
     result = outcome.result()
     assert (result.distinct_outcomes, result.first_differing, result.fraction_differing_max) == (2, [(3,)], 0.125)
+
+
+def test_bfloat16_outputs_get_a_nan_sentinel_and_fresh_copies():
+    import ml_dtypes
+
+    from corpus.kernels import attention as A
+
+    src, dst, H, BM, BD = A._perm_args()
+    bf = ml_dtypes.bfloat16
+    out = dst.astype(bf)
+    report = tilecheck.run_repeated(A.head_permute_swapped, (src.astype(bf), out, H, BM, BD), (8, 8, 1), runs=6)
+    d = report.arrays["dst"]
+    assert not report.deterministic and d.unwritten == 32768 and d.max_abs_difference > 0
+    assert not out.astype(np.float32).any()  # runs work on copies

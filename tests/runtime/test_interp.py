@@ -234,3 +234,28 @@ def test_torch_cpu_tensors_are_updated_in_place():
     report = tilecheck.verify(A.head_permute_swapped, tuple(torch.from_numpy(x) if isinstance(x, np.ndarray) else x
                                                             for x in A._perm_args()), (8, 8, 1))
     assert report.status == "race"
+
+
+def test_bfloat16_and_fp8_arrays_round_like_the_gpu():
+    import ml_dtypes
+
+    rng = np.random.default_rng(0)
+    bf = ml_dtypes.bfloat16
+    a, b = (rng.standard_normal(1024).astype(np.float32).astype(bf) for _ in range(2))
+    c = np.zeros(1024, bf)
+    tilecheck.launch((64,), E.vector_add, (a, b, c, 16))
+    # f32 arithmetic on the widened values, rounded to nearest even on the store
+    assert c.tobytes() == (a.astype(np.float32) + b.astype(np.float32)).astype(bf).tobytes()
+    f8 = ml_dtypes.float8_e4m3fn
+    x = rng.standard_normal((64, 64)).astype(np.float32).astype(f8)
+    y = np.zeros((64, 64), f8)
+    tilecheck.launch((4, 4, 1), E.copy_2d, (x, y, 16, 16))
+    assert y.tobytes() == x.tobytes()
+
+
+def test_torch_bfloat16_tensors_run_in_place():
+    torch = pytest.importorskip("torch")
+    a, b = torch.randn(1024).bfloat16(), torch.randn(1024).bfloat16()
+    c = torch.zeros(1024, dtype=torch.bfloat16)
+    tilecheck.launch((64,), E.vector_add, (a, b, c, 16))
+    assert torch.equal(c, a + b)

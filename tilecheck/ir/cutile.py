@@ -22,7 +22,7 @@ _INT32_MAX = 2**31 - 1
 _DTYPES = {"bool": "bool_", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
            "uint8": "uint8", "uint32": "uint32", "float16": "float16", "bfloat16": "bfloat16",
            "float32": "float32", "float64": "float64", "half": "float16", "float": "float32",
-           "double": "float64"}
+           "double": "float64", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
 
 
 @dataclass(frozen=True)

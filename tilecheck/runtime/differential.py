@@ -17,6 +17,7 @@ from tilecheck.ir.opdefs import Effect
 from tilecheck.ir.summary import memory_ops
 from tilecheck.runtime.interp.engine import Interpreter
 from tilecheck.runtime.launcher import module_for, normalize_grid, resolve_backend
+from tilecheck.runtime.memory import as_host_array, is_float
 from tilecheck.runtime.png import write_png
 from tilecheck.runtime.schedule import Schedule
 
@@ -113,7 +114,7 @@ class NondeterminismReport:
 
 
 def _sentinel(dtype: np.dtype) -> Any:
-    if dtype.kind == "f":
+    if is_float(dtype):
         return np.nan
     if dtype.kind in "iu":
         return np.iinfo(dtype).min + 0x5A  # a marked pattern no sane kernel writes
@@ -185,7 +186,7 @@ class Outcomes:
         self.counts: list[int] = []
         self.digests = {hashlib.blake2b(self.ref_bits.tobytes(), digest_size=16).digest()}
         self.exact = True
-        self.max_abs: float | None = 0.0 if self.ref.dtype.kind == "f" else None
+        self.max_abs: float | None = 0.0 if is_float(self.ref.dtype) else None
 
     def add(self, values: np.ndarray) -> None:
         """A later run's output, compared here."""
@@ -258,6 +259,9 @@ def _run_repeated_on_host(module: Any, args: tuple[Any, ...], names: list[str], 
                           progress: bool | None) -> list[Outcomes]:
     index = {name: i for i, name in enumerate(names)}
     outputs = [name for name in written if name in index]
+    # numpy views of torch (or other) host arrays, so each run gets fresh copies of those too
+    args = tuple(a if isinstance(a, (bool, int, float, np.ndarray)) or not _array_like(a) else as_host_array(n, a)
+                 for n, a in zip(names, args))
     outcomes: dict[str, Outcomes] = {}
     show = sys.stderr.isatty() if progress is None else progress
     start = time.perf_counter()
@@ -276,3 +280,7 @@ def _run_repeated_on_host(module: Any, args: tuple[Any, ...], names: list[str], 
     if show and time.perf_counter() - start > 1.0:
         print(file=sys.stderr)
     return list(outcomes.values())
+
+
+def _array_like(a: Any) -> bool:
+    return hasattr(a, "__dlpack__") or hasattr(a, "__array__") or hasattr(a, "__array_interface__")

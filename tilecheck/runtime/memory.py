@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from tilecheck.errors import TilecheckError
@@ -52,7 +53,7 @@ def bind_arguments(module: Module, function: Function, args: Sequence[Any]) -> t
             if p.kind == "scalar":
                 values.append(np.asarray(a))
                 continue
-            arr = _as_array(p.name, a)
+            arr = as_host_array(p.name, a)
             if arr.ndim != p.ndim or str(arr.dtype) != p.dtype:
                 raise ArgumentError(f"argument '{p.name}': the kernel was compiled for {p.dtype} with "
                                     f"{p.ndim} dimensions, got {arr.dtype} with {arr.ndim}")
@@ -67,7 +68,7 @@ def bind_arguments(module: Module, function: Function, args: Sequence[Any]) -> t
     for i, (v, a) in enumerate(zip(entry_args, args)):
         t = v.type
         if isinstance(t, T.TileType) and isinstance(t.element, T.PointerType):
-            arr = _as_array(f"%arg{i}", a)
+            arr = as_host_array(f"%arg{i}", a)
             flat, strides = _flat_view(f"%arg{i}", arr)
             arrays[i] = ArrayMemory(f"arg{i}", arr, flat, tuple(arr.shape), strides)
             values.append(None)
@@ -76,12 +77,29 @@ def bind_arguments(module: Module, function: Function, args: Sequence[Any]) -> t
     return values, arrays
 
 
-def _as_array(name: str, a: Any) -> np.ndarray:
+# numpy has no bfloat16 or fp8: ml_dtypes' types stand in (same bits, numpy casts round to nearest even)
+_NARROW_FLOATS = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
+                  "float8_e5m2": ml_dtypes.float8_e5m2}
+
+
+def as_host_array(name: str, a: Any) -> np.ndarray:
+    """A numpy view of a host array argument (numpy, torch CPU, anything with DLPack or
+    ``__array__``); bfloat16 and fp8 become ml_dtypes arrays over the same memory."""
     if isinstance(a, np.ndarray):
         return a
+    narrow = _NARROW_FLOATS.get(str(getattr(a, "dtype", "")).removeprefix("torch."))
+    if narrow is not None and type(a).__module__.startswith("torch"):
+        import torch
+
+        return a.detach().view(torch.uint8 if np.dtype(narrow).itemsize == 1 else torch.int16).numpy().view(narrow)
     if hasattr(a, "__array__") or hasattr(a, "__dlpack__"):
         try:
             return np.from_dlpack(a) if hasattr(a, "__dlpack__") else np.asarray(a)
         except (TypeError, RuntimeError, BufferError) as exc:
             raise ArgumentError(f"argument '{name}': cannot view it as a host array ({exc})") from None
     raise ArgumentError(f"argument '{name}': expected an array, got {type(a).__name__}")
+
+
+def is_float(dtype: np.dtype) -> bool:
+    """numpy floats and the ml_dtypes narrow floats (kind "V" to numpy)."""
+    return dtype.kind == "f" or dtype.name in _NARROW_FLOATS

@@ -11,7 +11,8 @@ from tilecheck.ir import types as T
 
 _NUMPY = {"i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
           "f16": np.float16, "f32": np.float32, "tf32": np.float32, "f64": np.float64,
-          "bf16": np.float32}  # bf16 values are carried in float32, rounded on conversion
+          "bf16": np.float32, "f8E4M3FN": np.float32, "f8E5M2": np.float32}
+# bf16 and fp8 tile values are carried in float32, rounded to their precision on conversion
 
 
 def numpy_dtype(t: T.Type) -> np.dtype:

@@ -1,6 +1,7 @@
 """Element-wise integer and float arithmetic, comparisons and casts on numpy wave arrays."""
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from tilecheck.ir import Op
@@ -195,6 +196,17 @@ def _round_bf16(x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(x), x, rounded.view(np.float32))
 
 
+_NARROW = {"f8E4M3FN": ml_dtypes.float8_e4m3fn, "f8E5M2": ml_dtypes.float8_e5m2}
+
+
+def _round_to(y: np.ndarray, element: str) -> np.ndarray:
+    """A conversion's result rounded to a narrow float's precision (still carried in float32)."""
+    if element == "bf16":
+        return _round_bf16(y)
+    narrow = _NARROW.get(element)
+    return y.astype(narrow).astype(np.float32) if narrow is not None else y
+
+
 def _element(op: Op, operand: bool = False) -> str:
     t = op.operands[0].type if operand else op.results[0].type
     return t.element.name if isinstance(t, T.TileType) and isinstance(t.element, T.ScalarType) else ""
@@ -216,14 +228,14 @@ def trunci(interp, ctx, op, x):
 def ftof(interp, ctx, op, x):
     with _quiet():
         y = x.astype(out_type(op))
-    return (_round_bf16(y) if _element(op) == "bf16" else y,)
+    return (_round_to(y, _element(op)),)
 
 
 @interpret("itof")
 def itof(interp, ctx, op, x):
     src = unsigned(x) if _unsigned_flag(op) else x
     y = src.astype(out_type(op))
-    return (_round_bf16(y) if _element(op) == "bf16" else y,)
+    return (_round_to(y, _element(op)),)
 
 
 @interpret("ftoi")
