@@ -117,3 +117,25 @@ def rms_norm(X, W, Y, eps, TN: ConstInt):
     ms = ct.sum(tx * tx, axis=1, keepdims=True) / X.shape[1]
     tw = ct.load(W, index=(0,), shape=(TN,), padding_mode=ZERO)
     ct.store(Y, index=(row, 0), tile=tx * ct.rsqrt(ms + eps) * tw)
+
+
+def _ce_args():
+    logits = np.random.default_rng(0).standard_normal((8, 64)).astype(np.float32)
+    return logits, np.array([3, -100, 63, 0, 17, -100, 5, 9], np.int32), np.zeros(8, np.float32), 64
+
+
+@tilecheck.case(grid=(8, 1, 1), args=_ce_args, assume=[tilecheck.bounded("target", 0, 63, also=(-100,))])
+@ct.kernel
+def cross_entropy_ignore_index(logits, target, loss, V: ConstInt):
+    # In bounds under its contract: a target is a class in [0, V) or the ignore_index -100, and an
+    # ignored row writes a zero loss and returns before its target is used as an index.
+    row = ct.bid(0)
+    t = ct.load(target, row, shape=())
+    if t == -100:
+        ct.store(loss, index=(row,), tile=ct.full((1,), 0.0, dtype=ct.float32))
+        return
+    x = ct.load(logits, index=(row, 0), shape=(1, V))
+    m = ct.max(x)
+    lse = m + ct.log(ct.sum(ct.exp(x - m)))
+    picked = ct.gather(logits, (row, t), check_bounds=False)
+    ct.store(loss, index=(row,), tile=lse - picked)

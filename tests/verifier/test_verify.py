@@ -270,3 +270,22 @@ def test_loop_carried_index_with_a_constant_increment():
         "%c4 = constant <i32: 4> : tile<i32>", "%c4 = constant <i32: 4> : tile<i32>\n  %c2 = constant <i32: 2> : tile<i32>")),
         grid=(8, 1, 1))
     assert wide.status == "race" and "write-write" in {f.kind for f in wide.findings}
+
+
+def test_bounded_with_marker_values_and_its_text_form():
+    from tilecheck.verifier.preconditions import parse
+
+    spec = parse("bounded:target:0:63:-100")
+    assert spec == tilecheck.bounded("target", 0, 63, also=(-100,))
+    assert spec.describe() == "values of 'target' lie in [0, 63] or equal -100 (precondition)"
+    assert parse("bounded:idx::7") == tilecheck.bounded("idx", None, 7)
+    for bad in ("bounded:target:0:63:x", "bounded:target:0", "between:idx:0:1"):
+        with pytest.raises(tilecheck.TilecheckError, match="unknown precondition"):
+            parse(bad)
+    # the marker value is allowed only where the kernel has returned before indexing with it
+    case = tilecheck.cases_of(norms.cross_entropy_ignore_index)[0]
+    args = case.make_args()
+    assert tilecheck.verify(norms.cross_entropy_ignore_index, args, case.grid, assume=case.assume).status == "verified"
+    wider = [tilecheck.bounded("target", 0, 64, also=(-100,))]
+    report = tilecheck.verify(norms.cross_entropy_ignore_index, args, case.grid, assume=wider)
+    assert [f.kind for f in report.findings] == ["out-of-bounds"]

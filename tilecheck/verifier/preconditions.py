@@ -41,35 +41,46 @@ class Distinct(Precondition):
 
 @dataclass(frozen=True)
 class Bounded(Precondition):
-    """Every element lies in [lo, hi] (None: unbounded on that side)."""
+    """Every element lies in [lo, hi] (None: unbounded on that side), or is one of ``also`` (the
+    marker values a kernel tests for first, such as a cross-entropy's ignore_index)."""
 
     lo: int | None = None
     hi: int | None = None
+    also: tuple[int, ...] = ()
 
     def describe(self) -> str:
         lo = "-inf" if self.lo is None else self.lo
         hi = "+inf" if self.hi is None else self.hi
-        return f"values of '{self.array}' lie in [{lo}, {hi}] (precondition)"
+        extra = "".join(f" or equal {v}" for v in self.also)
+        return f"values of '{self.array}' lie in [{lo}, {hi}]{extra} (precondition)"
 
     def constraints(self, apps: list[smt.Expr]) -> list[smt.BoolExpr]:
         out = []
         for a in apps:
-            if self.lo is not None:
-                out.append(a >= self.lo)
-            if self.hi is not None:
-                out.append(a <= self.hi)
+            inside = [c for c in ((a >= self.lo) if self.lo is not None else None,
+                                  (a <= self.hi) if self.hi is not None else None) if c is not None]
+            if self.also:
+                out.append(smt.Or(smt.And(*inside) if inside else smt.BoolVal(True), *(a == v for v in self.also)))
+            else:
+                out += inside
         return out
 
 
 def parse(spec: str) -> Precondition:
-    """A precondition from its text form: ``distinct:NAME`` or ``bounded:NAME:LO:HI`` (LO/HI may be
-    empty for no bound), as written in corpus manifests and ``[tool.tilecheck.assume]``."""
+    """A precondition from its text form: ``distinct:NAME`` or ``bounded:NAME:LO:HI[:V,...]`` (LO/HI
+    may be empty for no bound; the optional V,... are values allowed besides the range), as written
+    in corpus manifests and ``[tool.tilecheck.assume]``."""
     parts = spec.split(":")
-    if parts[0] == "distinct" and len(parts) == 2:
-        return distinct(parts[1])
-    if parts[0] == "bounded" and len(parts) == 4:
-        return bounded(parts[1], None if parts[2] == "" else int(parts[2]), None if parts[3] == "" else int(parts[3]))
-    raise TilecheckError(f"unknown precondition '{spec}' (use distinct:NAME or bounded:NAME:LO:HI)")
+    try:
+        if parts[0] == "distinct" and len(parts) == 2:
+            return distinct(parts[1])
+        if parts[0] == "bounded" and len(parts) in (4, 5):
+            also = tuple(int(v) for v in parts[4].split(",")) if len(parts) == 5 else ()
+            return bounded(parts[1], None if parts[2] == "" else int(parts[2]),
+                           None if parts[3] == "" else int(parts[3]), also=also)
+    except ValueError:
+        pass
+    raise TilecheckError(f"unknown precondition '{spec}' (use distinct:NAME or bounded:NAME:LO:HI[:V,...])")
 
 
 def distinct(array: str) -> Distinct:
@@ -77,6 +88,7 @@ def distinct(array: str) -> Distinct:
     return Distinct(array)
 
 
-def bounded(array: str, lo: int | None = None, hi: int | None = None) -> Bounded:
-    """Precondition: every value of the integer array argument ``array`` lies in [lo, hi]."""
-    return Bounded(array, lo, hi)
+def bounded(array: str, lo: int | None = None, hi: int | None = None, *, also: tuple[int, ...] = ()) -> Bounded:
+    """Precondition: every value of the integer array argument ``array`` lies in [lo, hi], or is one
+    of ``also`` (e.g. ``bounded("target", 0, V - 1, also=(-100,))`` for an ignore_index)."""
+    return Bounded(array, lo, hi, tuple(int(v) for v in also))
