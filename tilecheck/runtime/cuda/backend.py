@@ -14,13 +14,12 @@ from tilecheck.runtime.cuda.driver import Driver, current_driver, stream_handle
 from tilecheck.runtime.memory import ArgumentError
 
 
-def check_device_arguments(args: Sequence[Any], names: Sequence[str] | None = None) -> None:
+def check_device_arguments(args: Sequence[Any]) -> None:
     """Every array argument must be device memory: ct.launch cannot read host arrays."""
     for i, a in enumerate(args):
         layout = layout_of(a) if not isinstance(a, (bool, int, float)) else None
         if layout is not None and layout.space != "cuda":
-            name = names[i] if names else f"#{i}"
-            raise ArgumentError(f"argument '{name}' is a host array ({type(a).__name__}); the cuda backend needs "
+            raise ArgumentError(f"argument '#{i}' is a host array ({type(a).__name__}); the cuda backend needs "
                                 "device arrays (torch or CuPy arrays on a GPU, or anything with "
                                 "__cuda_array_interface__)")
 
