@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cuda.tile as ct
 import numpy as np
 import pytest
 
@@ -289,3 +290,22 @@ def test_bounded_with_marker_values_and_its_text_form():
     wider = [tilecheck.bounded("target", 0, 64, also=(-100,))]
     report = tilecheck.verify(norms.cross_entropy_ignore_index, args, case.grid, assume=wider)
     assert [f.kind for f in report.findings] == ["out-of-bounds"]
+
+
+@ct.kernel
+def _ignore_row_by_sum(logits, target, loss, V: ct.Constant[int]):
+    row = ct.bid(0)
+    t = ct.load(target, index=(row,), shape=(1,))
+    if ct.sum(t) == -100:  # a 1-element reduction: the element itself
+        ct.store(loss, index=(row,), tile=ct.full((1,), 0.0, dtype=ct.float32))
+        return
+    picked = ct.gather(logits, (row, ct.sum(t)), check_bounds=False)
+    ct.store(loss, index=(row,), tile=ct.reshape(picked, (1,)))
+
+
+def test_a_reduction_over_one_element_is_that_element():
+    args = (np.ones((8, 64), np.float32), np.array([3, -100, 63, 0, 17, -100, 5, 9], np.int32),
+            np.zeros(8, np.float32), 64)
+    contract = [tilecheck.bounded("target", 0, 63, also=(-100,))]
+    assert tilecheck.verify(_ignore_row_by_sum, args, (8, 1, 1), assume=contract).status == "verified"
+    assert kinds(tilecheck.verify(_ignore_row_by_sum, args, (8, 1, 1))) == ["out-of-bounds"]

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from tilecheck.ir import Op
+from tilecheck.ir import types as T
 from tilecheck.verifier import smt
+from tilecheck.verifier.symbolic.ops.shape import reshaped
 from tilecheck.verifier.symbolic.registry import symbolic
 from tilecheck.verifier.symbolic.values import BoolTile, IntTile, LoopVar, Pointer, SymValue
 
@@ -108,5 +110,23 @@ def if_(state, op: Op, cond: SymValue):
 
 @symbolic("reduce", "scan")
 def reduction(state, op: Op, *operands: SymValue):
-    # bodies are pure combiners: the results are unknowns (they never matter for addresses here)
+    # A reduction along a dimension of size 1 is that one element (e.g. `ct.sum` of a 1-element
+    # tile loaded as shape (1,)): exact, so a branch on it narrows paths. Any other result is an
+    # unknown (the combiner bodies are not modelled; they rarely matter for addresses).
+    src = op.operands[0].type.shape if isinstance(op.operands[0].type, T.TileType) else ()
+    dim = op.attrs.get("dim")
+    if op.name == "reduce" and len(operands) == 1 and isinstance(dim, int) and 0 <= dim < len(src) \
+            and src[dim] == 1 and isinstance(operands[0], (IntTile, BoolTile)) and _neutral_combiner(op):
+        return (reshaped(operands[0], src, op.results[0].type.shape),)
     return tuple(state.havoc(r.type, op.name) for r in op.results)
+
+
+_NEUTRAL = {"addi", "muli", "maxi", "mini", "andi", "ori", "xori"}  # identity op x == x for their identities
+
+
+def _neutral_combiner(op: Op) -> bool:
+    """The body is ``yield(f(a, b))`` for a standard integer combiner, whose identity is neutral (a
+    custom combiner's "identity" need not be, so one element would not reduce to itself)."""
+    block = op.regions[0].block
+    return (len(block.ops) == 2 and block.ops[1].name == "yield" and block.ops[0].name in _NEUTRAL
+            and set(block.ops[0].operands) == set(block.args[:2]))

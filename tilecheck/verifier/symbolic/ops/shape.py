@@ -54,17 +54,21 @@ def _strides(shape: tuple[int, ...]) -> list[int]:
 
 @symbolic("reshape")
 def reshape(state, op: Op, x: SymValue):
-    src, dst = _shape(op.operands[0]), _shape(op.results[0])
+    return (reshaped(x, _shape(op.operands[0]), _shape(op.results[0])),)
+
+
+def reshaped(x: SymValue, src: tuple[int, ...], dst: tuple[int, ...]) -> SymValue:
+    """``x`` with shape ``src`` read as shape ``dst`` (same element count, row-major)."""
     src_big = [d for d in range(len(src)) if src[d] != 1]
     dst_big = [d for d in range(len(dst)) if dst[d] != 1]
     if [src[d] for d in src_big] == [dst[d] for d in dst_big]:
         # only unit dimensions change: lanes map one to one
         pairs = [(LANES[s], LANES[d]) for s, d in zip(src_big, dst_big) if s != d]
         pairs += [(LANES[s], smt.IntVal(0)) for s in range(len(src)) if src[s] == 1]
-        return (relane(x, pairs, dst),)
+        return relane(x, pairs, dst)
     linear = sum((LANES[d] * st for d, st in zip(range(len(dst)), _strides(dst))), smt.IntVal(0))
     pairs = [(LANES[s], (linear / st) % src[s]) for s, st in zip(range(len(src)), _strides(src))]
-    return (relane(x, pairs, dst),)
+    return relane(x, pairs, dst)
 
 
 @symbolic("permute")
