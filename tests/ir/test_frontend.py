@@ -194,5 +194,5 @@ def test_a_kernel_without_a_source_file_is_a_clear_error():
          "@ct.kernel\n"
          "def no_source(x):\n"
          "    ct.store(x, index=(0,), tile=ct.load(x, index=(0,), shape=(4,)))\n", namespace)
-    with pytest.raises(tilecheck.TilecheckError, match="could not read the source of kernel 'no_source'"):
+    with pytest.raises(tilecheck.TilecheckError, match=r"could not compile kernel 'no_source' .*define kernels in a file"):
         ir.from_cutile(namespace["no_source"], (np.zeros(4, np.float32),))

@@ -93,9 +93,9 @@ def compile_kernel(kernel: Any, args: typing.Sequence[Any]) -> CompiledKernel:
                             ) from None
     except (TypeError, ValueError) as exc:
         raise FrontendError(f"cuTile could not compile kernel '{name}': {exc}") from None
-    except OSError as exc:  # cuTile reads the kernel's source file (absent for exec'd code)
-        raise FrontendError(f"cuTile could not read the source of kernel '{name}' ({exc}); define kernels "
-                            "in a file") from None
+    except OSError as exc:  # e.g. cuTile reads the kernel's source file (absent for exec'd code)
+        hint = "; define kernels in a file" if "source" in str(exc) else ""
+        raise FrontendError(f"cuTile could not compile kernel '{name}' ({exc}){hint}") from None
     from tilecheck.ir.bytecode.reader import read_bytecode
 
     data = buf.getvalue()
