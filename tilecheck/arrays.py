@@ -157,3 +157,25 @@ def layouts_overlap(a: ArrayLayout, b: ArrayLayout) -> bool:
     except np.exceptions.TooHardError:
         return True
 
+
+
+def flat_arguments(args: Any) -> tuple[Any, ...]:
+    """Launch arguments with tuple arguments expanded in place, recursively: the order of the
+    kernel's leaf parameters (``module.params``)."""
+    out: list[Any] = []
+    for a in args:
+        if isinstance(a, tuple):
+            out += flat_arguments(a)
+        else:
+            out.append(a)
+    return tuple(out)
+
+
+def rebuild_arguments(template: Any, flat: Any) -> tuple[Any, ...]:
+    """``flat`` (as from ``flat_arguments(template)``) regrouped into ``template``'s tuples."""
+    items = iter(flat)
+
+    def build(args: Any) -> tuple[Any, ...]:
+        return tuple(build(a) if isinstance(a, tuple) else next(items) for a in args)
+
+    return build(template)

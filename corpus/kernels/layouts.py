@@ -96,3 +96,29 @@ def slice_shifted_write(x, TILE: ConstInt):
     b = ct.bid(0)
     t = ct.load(x.slice(0, 512, 1024), index=(b,), shape=(TILE,))
     ct.store(x, index=(9 + b,), tile=t + 1.0)
+
+
+def _grouped():
+    rng = np.random.default_rng(0)
+    srcs = tuple(rng.standard_normal(256).astype(np.float32) for _ in range(3))
+    return srcs, tuple(np.zeros(256, np.float32) for _ in range(3)), 64
+
+
+@tilecheck.case(grid=(4, 1, 1), args=_grouped)
+@ct.kernel
+def grouped_scale(srcs, dsts, TILE: ConstInt):
+    # Race-free: a tuple of arrays (one group each, as in a grouped GEMM); block b owns tile b of
+    # every group.
+    bid = ct.bid(0)
+    for g in ct.static_iter(range(len(srcs))):
+        ct.store(dsts[g], index=(bid,), tile=ct.load(srcs[g], index=(bid,), shape=(TILE,)) * 2.0)
+
+
+@tilecheck.case(grid=(4, 1, 1), args=_grouped)
+@ct.kernel
+def grouped_scale_shared_tile(srcs, dsts, TILE: ConstInt):
+    # Racy: the last group is stored at tile bid // 2, so blocks 2k and 2k + 1 write one tile.
+    bid = ct.bid(0)
+    for g in ct.static_iter(range(len(srcs))):
+        tile = bid // 2 if g == len(srcs) - 1 else bid
+        ct.store(dsts[g], index=(tile,), tile=ct.load(srcs[g], index=(bid,), shape=(TILE,)))

@@ -6,7 +6,7 @@ import pytest
 
 import tilecheck
 from tests.conftest import ROOT
-from tilecheck.arrays import layout_of
+from tilecheck.arrays import flat_arguments, layout_of, rebuild_arguments
 from tilecheck.collect import load_module
 from tilecheck.evaluation import load_manifest
 from tilecheck.runtime.cuda import SimulatedDriver, to_device, to_host, use_driver
@@ -25,10 +25,12 @@ def test_cuda_backend_matches_the_cpu_backend(entry):
     tilecheck.launch(case.grid, kernel, host, unsafe=unsafe)
     with use_driver(SimulatedDriver(seed=5)) as sim:
         fresh = case.make_args()
-        device = tuple(to_device(sim, a) if isinstance(a, np.ndarray) else a for a in fresh)
+        device = rebuild_arguments(fresh, [to_device(sim, a) if isinstance(a, np.ndarray) else a
+                                           for a in flat_arguments(fresh)])
         tilecheck.launch(case.grid, kernel, device, unsafe=unsafe)
-        for i, (expected, arg) in enumerate(zip(host, device)):
+        for i, (expected, arg) in enumerate(zip(flat_arguments(host), flat_arguments(device))):
             if isinstance(expected, np.ndarray):
                 got = to_host(sim, arg)
                 assert layout_of(got).strides == layout_of(expected).strides
                 assert got.tobytes() == expected.tobytes(), f"argument #{i} differs"
+        assert sim.launches == 1  # it ran on the (simulated) device

@@ -78,11 +78,14 @@ def compile_kernel(kernel: Any, args: typing.Sequence[Any]) -> CompiledKernel:
     kparams: list[KernelParam] = []
     next_arg = 0
     for param, arg in zip(params, args):
-        constraint, kparam = _constraint(name, param, arg, ct, compilation, next_arg)
+        constraint, leaves = _constraint(name, param.name, _is_constant(param, ct), arg, ct, compilation, next_arg)
         constraints.append(constraint)
-        kparams.append(kparam)
-        next_arg += kparam.num_args
-    signature = compilation.KernelSignature(constraints, compilation.CallingConvention.cutile_python_v1())
+        kparams += leaves
+        next_arg += sum(k.num_args for k in leaves)
+    # tuple arguments need calling convention v2, as ct.launch picks it; otherwise v1, as ct.launch does
+    convention = compilation.CallingConvention.cutile_python_v2() if any(isinstance(a, tuple) for a in args) \
+        else compilation.CallingConvention.cutile_python_v1()
+    signature = compilation.KernelSignature(constraints, convention)
     buf = io.BytesIO()
     try:
         compilation.export_kernel(kernel, [signature], buf, output_format="tileir_bytecode",
@@ -142,14 +145,33 @@ def _is_constant(param: inspect.Parameter, ct: Any) -> bool:
     return any(isinstance(m, marker) for m in typing.get_args(ann)[1:])
 
 
-def _constraint(kernel: str, param: inspect.Parameter, arg: Any, ct: Any, compilation: Any,
-                first_arg: int) -> tuple[Any, KernelParam]:
-    where = f"kernel '{kernel}', argument '{param.name}'"
-    if _is_constant(param, ct):
+def _constraint(kernel: str, name: str, constant: bool, arg: Any, ct: Any, compilation: Any,
+                first_arg: int) -> tuple[Any, list[KernelParam]]:
+    """The cuTile constraint of one argument, and its leaf parameters (a tuple's items become
+    parameters ``name[i]``, in the order of their entry arguments)."""
+    where = f"kernel '{kernel}', argument '{name}'"
+    if constant:
         if not isinstance(arg, (bool, int, float)):
             raise FrontendError(f"{where} is a ct.Constant and needs a Python int/float/bool, "
                                 f"got {type(arg).__name__}")
-        return arg, KernelParam(param.name, "constant", None, 0, first_arg, arg)
+        return arg, [KernelParam(name, "constant", None, 0, first_arg, arg)]
+    if isinstance(arg, tuple):
+        items, leaves = [], []
+        for i, item in enumerate(arg):
+            constraint, inner = _constraint(kernel, f"{name}[{i}]", False, item, ct, compilation,
+                                            first_arg + sum(k.num_args for k in leaves))
+            items.append(constraint)
+            leaves += inner
+        return compilation.TupleConstraint(items), leaves
+    if isinstance(arg, list):
+        raise FrontendError(f"{where}: list arguments (cuTile's list of arrays, passed through memory) are not "
+                            "supported yet; a tuple of arrays is")
+    constraint, leaf = _leaf_constraint(where, name, arg, ct, compilation, first_arg)
+    return constraint, [leaf]
+
+
+def _leaf_constraint(where: str, name: str, arg: Any, ct: Any, compilation: Any,
+                     first_arg: int) -> tuple[Any, KernelParam]:
     if _is_array(arg):
         dtype = _dtype_name(arg, where)
         shape = tuple(int(d) for d in arg.shape)
@@ -159,21 +181,21 @@ def _constraint(kernel: str, param: inspect.Parameter, arg: Any, ct: Any, compil
         constraint = compilation.ArrayConstraint(
             getattr(ct, _DTYPES[dtype]), len(shape), index_dtype=index_dtype,
             stride_lower_bound_incl=0, alias_groups=(), may_alias_internally=False)
-        return constraint, KernelParam(param.name, "array", dtype, len(shape), first_arg, None, shape, strides)
+        return constraint, KernelParam(name, "array", dtype, len(shape), first_arg, None, shape, strides)
     if isinstance(arg, bool):
-        return compilation.ScalarConstraint(ct.bool_), KernelParam(param.name, "scalar", "bool", 0,
+        return compilation.ScalarConstraint(ct.bool_), KernelParam(name, "scalar", "bool", 0,
                                                                    first_arg, arg)
     if isinstance(arg, int):
         dtype = "int32" if -2**31 <= arg <= _INT32_MAX else "int64"
         return (compilation.ScalarConstraint(getattr(ct, dtype)),
-                KernelParam(param.name, "scalar", dtype, 0, first_arg, arg))
+                KernelParam(name, "scalar", dtype, 0, first_arg, arg))
     if isinstance(arg, float):
-        return compilation.ScalarConstraint(ct.float32), KernelParam(param.name, "scalar", "float32", 0,
+        return compilation.ScalarConstraint(ct.float32), KernelParam(name, "scalar", "float32", 0,
                                                                      first_arg, arg)
     if hasattr(arg, "dtype") and getattr(arg, "shape", None) == ():
         dtype = _dtype_name(arg, where)
         return (compilation.ScalarConstraint(getattr(ct, _DTYPES[dtype])),
-                KernelParam(param.name, "scalar", dtype, 0, first_arg, arg))
+                KernelParam(name, "scalar", dtype, 0, first_arg, arg))
     if arg is None:
         raise FrontendError(f"{where} is missing (None); pass an array, a scalar, or the constant value")
     raise FrontendError(f"{where}: unsupported argument type {type(arg).__name__} (expected an array "

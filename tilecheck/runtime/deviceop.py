@@ -13,7 +13,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tilecheck.arrays import ArrayLayout, layout_of, layouts_overlap
+from tilecheck.arrays import ArrayLayout, flat_arguments, layout_of, layouts_overlap
 from tilecheck.errors import TilecheckError
 from tilecheck.runtime.interp.engine import Interpreter
 from tilecheck.runtime.launcher import (
@@ -145,7 +145,7 @@ def _written_and_touched(launch: _Launch) -> tuple[list[ArrayLayout], list[Array
     module, _ = module_for(launch.kernel, launch.args)
     written, _pure = output_arrays(module)
     names = argument_names(module, launch.args)
-    arrays = [(n, layout) for n, a in zip(names, launch.args) if (layout := layout_of(a)) is not None]
+    arrays = [(n, layout) for n, a in zip(names, flat_arguments(launch.args)) if (layout := layout_of(a)) is not None]
     return [a for n, a in arrays if n in written], [a for _, a in arrays]
 
 

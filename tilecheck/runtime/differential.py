@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from tilecheck.arrays import flat_arguments
 from tilecheck.errors import TilecheckError
 from tilecheck.ir.opdefs import Effect
 from tilecheck.ir.summary import memory_ops
@@ -248,7 +249,8 @@ def run_repeated(kernel: Any, args: Sequence[Any], grid: Any, runs: int = 20, ba
 
         outcomes = run_repeated_on_device(kernel, args, names, written, pure, grid3, runs)
     else:
-        outcomes = _run_repeated_on_host(module, args, names, written, pure, grid3, runs, seed, max_wave, progress)
+        outcomes = _run_repeated_on_host(module, flat_arguments(args), names, written, pure, grid3, runs, seed,
+                                         max_wave, progress)
     elapsed = time.perf_counter() - start
     arrays = {o.name: o.result() for o in outcomes}
     return NondeterminismReport(module.name, grid3, runs, backend, seed, arrays, elapsed)

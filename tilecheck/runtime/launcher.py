@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from tilecheck.arrays import flat_arguments
 from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
@@ -55,7 +56,9 @@ def _signature(args: Sequence[Any]) -> tuple[Any, ...]:
     (values matter for ct.Constant parameters)."""
     key = []
     for a in args:
-        if hasattr(a, "shape") and hasattr(a, "dtype") and getattr(a, "shape", ()) != ():
+        if isinstance(a, tuple):
+            key.append(("tuple", _signature(a)))
+        elif hasattr(a, "shape") and hasattr(a, "dtype") and getattr(a, "shape", ()) != ():
             key.append(("array", str(a.dtype), tuple(a.shape), tuple(getattr(a, "strides", ()) or ())))
         else:
             key.append((type(a).__name__, a if isinstance(a, (bool, int, float, str)) else id(a)))
@@ -148,7 +151,7 @@ def resolve_backend(backend: str | None, args: Sequence[Any]) -> str:
         if backend not in ("cpu", "cuda"):
             raise TilecheckError(f"unknown backend {backend!r} (expected 'cpu' or 'cuda')")
         return backend
-    spaces = {space for a in args if (space := _space(a)) is not None}
+    spaces = {space for a in flat_arguments(args) if (space := _space(a)) is not None}
     if spaces == {"cuda"}:
         return "cuda"
     if "cuda" in spaces:
@@ -182,7 +185,7 @@ def checked_module(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int
     if backend == "cuda":
         from tilecheck.runtime.cuda.backend import check_device_arguments
 
-        check_device_arguments(args)
+        check_device_arguments(flat_arguments(args))
     module = module_for(kernel, args)[0] if unsafe else check_launch(kernel, args, grid, prefix=prefix)[0]
     if key is not None:
         if len(_CHECKED) >= _CHECKED_MAX:
@@ -201,8 +204,8 @@ _CHECKED_MAX = 4096
 def _launch_key(backend: str, unsafe: bool, kernel: Any, grid: tuple[int, int, int],
                 args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """The cache key of a launch, or None when some argument has no cheap, complete identity."""
-    parts: list[Any] = [backend, unsafe, kernel, grid]
-    for a in args:
+    parts: list[Any] = [backend, unsafe, kernel, grid, _signature(args) if any(isinstance(a, tuple) for a in args) else None]
+    for a in flat_arguments(args):
         if isinstance(a, (bool, int, float)):
             parts.append((type(a), a))
         elif isinstance(a, np.ndarray):

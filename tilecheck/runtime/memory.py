@@ -9,6 +9,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from tilecheck.arrays import flat_arguments
 from tilecheck.errors import TilecheckError
 from tilecheck.ir import Function, Module
 from tilecheck.ir import types as T
@@ -45,6 +46,7 @@ def bind_arguments(module: Module, function: Function, args: Sequence[Any]) -> t
     values: list[Any] = []
     arrays: dict[int, ArrayMemory] = {}
     if module.params:
+        args = flat_arguments(args)
         if len(args) != len(module.params):
             raise ArgumentError(f"kernel '{module.name}' takes {len(module.params)} arguments, got {len(args)}")
         for p, a in zip(module.params, args):

@@ -149,9 +149,9 @@ def _aliasing_findings(module: Module, written: set[str], params: tuple[Any, ...
     itself (stride 0, overlapping strides)."""
     if args is None or not params:
         return []
-    from tilecheck.arrays import layout_of, layouts_overlap
+    from tilecheck.arrays import flat_arguments, layout_of, layouts_overlap
 
-    arrays = [(p, layout) for p, a in zip(params, args)
+    arrays = [(p, layout) for p, a in zip(params, flat_arguments(args))
               if p.kind == "array" and (layout := layout_of(a)) is not None]
     out: list[Finding] = []
     loc = module.entry.loc

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from tilecheck.arrays import ArrayLayout, layout_of
+from tilecheck.arrays import ArrayLayout, flat_arguments, layout_of, rebuild_arguments
 from tilecheck.runtime.cuda.backend import launchable
 from tilecheck.runtime.cuda.driver import current_driver
 from tilecheck.runtime.cuda.memory import Allocation, array_in, flat_words, host_bytes, host_view, to_host
@@ -41,11 +41,12 @@ def run_repeated_on_device(kernel: Any, args: tuple[Any, ...], names: Sequence[s
     launchable(driver, kernel)
     driver.synchronize_device()  # the caller's arrays may still be written by work on any stream
     stream = driver.new_stream()
-    fresh = list(args)
+    flat = flat_arguments(args)
+    fresh = list(flat)
     restores: list[tuple[int, int, int]] = []  # (working, pristine, nbytes)
     outputs: list[_Output] = []
     keepalive: list[Allocation] = []
-    for i, (name, a) in enumerate(zip(names, args)):
+    for i, (name, a) in enumerate(zip(names, flat)):
         layout = layout_of(a) if not isinstance(a, (bool, int, float)) else None
         if layout is None:
             continue
@@ -66,7 +67,7 @@ def run_repeated_on_device(kernel: Any, args: tuple[Any, ...], names: Sequence[s
     def one_run() -> None:
         for dst, src, nbytes in restores:
             driver.copy_dtod(dst, src, nbytes, stream)
-        driver.launch(stream, grid, kernel, tuple(fresh))
+        driver.launch(stream, grid, kernel, rebuild_arguments(args, fresh))
 
     one_run()
     outcomes = []

@@ -208,7 +208,10 @@ class SimulatedDriver:
 
     # ---- kernels -----------------------------------------------------------------------------------
     def host_array(self, array: Any) -> Any:
-        """The host view of a simulated device array (other arguments pass through)."""
+        """The host view of a simulated device array (tuples item by item; other arguments pass
+        through)."""
+        if isinstance(array, tuple):
+            return tuple(self.host_array(a) for a in array)
         layout = layout_of(array) if not isinstance(array, (bool, int, float)) else None
         if layout is None:
             return array
