@@ -82,7 +82,8 @@ def compile_kernel(kernel: Any, args: typing.Sequence[Any]) -> CompiledKernel:
         constraints.append(constraint)
         kparams += leaves
         next_arg += sum(k.num_args for k in leaves)
-    # tuple arguments need calling convention v2, as ct.launch picks it; otherwise v1, as ct.launch does
+    # tuple arguments need calling convention v2; other kernels keep v1 (cuTile's own JAX integration
+    # makes the same choice)
     convention = compilation.CallingConvention.cutile_python_v2() if any(isinstance(a, tuple) for a in args) \
         else compilation.CallingConvention.cutile_python_v1()
     signature = compilation.KernelSignature(constraints, convention)
