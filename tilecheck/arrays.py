@@ -58,11 +58,13 @@ def layout_of(obj: Any) -> ArrayLayout | None:
     """The layout of an array argument, or None when ``obj`` is not an array (a scalar, a constant)."""
     if isinstance(obj, np.ndarray):
         return ArrayLayout(obj.ctypes.data, tuple(obj.shape), tuple(obj.strides), obj.dtype.str, "host")
+    # torch before __cuda_array_interface__: torch's array interfaces raise on bfloat16; DLPack does
+    # not (detached: torch refuses to export a tensor that requires grad)
+    if is_torch_tensor(obj):
+        return _from_dlpack(obj.detach())
     iface = getattr(obj, "__cuda_array_interface__", None)
     if iface is not None:
         return _from_interface(iface, "cuda")
-    if _is_torch_tensor(obj):  # DLPack: torch's array interfaces cannot express bfloat16
-        return _from_dlpack(obj.detach())  # (torch refuses to export a tensor that requires grad)
     iface = getattr(obj, "__array_interface__", None)
     if isinstance(iface, dict):
         return _from_interface(iface, "host")
@@ -140,8 +142,22 @@ def _from_interface(iface: dict[str, Any], space: str) -> ArrayLayout:
     return ArrayLayout(ptr, shape, tuple(int(s) for s in strides), typestr, space)
 
 
-def _is_torch_tensor(obj: Any) -> bool:
+def is_torch_tensor(obj: Any) -> bool:
     return type(obj).__module__.startswith("torch") and hasattr(obj, "data_ptr") and hasattr(obj, "device")
+
+
+def space_of(a: Any) -> str | None:
+    """Where an argument's memory is, cheaply (no layout read): "host", "cuda", or None for a
+    non-array."""
+    if isinstance(a, (bool, int, float)):
+        return None
+    if isinstance(a, np.ndarray):
+        return "host"
+    if is_torch_tensor(a):
+        return "cuda" if a.is_cuda else "host"
+    if hasattr(a, "__cuda_array_interface__"):
+        return "cuda"
+    return "host" if hasattr(a, "__array_interface__") or hasattr(a, "__dlpack__") else None
 
 
 def layouts_overlap(a: ArrayLayout, b: ArrayLayout) -> bool:

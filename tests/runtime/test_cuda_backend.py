@@ -363,3 +363,23 @@ def test_the_differential_runner_waits_for_pending_writes_to_its_inputs(sim):
     expected = dst.copy()
     tilecheck.launch((8, 1, 1), A.head_permute_safe, (src, expected, H, BM, BD))
     np.testing.assert_array_equal(outcome.ref, expected)
+
+
+def test_torch_tensors_are_read_through_dlpack_before_their_cuda_array_interface():
+    x = np.arange(8, dtype=np.float32)
+
+    class Tensor(_DLPackOnly):  # stands for a bfloat16 torch CUDA tensor
+        __module__ = "torch"
+
+        def data_ptr(self):
+            return x.ctypes.data
+
+        def detach(self):
+            return self
+
+        @property
+        def __cuda_array_interface__(self):
+            raise TypeError("Got unsupported ScalarType BFloat16")  # what torch raises for bf16
+
+    layout = layout_of(Tensor(x, (2, 0)))
+    assert (layout.space, layout.ptr, layout.shape) == ("cuda", x.ctypes.data, (8,))

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from tilecheck.arrays import flat_arguments
+from tilecheck.arrays import flat_arguments, space_of
 from tilecheck.errors import TilecheckError
 from tilecheck.ir.opdefs import Effect
 from tilecheck.ir.summary import memory_ops
@@ -262,8 +262,7 @@ def _run_repeated_on_host(module: Any, args: tuple[Any, ...], names: list[str], 
     index = {name: i for i, name in enumerate(names)}
     outputs = [name for name in written if name in index]
     # numpy views of torch (or other) host arrays, so each run gets fresh copies of those too
-    args = tuple(a if isinstance(a, (bool, int, float, np.ndarray)) or not _array_like(a) else as_host_array(n, a)
-                 for n, a in zip(names, args))
+    args = tuple(as_host_array(n, a) if space_of(a) == "host" else a for n, a in zip(names, args))
     outcomes: dict[str, Outcomes] = {}
     show = sys.stderr.isatty() if progress is None else progress
     start = time.perf_counter()
@@ -282,7 +281,3 @@ def _run_repeated_on_host(module: Any, args: tuple[Any, ...], names: list[str], 
     if show and time.perf_counter() - start > 1.0:
         print(file=sys.stderr)
     return list(outcomes.values())
-
-
-def _array_like(a: Any) -> bool:
-    return hasattr(a, "__dlpack__") or hasattr(a, "__array__") or hasattr(a, "__array_interface__")

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from tilecheck.arrays import flat_arguments
+from tilecheck.arrays import flat_arguments, is_torch_tensor, space_of
 from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
@@ -151,26 +151,13 @@ def resolve_backend(backend: str | None, args: Sequence[Any]) -> str:
         if backend not in ("cpu", "cuda"):
             raise TilecheckError(f"unknown backend {backend!r} (expected 'cpu' or 'cuda')")
         return backend
-    spaces = {space for a in flat_arguments(args) if (space := _space(a)) is not None}
+    spaces = {space for a in flat_arguments(args) if (space := space_of(a)) is not None}
     if spaces == {"cuda"}:
         return "cuda"
     if "cuda" in spaces:
         raise ArgumentError("the arguments mix host and device arrays; pass all of them on one side "
                             "(or backend='cuda', where host arrays are refused by name)")
     return "cpu"
-
-
-def _space(a: Any) -> str | None:
-    """Where an argument's memory is, cheaply: "host", "cuda", or None for a non-array."""
-    if isinstance(a, (bool, int, float)):
-        return None
-    if isinstance(a, np.ndarray):
-        return "host"
-    if type(a).__module__.startswith("torch") and hasattr(a, "is_cuda"):
-        return "cuda" if a.is_cuda else "host"
-    if hasattr(a, "__cuda_array_interface__"):
-        return "cuda"
-    return "host" if hasattr(a, "__array_interface__") or hasattr(a, "__dlpack__") else None
 
 
 def checked_module(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int], backend: str, *,
@@ -210,7 +197,7 @@ def _launch_key(backend: str, unsafe: bool, kernel: Any, grid: tuple[int, int, i
             parts.append((type(a), a))
         elif isinstance(a, np.ndarray):
             parts.append(("host", a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str))
-        elif type(a).__module__.startswith("torch") and hasattr(a, "data_ptr"):
+        elif is_torch_tensor(a):
             parts.append(("torch", a.data_ptr(), tuple(a.shape), a.stride(), str(a.dtype), str(a.device)))
         elif (iface := getattr(a, "__cuda_array_interface__", None)) is not None:
             parts.append(("cuda", iface["data"][0], tuple(iface["shape"]), iface.get("strides"), iface["typestr"]))

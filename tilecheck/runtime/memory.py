@@ -9,7 +9,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from tilecheck.arrays import flat_arguments
+from tilecheck.arrays import flat_arguments, is_torch_tensor
 from tilecheck.errors import TilecheckError
 from tilecheck.ir import Function, Module
 from tilecheck.ir import types as T
@@ -90,7 +90,7 @@ def as_host_array(name: str, a: Any) -> np.ndarray:
     if isinstance(a, np.ndarray):
         return a
     narrow = _NARROW_FLOATS.get(str(getattr(a, "dtype", "")).removeprefix("torch."))
-    if narrow is not None and type(a).__module__.startswith("torch"):
+    if narrow is not None and is_torch_tensor(a):
         import torch
 
         return a.detach().view(torch.uint8 if np.dtype(narrow).itemsize == 1 else torch.int16).numpy().view(narrow)

@@ -7,7 +7,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from tilecheck.arrays import layout_of
+from tilecheck.arrays import space_of
 from tilecheck.errors import TilecheckError
 from tilecheck.ir import Module
 from tilecheck.runtime.cuda.driver import Driver, current_driver, stream_handle
@@ -17,8 +17,7 @@ from tilecheck.runtime.memory import ArgumentError
 def check_device_arguments(args: Sequence[Any]) -> None:
     """Every array argument must be device memory: ct.launch cannot read host arrays."""
     for i, a in enumerate(args):
-        layout = layout_of(a) if not isinstance(a, (bool, int, float)) else None
-        if layout is not None and layout.space != "cuda":
+        if space_of(a) == "host":
             raise ArgumentError(f"argument '#{i}' is a host array ({type(a).__name__}); the cuda backend needs "
                                 "device arrays (torch or CuPy arrays on a GPU, or anything with "
                                 "__cuda_array_interface__)")

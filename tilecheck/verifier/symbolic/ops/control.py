@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 from tilecheck.ir import Op
-from tilecheck.ir import types as T
 from tilecheck.verifier import smt
-from tilecheck.verifier.symbolic.ops.shape import reshaped
+from tilecheck.verifier.symbolic.ops.shape import reshaped, shape_of
 from tilecheck.verifier.symbolic.registry import symbolic
 from tilecheck.verifier.symbolic.values import BoolTile, IntTile, LoopVar, Pointer, SymValue
 
@@ -113,11 +112,11 @@ def reduction(state, op: Op, *operands: SymValue):
     # A reduction along a dimension of size 1 is that one element (e.g. `ct.sum` of a 1-element
     # tile loaded as shape (1,)): exact, so a branch on it narrows paths. Any other result is an
     # unknown (the combiner bodies are not modelled; they rarely matter for addresses).
-    src = op.operands[0].type.shape if isinstance(op.operands[0].type, T.TileType) else ()
+    src = shape_of(op.operands[0])
     dim = op.attrs.get("dim")
     if op.name == "reduce" and len(operands) == 1 and isinstance(dim, int) and 0 <= dim < len(src) \
             and src[dim] == 1 and isinstance(operands[0], (IntTile, BoolTile)) and _neutral_combiner(op):
-        return (reshaped(operands[0], src, op.results[0].type.shape),)
+        return (reshaped(operands[0], src, shape_of(op.results[0])),)
     return tuple(state.havoc(r.type, op.name) for r in op.results)
 
 

@@ -10,7 +10,7 @@ from tilecheck.verifier.symbolic.registry import symbolic
 from tilecheck.verifier.symbolic.values import LANES, BoolTile, IntTile, Opaque, Pointer, StrideForm, SymValue
 
 
-def _shape(v) -> tuple[int, ...]:
+def shape_of(v) -> tuple[int, ...]:
     return v.type.shape if isinstance(v.type, T.TileType) else ()
 
 
@@ -35,7 +35,7 @@ def relane(x: SymValue, pairs: list[tuple[smt.IntExpr, smt.IntExpr]], shape: tup
 
 @symbolic("broadcast")
 def broadcast(state, op: Op, x: SymValue):
-    src, dst = _shape(op.operands[0]), _shape(op.results[0])
+    src, dst = shape_of(op.operands[0]), shape_of(op.results[0])
     if not src:  # a 0-d tile broadcast to any shape: no lanes to rename
         return (relane(x, [], dst),)
     if len(src) != len(dst):
@@ -54,7 +54,7 @@ def _strides(shape: tuple[int, ...]) -> list[int]:
 
 @symbolic("reshape")
 def reshape(state, op: Op, x: SymValue):
-    return (reshaped(x, _shape(op.operands[0]), _shape(op.results[0])),)
+    return (reshaped(x, shape_of(op.operands[0]), shape_of(op.results[0])),)
 
 
 def reshaped(x: SymValue, src: tuple[int, ...], dst: tuple[int, ...]) -> SymValue:
@@ -75,7 +75,7 @@ def reshaped(x: SymValue, src: tuple[int, ...], dst: tuple[int, ...]) -> SymValu
 def permute(state, op: Op, x: SymValue):
     perm = op.attrs["permutation"]
     pairs = [(LANES[p], LANES[d]) for d, p in enumerate(perm) if p != d]
-    return (relane(x, pairs, _shape(op.results[0])),)
+    return (relane(x, pairs, shape_of(op.results[0])),)
 
 
 def _pointee_bits(t) -> int:
