@@ -47,7 +47,7 @@ def run_repeated_on_device(kernel: Any, args: tuple[Any, ...], names: Sequence[s
     outputs: list[_Output] = []
     keepalive: list[Allocation] = []
     for i, (name, a) in enumerate(zip(names, flat)):
-        layout = layout_of(a) if not isinstance(a, (bool, int, float)) else None
+        layout = layout_of(a)
         if layout is None:
             continue
         pristine, working = Allocation(driver, layout.extent), Allocation(driver, layout.extent)

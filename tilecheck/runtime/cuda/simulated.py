@@ -212,7 +212,7 @@ class SimulatedDriver:
         through)."""
         if isinstance(array, tuple):
             return tuple(self.host_array(a) for a in array)
-        layout = layout_of(array) if not isinstance(array, (bool, int, float)) else None
+        layout = layout_of(array)
         if layout is None:
             return array
         if layout.space != "cuda":
