@@ -75,16 +75,22 @@ def head_permutation(shapes: list[tuple[int, ...]], runs: int) -> list[str]:
     return lines
 
 
-def launcher_overhead(n: int, ops: int, repeat: int) -> list[str]:
-    driver = current_driver()
+def _vector_add(driver, n: int) -> tuple[tuple, tuple[int, int, int], int]:
+    """Device arguments and grid for an n-element vector add, verified and compiled by one launch
+    on a new stream (returned too)."""
     tile = min(1024, n)
-    a = to_device(driver, np.ones(n, np.float32))
-    b = to_device(driver, np.ones(n, np.float32))
-    c = to_device(driver, np.zeros(n, np.float32))
+    a, b, c = (to_device(driver, np.full(n, v, np.float32)) for v in (1.0, 1.0, 0.0))
     args, grid = (a, b, c, tile), (n // tile, 1, 1)
     stream = driver.new_stream()
-    tilecheck.launch(grid, elementwise.vector_add, args, backend="cuda", stream=stream)  # verify + compile once
+    tilecheck.launch(grid, elementwise.vector_add, args, backend="cuda", stream=stream)
     driver.synchronize(stream)
+    return args, grid, stream
+
+
+def launcher_overhead(n: int, ops: int, repeat: int) -> list[str]:
+    driver = current_driver()
+    args, grid, stream = _vector_add(driver, n)
+    c, tile = args[2], args[3]
 
     def raw() -> None:
         for _ in range(ops):
@@ -121,14 +127,8 @@ def launcher_overhead(n: int, ops: int, repeat: int) -> list[str]:
 
 def bandwidth(n: int, repeat: int) -> list[str]:
     driver = current_driver()
-    tile = 1024
-    a = to_device(driver, np.ones(n, np.float32))
-    b = to_device(driver, np.ones(n, np.float32))
-    c = to_device(driver, np.zeros(n, np.float32))
-    args, grid = (a, b, c, tile), (n // tile, 1, 1)
-    stream = driver.new_stream()
-    tilecheck.launch(grid, elementwise.vector_add, args, backend="cuda", stream=stream)
-    driver.synchronize(stream)
+    args, grid, stream = _vector_add(driver, n)
+    a, c = args[0], args[2]
 
     def timed(fn: Callable[[], None]) -> float:
         times = []
