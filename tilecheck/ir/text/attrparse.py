@@ -1,6 +1,7 @@
 """Attribute values in the Tile IR text form: constants, assume predicates, hints, identities."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tilecheck.ir import types as T
@@ -98,32 +99,32 @@ def parse_predicate(s: Scanner) -> Any:
 
 
 def parse_hints(s: Scanner) -> Dictionary:
-    s.expect("<")
-    items: list[tuple[str, object]] = []
-    while not s.accept(">"):
-        if items:
-            s.expect(",")
-        key = s.ident("a target name")
-        s.expect("=")
-        items.append((key, parse_dictionary(s)))
-    return Dictionary(tuple(items))
+    return _entries(s, "<", ">", "a target name", parse_dictionary)
 
 
 def parse_dictionary(s: Scanner) -> Dictionary:
-    s.expect("{")
+    return _entries(s, "{", "}", "a key", _dictionary_value)
+
+
+def _entries(s: Scanner, open_: str, close: str, what: str, value: Callable[[Scanner], object]) -> Dictionary:
+    """``open key = value, ... close`` as a Dictionary."""
+    s.expect(open_)
     items: list[tuple[str, object]] = []
-    while not s.accept("}"):
+    while not s.accept(close):
         if items:
             s.expect(",")
-        key = s.ident("a key")
+        key = s.ident(what)
         s.expect("=")
-        if s.peek("true") or s.peek("false"):
-            items.append((key, parse_boolean(s)))
-        elif s.peek('"'):
-            items.append((key, s.string()))
-        else:
-            value = s.integer()
-            if s.accept(":"):
-                parse_type(s)
-            items.append((key, value))
+        items.append((key, value(s)))
     return Dictionary(tuple(items))
+
+
+def _dictionary_value(s: Scanner) -> object:
+    if s.peek("true") or s.peek("false"):
+        return parse_boolean(s)
+    if s.peek('"'):
+        return s.string()
+    value = s.integer()
+    if s.accept(":"):
+        parse_type(s)
+    return value
