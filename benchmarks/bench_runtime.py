@@ -18,8 +18,8 @@ import tilecheck
 from benchmarks.timing import median_seconds
 from corpus.kernels import attention, elementwise
 from tilecheck.ir.cutile import compile_kernel
-from tilecheck.runtime.interp.engine import Interpreter
-from tilecheck.runtime.schedule import Schedule
+from tilecheck.interp.engine import Interpreter
+from tilecheck.interp.schedule import Schedule
 
 
 def main() -> None:

@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 from tilecheck.ir import Op, Value
 from tilecheck.ir import types as T
 from tilecheck.ir.opdefs import OPS
-from tilecheck.runtime.interp import ops as _interp_ops  # noqa: F401
-from tilecheck.runtime.interp.registry import RULES as INTERP
-from tilecheck.runtime.interp.registry import UNSUPPORTED
+from tilecheck.interp import ops as _interp_ops  # noqa: F401
+from tilecheck.interp.registry import RULES as INTERP
+from tilecheck.interp.registry import UNSUPPORTED
 from tilecheck.verifier import smt
 from tilecheck.verifier.symbolic import ops as _symbolic_ops  # noqa: F401
 from tilecheck.verifier.symbolic.engine import State

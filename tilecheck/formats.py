@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from tilecheck.jobs import JobResult
-from tilecheck.verifier.report import KINDS
+from tilecheck.report import KINDS
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _RULE_TEXT = {

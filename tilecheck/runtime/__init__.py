@@ -2,10 +2,10 @@
 and the launcher."""
 from tilecheck.runtime.deviceop import DeviceOp, Graph, device_op
 from tilecheck.runtime.differential import ArrayDiff, NondeterminismReport, run_repeated
-from tilecheck.runtime.interp.engine import InterpreterError
+from tilecheck.interp.engine import InterpreterError
 from tilecheck.runtime.launcher import AliasingError, RaceError, UnverifiedError, launch
 from tilecheck.runtime.replay import ReplayResult, replay
-from tilecheck.runtime.schedule import Schedule
+from tilecheck.interp.schedule import Schedule
 
 __all__ = [
            "AliasingError",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from tilecheck.arrays import ArrayLayout, flat_arguments, layout_of, layouts_overlap
 from tilecheck.errors import TilecheckError
-from tilecheck.runtime.interp.engine import Interpreter
+from tilecheck.interp.engine import Interpreter
 from tilecheck.runtime.launcher import (
     AliasingError,
     checked_module,
@@ -23,7 +23,7 @@ from tilecheck.runtime.launcher import (
     normalize_grid,
     resolve_backend,
 )
-from tilecheck.runtime.schedule import Schedule
+from tilecheck.interp.schedule import Schedule
 
 if TYPE_CHECKING:
     from tilecheck.runtime.cuda.backend import CudaGraph

@@ -16,11 +16,11 @@ from tilecheck.arrays import flat_arguments, space_of
 from tilecheck.errors import TilecheckError
 from tilecheck.ir.opdefs import Effect
 from tilecheck.ir.summary import memory_ops
-from tilecheck.runtime.interp.engine import Interpreter
+from tilecheck.interp.engine import Interpreter
 from tilecheck.runtime.launcher import module_for, normalize_grid, resolve_backend
-from tilecheck.runtime.memory import as_host_array, is_float
+from tilecheck.interp.memory import as_host_array, is_float
 from tilecheck.runtime.png import write_png
-from tilecheck.runtime.schedule import Schedule
+from tilecheck.interp.schedule import Schedule
 
 
 @dataclass

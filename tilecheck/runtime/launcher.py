@@ -13,9 +13,9 @@ from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
 from tilecheck.ir.cutile import compile_kernel
-from tilecheck.runtime.interp.engine import Interpreter
-from tilecheck.runtime.memory import ArgumentError
-from tilecheck.runtime.schedule import Schedule
+from tilecheck.interp.engine import Interpreter
+from tilecheck.interp.memory import ArgumentError
+from tilecheck.interp.schedule import Schedule
 from tilecheck.verifier import Report
 
 

@@ -9,9 +9,9 @@ import numpy as np
 
 from tilecheck.errors import TilecheckError
 from tilecheck.runtime.differential import argument_names, fresh_arguments, output_arrays
-from tilecheck.runtime.interp.engine import Interpreter, InterpreterError
+from tilecheck.interp.engine import Interpreter, InterpreterError
 from tilecheck.runtime.launcher import module_for, normalize_grid
-from tilecheck.runtime.schedule import Schedule
+from tilecheck.interp.schedule import Schedule
 
 
 @dataclass

@@ -15,9 +15,9 @@ from tilecheck.verifier.footprints import reset_instances
 from tilecheck.verifier.locks import find_spin_locks
 from tilecheck.verifier.obligations import Checker, Level, LevelResult
 from tilecheck.verifier.preconditions import Precondition
-from tilecheck.verifier.report import LEVELS, Finding, Report, Side, Witness
+from tilecheck.report import LEVELS, Finding, Report, Side, Witness
 from tilecheck.verifier.symbolic.engine import execute
-from tilecheck.verifier.tokens import order_graph
+from tilecheck.ir.order import order_graph
 
 GENERAL_LEVEL_TIMEOUT_S = 1.0
 DEFAULT_ASSUMPTIONS = (

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from tilecheck.ir import Function, Op, Value
 from tilecheck.ir.attrs import DenseElements
 from tilecheck.verifier.footprints import Access
-from tilecheck.verifier.tokens import OrderGraph
+from tilecheck.ir.order import OrderGraph
 
 _ACQUIRE = ("acquire", "acq_rel")
 _RELEASE = ("release", "acq_rel")

@@ -23,9 +23,9 @@ from tilecheck.verifier.footprints import (
 )
 from tilecheck.verifier.locks import SpinLock
 from tilecheck.verifier.preconditions import Precondition
-from tilecheck.verifier.report import Finding, Side, Witness
+from tilecheck.report import Finding, Side, Witness
 from tilecheck.verifier.symbolic.engine import GRID, Footprints
-from tilecheck.verifier.tokens import OrderGraph
+from tilecheck.ir.order import OrderGraph
 
 _FLOAT_ORDER_DEPENDENT = ("addf",)
 

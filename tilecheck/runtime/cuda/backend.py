@@ -11,7 +11,7 @@ from tilecheck.arrays import space_of
 from tilecheck.errors import TilecheckError
 from tilecheck.ir import Module
 from tilecheck.runtime.cuda.driver import Driver, current_driver, stream_handle
-from tilecheck.runtime.memory import ArgumentError
+from tilecheck.interp.memory import ArgumentError
 
 
 def check_device_arguments(args: Sequence[Any]) -> None:

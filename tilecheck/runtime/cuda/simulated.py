@@ -220,9 +220,9 @@ class SimulatedDriver:
         return host_view(self.bytes_at(layout.lowest, layout.extent), layout)
 
     def launch(self, stream: int, grid: tuple[int, int, int], kernel: Any, args: Sequence[Any]) -> None:
-        from tilecheck.runtime.interp.engine import Interpreter
+        from tilecheck.interp.engine import Interpreter
         from tilecheck.runtime.launcher import module_for
-        from tilecheck.runtime.schedule import Schedule
+        from tilecheck.interp.schedule import Schedule
 
         def run() -> None:  # a fresh schedule per execution, graph replays included
             seed = self.seed * 1_000_003 + self.launches

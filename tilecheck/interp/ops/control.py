@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tilecheck.runtime.interp.engine import InterpreterError, LoopFrame, where
-from tilecheck.runtime.interp.ops.arith import out_type
-from tilecheck.runtime.interp.registry import interpret
-from tilecheck.runtime.interp.values import numpy_dtype
+from tilecheck.interp.engine import InterpreterError, LoopFrame, where
+from tilecheck.interp.ops.arith import out_type
+from tilecheck.interp.registry import interpret
+from tilecheck.interp.values import numpy_dtype
 
 
 def _merge(mask, new, old):

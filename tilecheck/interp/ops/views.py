@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from tilecheck.ir import types as T
-from tilecheck.runtime.interp.engine import InterpreterError
-from tilecheck.runtime.interp.registry import interpret
-from tilecheck.runtime.interp.values import Pointer, TensorView, TileView
+from tilecheck.interp.engine import InterpreterError
+from tilecheck.interp.registry import interpret
+from tilecheck.interp.values import Pointer, TensorView, TileView
 
 
 def _uniform(ctx, op, x) -> int:

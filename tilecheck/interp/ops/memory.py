@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from tilecheck.ir import Op
-from tilecheck.runtime.interp.engine import InterpreterError
-from tilecheck.runtime.interp.ops.arith import out_type, unsigned
-from tilecheck.runtime.interp.registry import interpret
-from tilecheck.runtime.interp.values import Pointer, TileView
+from tilecheck.interp.engine import InterpreterError
+from tilecheck.interp.ops.arith import out_type, unsigned
+from tilecheck.interp.registry import interpret
+from tilecheck.interp.values import Pointer, TileView
 
 _PADDING = {None: 0.0, "zero": 0.0, "neg_zero": -0.0, "nan": np.nan, "pos_inf": np.inf, "neg_inf": -np.inf}
 

@@ -5,10 +5,10 @@ import numpy as np
 
 from tilecheck.ir import types as T
 from tilecheck.ir.attrs import DenseElements
-from tilecheck.runtime.interp.engine import InterpreterError
-from tilecheck.runtime.interp.ops.arith import out_type
-from tilecheck.runtime.interp.registry import interpret
-from tilecheck.runtime.interp.values import Pointer
+from tilecheck.interp.engine import InterpreterError
+from tilecheck.interp.ops.arith import out_type
+from tilecheck.interp.registry import interpret
+from tilecheck.interp.values import Pointer
 
 
 def _shape(v) -> tuple[int, ...]:

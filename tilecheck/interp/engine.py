@@ -19,9 +19,9 @@ from tilecheck.errors import TilecheckError
 from tilecheck.ir import Block, Function, Module, Op, Value
 from tilecheck.ir import types as T
 from tilecheck.ir.opdefs import Effect
-from tilecheck.runtime.interp.registry import RULES
-from tilecheck.runtime.interp.values import Pointer, numpy_dtype
-from tilecheck.runtime.memory import ArrayMemory, bind_arguments
+from tilecheck.interp.registry import RULES
+from tilecheck.interp.values import Pointer, numpy_dtype
+from tilecheck.interp.memory import ArrayMemory, bind_arguments
 
 Steps = Generator[None, None, Any]
 
@@ -64,7 +64,7 @@ def _written(function: Function) -> frozenset[int | None]:
 
 @functools.lru_cache(maxsize=64)
 def _order_graph(function: Function) -> Any:
-    from tilecheck.verifier.tokens import order_graph
+    from tilecheck.ir.order import order_graph
 
     return order_graph(function)
 
@@ -83,7 +83,7 @@ class Interpreter:
     """Executes one kernel launch on numpy arrays (in place)."""
 
     def __init__(self, module: Module, args: Sequence[Any], grid: tuple[int, int, int], schedule: Any) -> None:
-        from tilecheck.runtime.interp import ops as _ops  # noqa: F401  (registers the rules)
+        from tilecheck.interp import ops as _ops  # noqa: F401  (registers the rules)
 
         self.module = module
         self.function: Function = module.entry

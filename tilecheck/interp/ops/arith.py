@@ -6,9 +6,9 @@ import numpy as np
 
 from tilecheck.ir import Op
 from tilecheck.ir import types as T
-from tilecheck.runtime.interp.engine import InterpreterError
-from tilecheck.runtime.interp.registry import interpret
-from tilecheck.runtime.interp.values import numpy_dtype
+from tilecheck.interp.engine import InterpreterError
+from tilecheck.interp.registry import interpret
+from tilecheck.interp.values import numpy_dtype
 
 _UNSIGNED = {np.dtype(np.int8): np.uint8, np.dtype(np.int16): np.uint16, np.dtype(np.int32): np.uint32,
              np.dtype(np.int64): np.uint64, np.dtype(np.bool_): np.bool_}

@@ -1,2 +1,0 @@
-"""Interpreter op semantics; importing this package registers every rule."""
-from tilecheck.runtime.interp.ops import arith, control, memory, shape, views  # noqa: F401
