@@ -2,6 +2,7 @@
 from tilecheck.assertions import assert_deterministic, assert_race_free
 from tilecheck.cases import Case, case, cases_of
 from tilecheck.errors import TilecheckError
+from tilecheck.interp.detect import detect
 from tilecheck.runtime import (
     AliasingError,
     DeviceOp,
@@ -34,6 +35,7 @@ __all__ = [
     "bounded",
     "case",
     "cases_of",
+    "detect",
     "device_op",
     "distinct",
     "launch",

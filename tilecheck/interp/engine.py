@@ -48,6 +48,8 @@ class WaveContext:
     loops: list[LoopFrame] = field(default_factory=list)
     yields: list[list[Any]] = field(default_factory=list)
     done: np.ndarray | None = None
+    # the enclosing loops, outermost first: (loop op, iteration number, induction variable per block)
+    iterations: list[tuple[Op, int, Any]] = field(default_factory=list)
 
     @property
     def width(self) -> int:
@@ -69,6 +71,11 @@ def _order_graph(function: Function) -> Any:
     return order_graph(function)
 
 
+def linear_block_ids(blocks: np.ndarray, grid: tuple[int, int, int]) -> np.ndarray:
+    """Block (x, y, z) -> x * gy * gz + y * gz + z: the order of ``Interpreter.all_blocks``."""
+    return (blocks[:, 0] * grid[1] + blocks[:, 1]) * grid[2] + blocks[:, 2]
+
+
 def where(mask: np.ndarray, new: Any, old: Any) -> Any:
     """Per-block select between two wave values (tokens and views pass through)."""
     if new is None or old is None or not isinstance(new, np.ndarray):
@@ -82,13 +89,16 @@ def where(mask: np.ndarray, new: Any, old: Any) -> Any:
 class Interpreter:
     """Executes one kernel launch on numpy arrays (in place)."""
 
-    def __init__(self, module: Module, args: Sequence[Any], grid: tuple[int, int, int], schedule: Any) -> None:
+    def __init__(self, module: Module, args: Sequence[Any], grid: tuple[int, int, int], schedule: Any,
+                 recorder: Any = None) -> None:
         from tilecheck.interp import ops as _ops  # noqa: F401  (registers the rules)
 
         self.module = module
         self.function: Function = module.entry
         self.grid = grid
         self.schedule = schedule
+        # sees every memory access (``tilecheck.interp.detect``); None: run at full speed
+        self.recorder = recorder
         self.arg_values, self.arrays = bind_arguments(module, self.function, args)
         self.memory_ops = 0
         self.max_memory_ops = schedule.max_memory_ops

@@ -105,3 +105,13 @@ def as_host_array(name: str, a: Any) -> np.ndarray:
 def is_float(dtype: np.dtype) -> bool:
     """numpy floats and the ml_dtypes narrow floats (kind "V" to numpy)."""
     return dtype.kind == "f" or dtype.name in _NARROW_FLOATS
+
+
+def copy_with_layout(a: np.ndarray) -> np.ndarray:
+    """A writable copy with the same strides (a stride-0 or strided view stays one), so a run sees
+    the memory layout the caller passed."""
+    if a.flags.c_contiguous or a.size == 0 or any(s < 0 for s in a.strides):
+        return np.array(a, copy=True)
+    extent = 1 + sum((n - 1) * (s // a.itemsize) for n, s in zip(a.shape, a.strides))
+    flat = np.lib.stride_tricks.as_strided(a, shape=(extent,), strides=(a.itemsize,)).copy()
+    return np.lib.stride_tricks.as_strided(flat, shape=a.shape, strides=a.strides, writeable=True)

@@ -24,7 +24,28 @@ def float_from_bits(name: str, bits: int) -> float | None:
     if name in ("bf16", "tf32"):
         shift = 16 if name == "bf16" else 0
         return struct.unpack("<f", (bits << shift).to_bytes(4, "little"))[0]
+    if name in _FP8:
+        return _fp8_value(bits, *_FP8[name])
     return None
+
+
+# fp8 formats: (exponent bits, mantissa bits, bias, has infinities); e4m3fn has no infinity and a
+# single NaN mantissa pattern (all ones) at the top exponent
+_FP8 = {"f8E4M3FN": (4, 3, 7, False), "f8E5M2": (5, 2, 15, True)}
+
+
+def _fp8_value(bits: int, ebits: int, mbits: int, bias: int, ieee: bool) -> float:
+    sign = -1.0 if bits & 0x80 else 1.0
+    exponent = (bits >> mbits) & ((1 << ebits) - 1)
+    mantissa = bits & ((1 << mbits) - 1)
+    top = (1 << ebits) - 1
+    if ieee and exponent == top:
+        return sign * math.inf if mantissa == 0 else math.nan
+    if not ieee and exponent == top and mantissa == (1 << mbits) - 1:
+        return math.nan
+    if exponent == 0:
+        return sign * mantissa * 2.0 ** (1 - bias - mbits)
+    return sign * (1 + mantissa / (1 << mbits)) * 2.0 ** (exponent - bias)
 
 
 def float_to_bits(name: str, value: float) -> int:

@@ -6,6 +6,7 @@ that goes to the GPU compiler.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import io
 import typing
@@ -238,3 +239,39 @@ def _element_strides(arg: Any, where: str) -> tuple[int, ...]:
     if any(int(s) % itemsize for s in strides):
         raise FrontendError(f"{where}: byte strides {tuple(strides)} are not multiples of the element size")
     return tuple(int(s) // itemsize for s in strides)
+
+
+# Compiled once per kernel and argument signature: the launcher, the detector and the differential
+# runner all ask for the same kernels again and again.
+_COMPILED: dict[tuple[Any, ...], tuple[Module, bytes]] = {}
+
+
+def argument_signature(args: typing.Sequence[Any]) -> tuple[Any, ...]:
+    """What a compilation depends on: dtype, shape and strides of arrays, type and value of the rest
+    (values matter for ct.Constant parameters)."""
+    key = []
+    for a in args:
+        if isinstance(a, tuple):
+            key.append(("tuple", argument_signature(a)))
+        elif hasattr(a, "shape") and hasattr(a, "dtype") and getattr(a, "shape", ()) != ():
+            key.append(("array", str(a.dtype), tuple(a.shape), tuple(getattr(a, "strides", ()) or ())))
+        else:
+            key.append((type(a).__name__, a if isinstance(a, (bool, int, float, str)) else id(a)))
+    return tuple(key)
+
+
+@functools.lru_cache(maxsize=256)
+def _module_code(module: Module) -> bytes:
+    return module.to_text().encode()
+
+
+def module_for(kernel: Any, args: typing.Sequence[Any]) -> tuple[Module, bytes]:
+    """The kernel's Tile IR for these arguments (a ``Module`` is returned as it is) and its code
+    (bytecode, or the module's text): compiled once per kernel and argument signature."""
+    if isinstance(kernel, Module):
+        return kernel, _module_code(kernel)
+    key = (kernel, argument_signature(args))
+    if key not in _COMPILED:
+        compiled = compile_kernel(kernel, tuple(args))
+        _COMPILED[key] = (compiled.module, compiled.bytecode)
+    return _COMPILED[key]

@@ -1,7 +1,6 @@
 """``tilecheck.launch``: verify once per kernel and case, refuse races, then run the kernel."""
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Sequence
 from typing import Any
@@ -12,7 +11,8 @@ from tilecheck.arrays import flat_arguments, is_torch_tensor, space_of
 from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
-from tilecheck.ir.cutile import compile_kernel
+from tilecheck.ir.cutile import argument_signature as _signature
+from tilecheck.ir.cutile import module_for
 from tilecheck.interp.engine import Interpreter
 from tilecheck.interp.memory import ArgumentError
 from tilecheck.interp.schedule import Schedule
@@ -46,39 +46,6 @@ class AliasingError(TilecheckError):
 
 
 _VERIFIED: dict[tuple[Any, ...], Report] = {}
-
-
-_COMPILED: dict[tuple[Any, ...], tuple[Module, bytes]] = {}
-
-
-def _signature(args: Sequence[Any]) -> tuple[Any, ...]:
-    """What a compilation depends on: dtype, shape and strides of arrays, type and value of the rest
-    (values matter for ct.Constant parameters)."""
-    key = []
-    for a in args:
-        if isinstance(a, tuple):
-            key.append(("tuple", _signature(a)))
-        elif hasattr(a, "shape") and hasattr(a, "dtype") and getattr(a, "shape", ()) != ():
-            key.append(("array", str(a.dtype), tuple(a.shape), tuple(getattr(a, "strides", ()) or ())))
-        else:
-            key.append((type(a).__name__, a if isinstance(a, (bool, int, float, str)) else id(a)))
-    return tuple(key)
-
-
-@functools.lru_cache(maxsize=256)
-def _module_code(module: Module) -> bytes:
-    return module.to_text().encode()
-
-
-def module_for(kernel: Any, args: Sequence[Any]) -> tuple[Module, bytes]:
-    """The kernel's Tile IR for these arguments (compiled once per kernel and signature)."""
-    if isinstance(kernel, Module):
-        return kernel, _module_code(kernel)
-    key = (kernel, _signature(args))
-    if key not in _COMPILED:
-        compiled = compile_kernel(kernel, tuple(args))
-        _COMPILED[key] = (compiled.module, compiled.bytecode)
-    return _COMPILED[key]
 
 
 def case_key(code: bytes, module: Module, grid: tuple[int, int, int]) -> tuple[Any, ...]:

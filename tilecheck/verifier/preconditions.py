@@ -4,6 +4,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+import numpy as np
+
 from tilecheck.errors import TilecheckError
 from tilecheck.verifier import smt
 
@@ -22,6 +24,10 @@ class Precondition(ABC):
     def constraints(self, apps: list[smt.Expr]) -> list[smt.BoolExpr]:
         """Constraints on the reads ``apps`` (applications of the array's content function)."""
 
+    @abstractmethod
+    def violation(self, values: np.ndarray) -> str | None:
+        """Why concrete contents break the precondition (None when they keep it)."""
+
 
 @dataclass(frozen=True)
 class Distinct(Precondition):
@@ -37,6 +43,15 @@ class Distinct(Precondition):
                 differ = smt.Or(*[x != y for x, y in zip(a.children(), b.children())])
                 out.append(smt.Implies(differ, a != b))
         return out
+
+    def violation(self, values: np.ndarray) -> str | None:
+        flat = np.asarray(values).reshape(-1)
+        unique, counts = np.unique(flat, return_counts=True)
+        if (counts > 1).any():
+            value = unique[counts > 1][0]
+            where = np.flatnonzero(flat == value)[:2].tolist()
+            return f"value {value} appears at flat positions {where[0]} and {where[1]}"
+        return None
 
 
 @dataclass(frozen=True)
@@ -64,6 +79,20 @@ class Bounded(Precondition):
             else:
                 out += inside
         return out
+
+    def violation(self, values: np.ndarray) -> str | None:
+        flat = np.asarray(values).reshape(-1)
+        ok = np.ones(flat.shape, bool)
+        if self.lo is not None:
+            ok &= flat >= self.lo
+        if self.hi is not None:
+            ok &= flat <= self.hi
+        for v in self.also:
+            ok |= flat == v
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            return f"value {flat[i]} at flat position {i} is outside the bound"
+        return None
 
 
 def parse(spec: str) -> Precondition:

@@ -23,11 +23,13 @@ def for_(interp, ctx, op, lb, ub, step, *inits):
     carried = list(inits)
     iv_type = numpy_dtype(body.args[0].type)
     k = 0
+    ctx.iterations.append((op, 0, lb))
     while True:
         iv = lb + k * step
         act = entry & (iv < ub) & ~ctx.done
         if not act.any():
             break
+        ctx.iterations[-1] = (op, k, iv)
         frame = LoopFrame(np.zeros_like(act), np.zeros_like(act), [None] * len(carried), [])
         ctx.loops.append(frame)
         ctx.active = act
@@ -38,6 +40,7 @@ def for_(interp, ctx, op, lb, ub, step, *inits):
         ctx.loops.pop()
         carried = _merge(act, frame.carried, carried)
         k += 1
+    ctx.iterations.pop()
     ctx.active = entry & ~ctx.done
     return tuple(carried)
 
@@ -49,10 +52,14 @@ def loop_(interp, ctx, op, *inits):
     carried = list(inits)
     results: list = [None] * len(op.results)
     broke = np.zeros_like(entry)
+    k = 0
+    ctx.iterations.append((op, 0, None))
     while True:
         act = entry & ~broke & ~ctx.done
         if not act.any():
             break
+        ctx.iterations[-1] = (op, k, None)
+        k += 1
         frame = LoopFrame(np.zeros_like(act), np.zeros_like(act), [None] * len(carried), [None] * len(results))
         ctx.loops.append(frame)
         ctx.active = act
@@ -63,6 +70,7 @@ def loop_(interp, ctx, op, *inits):
         carried = _merge(act & ~frame.broke, frame.carried, carried)
         results = _merge(frame.broke, frame.results, results) if frame.broke.any() else results
         broke = broke | frame.broke
+    ctx.iterations.pop()
     ctx.active = entry & ~ctx.done
     return tuple(results)
 

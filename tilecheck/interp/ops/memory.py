@@ -51,12 +51,51 @@ def _contiguous_run(view: TileView, index: tuple[np.ndarray, ...], width: int) -
     return view.tensor.base + start * view.tile[0]
 
 
+def _record_view(interp, ctx, op, view, index, first, effect) -> None:
+    """Tell the recorder (the race detector) which elements a view op touches, and which lanes leave
+    the tensor along a dimension whose ``inbounds`` flag promised they would not."""
+    if first is not None and ctx.active.all():
+        interp.recorder.access(ctx, op, view.tensor.array, None, None, effect, run=(first, view.tile[0]))
+        return
+    offsets, valid = view_elements(view, index)
+    shape = (ctx.width, *view.tile)
+    active = np.broadcast_to(_lanes(ctx.active, len(view.tile)), shape)
+    inside = np.broadcast_to(valid, shape)
+    flags = op.attrs.get("inbounds")
+    if flags and any(flags) and not inside[active].all():
+        # compiled with check_bounds=False: the op may assume its tile lies inside the tensor
+        bad = active & ~inside & np.broadcast_to(_promised_dims(view, index, flags), shape)
+        if bad.any():
+            interp.recorder.out_of_bounds(ctx, op, view.tensor.array, np.broadcast_to(offsets, shape), bad)
+    interp.recorder.access(ctx, op, view.tensor.array, np.broadcast_to(offsets, shape), active & inside, effect)
+
+
+def _promised_dims(view: TileView, index: tuple[np.ndarray, ...], flags) -> np.ndarray:
+    """Lanes outside the tensor along a dimension whose ``inbounds`` flag promises otherwise."""
+    rank = len(view.tile)
+    out = np.zeros((len(index[0]),) + (1,) * rank, bool)
+    for k in range(rank):
+        if k >= len(flags) or not flags[k]:
+            continue
+        shape = [1] * (rank + 1)
+        shape[0] = -1
+        lane_shape = [1] * (rank + 1)
+        lane_shape[k + 1] = view.tile[k]
+        coord = np.asarray(index[k], np.int64).reshape(shape) * view.steps[k] + \
+            np.arange(view.tile[k], dtype=np.int64).reshape(lane_shape)
+        extent = view.tensor.shape[view.dim_map[k]]
+        out = out | (coord < 0) | (coord >= extent)
+    return out
+
+
 @interpret("load_view_tko")
 def load_view(interp, ctx, op, view, *rest):
     index = rest[:len(op.operand_group("index"))]
     mem = interp.memory(view.tensor.array, op)
     dtype = out_type(op)
     first = _contiguous_run(view, index, ctx.width)
+    if interp.recorder is not None:
+        _record_view(interp, ctx, op, view, index, first, "read")
     if first is not None:
         tile = mem.flat[first:first + ctx.width * view.tile[0]].reshape(ctx.width, view.tile[0])
         # a view of memory no op writes needs no copy; anything else is copied (later stores must
@@ -75,6 +114,8 @@ def store_view(interp, ctx, op, tile, view, *rest):
     index = rest[:len(op.operand_group("index"))]
     mem = interp.memory(view.tensor.array, op)
     first = _contiguous_run(view, index, ctx.width)
+    if interp.recorder is not None:
+        _record_view(interp, ctx, op, view, index, first, "write")
     if first is not None and ctx.active.all():
         mem.flat[first:first + ctx.width * view.tile[0]] = np.reshape(tile, -1)
         return (None,)
@@ -95,7 +136,10 @@ def _pointer_lanes(interp, ctx, op: Op, ptr: Pointer, mask) -> tuple[np.ndarray,
     mem = interp.memory(ptr.array, op)
     offsets = ptr.offsets
     bad = active & ((offsets < 0) | (offsets >= len(mem.flat)))
-    if bad.any():
+    if bad.any() and interp.recorder is not None:  # the detector reports it and goes on without them
+        interp.recorder.out_of_bounds(ctx, op, ptr.array, offsets, bad)
+        active = active & ~bad
+    elif bad.any():
         where = np.argwhere(bad)[0]
         block = tuple(int(b) for b in ctx.blocks[where[0]])
         raise InterpreterError(f"out-of-bounds {op.name} at {op.loc.outermost()}: block {block} touches element "
@@ -113,6 +157,8 @@ def load_ptr(interp, ctx, op, ptr, *rest):
     result = np.zeros(offsets.shape, dtype) if pad is None else np.array(np.broadcast_to(pad, offsets.shape),
                                                                          dtype=dtype)
     result[active] = interp.memory(ptr.array, op).flat[offsets[active]]
+    if interp.recorder is not None:
+        interp.recorder.access(ctx, op, ptr.array, offsets, active, "read")
     return (result, None)
 
 
@@ -120,7 +166,14 @@ def load_ptr(interp, ctx, op, ptr, *rest):
 def store_ptr(interp, ctx, op, ptr, value, *rest):
     mask = rest[0] if op.operand("mask") is not None else None
     active, offsets = _pointer_lanes(interp, ctx, op, ptr, mask)
-    interp.memory(ptr.array, op).flat[offsets[active]] = np.broadcast_to(value, offsets.shape)[active]
+    if interp.recorder is not None:
+        interp.recorder.access(ctx, op, ptr.array, offsets, active, "write")
+    lanes, values = offsets[active], np.broadcast_to(value, offsets.shape)[active]
+    if interp.schedule.adversarial and len(lanes) > 1:
+        # lanes of one tile writing one element: which lands is unspecified, so vary it per schedule
+        order = interp.schedule.rng.permutation(len(lanes))
+        lanes, values = lanes[order], values[order]
+    interp.memory(ptr.array, op).flat[lanes] = values
     return (None,)
 
 
@@ -156,6 +209,8 @@ def atomic_rmw(interp, ctx, op, ptr, arg, *rest):
             before[i] = flat[o]
             flat[o] = _apply(mode, flat[o:o + 1], a.reshape(1))[0]
     old[active] = before
+    if interp.recorder is not None:
+        interp.recorder.access(ctx, op, ptr.array, offsets, active, "atomic", old=before, arg=args)
     return (old, None)
 
 
@@ -173,6 +228,9 @@ def atomic_cas(interp, ctx, op, ptr, cmp, val, *rest):
         if flat[o] == cmps[i]:
             flat[o] = vals[i]
     old[active] = seen
+    if interp.recorder is not None:
+        interp.recorder.access(ctx, op, ptr.array, offsets, active, "atomic", old=seen, arg=vals,
+                               expected=cmps)
     return (old, None)
 
 
@@ -186,6 +244,8 @@ def atomic_red_view(interp, ctx, op, view, *rest):
     put = np.broadcast_to(valid & _lanes(ctx.active, len(view.tile)), shape)
     lanes = np.broadcast_to(offsets, shape)[put]
     values = np.broadcast_to(value, shape)[put].astype(mem.flat.dtype)
+    if interp.recorder is not None:
+        interp.recorder.access(ctx, op, view.tensor.array, np.broadcast_to(offsets, shape), put, "atomic")
     for o, a in zip(lanes, values):
         mem.flat[o] = _apply(op.attrs["mode"], mem.flat[o:o + 1], a.reshape(1))[0]
     return (None,)

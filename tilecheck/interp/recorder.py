@@ -1,0 +1,258 @@
+"""What the race detector sees of one run: every memory access, per array element.
+
+The interpreter calls ``Recorder.access`` for each memory op of each wave with the elements its
+active lanes touch. The recorder keeps, per element of each array, a dense summary (the least and
+greatest block that touched it, whether a plain access and whether a write happened, the locks the
+accesses held) — enough to know *which* elements two blocks conflict on without keeping the
+accesses themselves. Full records (block, op, iteration, lane, lock) are kept only for the elements
+in ``watch`` and the ops in ``detail_ops``: the detector's second look, where witnesses come from.
+
+Spin locks are followed as executed: a block holds lock element ``e`` from its successful
+acquire-CAS on ``e`` to its release (an xchg or release store of the free value) on ``e``. Any
+other write to ``e`` — a second release, a release by a block that does not hold it, a store of
+another value — breaks the lock: accesses made under it count as unprotected.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tilecheck.interp.engine import linear_block_ids
+from tilecheck.ir import Op
+
+READ, WRITE, ATOMIC = 0, 1, 2
+_EFFECTS = {"read": READ, "write": WRITE, "atomic": ATOMIC}
+_ACQUIRE = ("acquire", "acq_rel")
+_RELEASE = ("release", "acq_rel")
+_CROSS_BLOCK = ("device", "sys")  # a tile-block-scoped atomic orders nothing across blocks
+_NO_BLOCK = np.iinfo(np.int64).max
+
+
+@dataclass
+class Summary:
+    """Per element of one array: blocks, kinds and locks of every access so far."""
+
+    bmin: np.ndarray
+    bmax: np.ndarray
+    plain: np.ndarray  # some non-atomic access
+    writes: np.ndarray  # some write or atomic
+    lmin: np.ndarray | None = None  # lock ids held (-1: none); None until the first lock is taken
+    lmax: np.ndarray | None = None
+    fmin: np.ndarray | None = None  # blocks of order-dependent float atomics
+    fmax: np.ndarray | None = None
+
+    @classmethod
+    def empty(cls, n: int) -> Summary:
+        return cls(np.full(n, _NO_BLOCK, np.int64), np.full(n, -1, np.int64), np.zeros(n, bool), np.zeros(n, bool))
+
+
+@dataclass(frozen=True)
+class Event:
+    """One op instance in one wave: the loops around it and where each recorded lane came from."""
+
+    op: Op
+    array: int
+    effect: int
+    iterations: tuple[tuple[Op, int, Any], ...]
+    blocks: np.ndarray  # (W, 3) the wave's block ids
+    tile: tuple[int, ...]  # lane shape
+
+
+@dataclass
+class Records:
+    """Full records of the watched accesses to one array, as parallel lists of numpy chunks."""
+
+    offset: list[np.ndarray] = field(default_factory=list)
+    block: list[np.ndarray] = field(default_factory=list)
+    lock: list[np.ndarray] = field(default_factory=list)
+    event: list[np.ndarray] = field(default_factory=list)
+    lane: list[np.ndarray] = field(default_factory=list)  # flat position in the (W, *tile) op shape
+
+    def columns(self) -> dict[str, np.ndarray]:
+        names = ("offset", "block", "lock", "event", "lane")
+        if not self.offset:
+            return {n: np.zeros(0, np.int64) for n in names}
+        return {n: np.concatenate(getattr(self, n)) for n in names}
+
+
+@dataclass
+class OutOfBounds:
+    op: Op
+    array: int
+    block: tuple[int, ...]
+    offset: int
+    lane: tuple[int, ...]
+    iterations: tuple[tuple[Op, int, Any], ...]
+
+
+class Recorder:
+    def __init__(self, grid: tuple[int, int, int], sizes: dict[int, int], lock_arrays: set[int],
+                 watch: dict[int, np.ndarray] | None = None, detail_ops: Iterable[Op] = ()) -> None:
+        self.grid = grid
+        self.sizes = sizes
+        self.summaries: dict[int, Summary] = {}
+        self.watch = watch or {}
+        self.detail_ops = set(detail_ops)
+        self.events: list[Event] = []
+        self.records: dict[int, Records] = {}  # watched elements (cross-block witnesses)
+        self.detail: dict[Op, Records] = {}  # every access of ``detail_ops`` (in-block witnesses)
+        self.oob: dict[Op, OutOfBounds] = {}  # the first out-of-bounds access of each op
+        self.float_ops: dict[int, Op] = {}  # the first float atomic add on each array
+        # spin locks as executed
+        self.lock_arrays = lock_arrays
+        self.lock_ids: dict[tuple[int, int], int] = {}
+        self.free_value: dict[int, Any] = {}
+        self.broken: set[int] = set()
+        self.held: dict[int, list[int]] = {}  # block -> lock ids, outermost first
+        self.locked_accesses = False
+        self.atomic_results_used = False
+
+    # ---- from the interpreter -------------------------------------------------------------------
+    def access(self, ctx: Any, op: Op, array: int, offsets: np.ndarray | None, active: np.ndarray | None,
+               effect: str, *, run: tuple[int, int] | None = None, old: np.ndarray | None = None,
+               arg: np.ndarray | None = None, expected: np.ndarray | None = None) -> None:
+        code = _EFFECTS[effect]
+        ids = linear_block_ids(ctx.blocks, self.grid)
+        if run is not None:  # a contiguous run of whole tiles, one per block in wave order
+            first, tile = run
+            o = np.arange(first, first + len(ids) * tile, dtype=np.int64)
+            b = np.repeat(ids, tile)
+            lanes = np.arange(len(o), dtype=np.int64)
+            tile_shape: tuple[int, ...] = (tile,)
+        else:
+            full = np.broadcast_to(active, offsets.shape)
+            lanes = np.flatnonzero(full)
+            o = np.broadcast_to(offsets, full.shape).reshape(-1)[lanes]
+            tile_shape = tuple(full.shape[1:])
+            per_block = int(np.prod(tile_shape)) if tile_shape else 1
+            b = ids[lanes // per_block]
+        if not len(o):
+            return
+        if array in self.lock_arrays and code != READ:
+            self._lock_protocol(op, array, o, b, code, old, arg, expected)
+        locks = self._locks_of(b) if self.held else None
+        self._summarise(op, array, o, b, code, locks)
+        watched = self.watch.get(array)
+        keep_all = op in self.detail_ops
+        if watched is None and not keep_all:
+            return
+        event = len(self.events)
+        self.events.append(Event(op, array, code, tuple(ctx.iterations), ctx.blocks, tile_shape))
+        if watched is not None:
+            sel = watched[o]
+            if sel.any():
+                self._keep(self.records.setdefault(array, Records()), o[sel], b[sel], locks, sel, event, lanes[sel])
+        if keep_all:
+            self._keep(self.detail.setdefault(op, Records()), o, b, locks, None, event, lanes)
+
+    def out_of_bounds(self, ctx: Any, op: Op, array: int, offsets: np.ndarray, bad: np.ndarray) -> None:
+        if op in self.oob:
+            return
+        full = np.broadcast_to(bad, np.shape(offsets))
+        pos = np.argwhere(full)[0]  # first in wave order: the least block of this wave
+        block = tuple(int(v) for v in ctx.blocks[pos[0]])
+        self.oob[op] = OutOfBounds(op, array, block, int(np.broadcast_to(offsets, full.shape)[tuple(pos)]),
+                                             tuple(int(v) for v in pos[1:]), tuple(ctx.iterations))
+
+    # ---- summaries ------------------------------------------------------------------------------
+    def _summarise(self, op: Op, array: int, o: np.ndarray, b: np.ndarray, code: int,
+                   locks: np.ndarray | None) -> None:
+        s = self.summaries.get(array)
+        if s is None:
+            s = self.summaries[array] = Summary.empty(self.sizes[array])
+        if len(b) > 1 and (b[1:] < b[:-1]).any():  # duplicate offsets keep the last lane: sort by block
+            order = np.argsort(b, kind="stable")
+            o, b = o[order], b[order]
+            locks = locks[order] if locks is not None else None
+        s.bmax[o] = np.maximum(s.bmax[o], b)
+        ro, rb = o[::-1], b[::-1]
+        s.bmin[ro] = np.minimum(s.bmin[ro], rb)
+        if code == READ:
+            s.plain[o] = True
+        elif code == WRITE:
+            s.plain[o] = True
+            s.writes[o] = True
+        else:
+            s.writes[o] = True
+            if op.attrs.get("mode") == "addf":
+                self.float_ops.setdefault(array, op)
+                if s.fmin is None:
+                    s.fmin, s.fmax = np.full(len(s.bmin), _NO_BLOCK, np.int64), np.full(len(s.bmin), -1, np.int64)
+                s.fmax[o] = np.maximum(s.fmax[o], b)
+                s.fmin[ro] = np.minimum(s.fmin[ro], rb)
+        if locks is None and s.lmin is None:
+            return
+        if s.lmin is None:  # the first lock: every earlier access held none
+            touched = s.bmax >= 0
+            s.lmin = np.where(touched, -1, _NO_BLOCK)
+            s.lmax = np.where(touched, -1, -2)
+            if locks is None:
+                return
+        held = locks if locks is not None else np.full(len(o), -1, np.int64)
+        s.lmax[o] = _per_element(o, np.maximum(s.lmax[o], held), np.maximum)
+        s.lmin[o] = _per_element(o, np.minimum(s.lmin[o], held), np.minimum)
+
+    # ---- locks ----------------------------------------------------------------------------------
+    def _locks_of(self, b: np.ndarray) -> np.ndarray | None:
+        outer = {blk: ids[0] for blk, ids in self.held.items() if ids}
+        if not outer:
+            return None
+        self.locked_accesses = True
+        table = np.full(int(b.max()) + 1, -1, np.int64)
+        for blk, lock in outer.items():
+            if blk < len(table):
+                table[blk] = lock
+        return table[b]
+
+    def _lock_protocol(self, op: Op, array: int, o: np.ndarray, b: np.ndarray, code: int, old: Any, arg: Any,
+                       expected: Any) -> None:
+        """Follow acquire and release of lock elements, lane by lane (locks touch few elements)."""
+        ordering = op.attrs.get("memory_ordering_semantics")
+        cross = op.attrs.get("memory_scope") in _CROSS_BLOCK
+        for i, (offset, block) in enumerate(zip(o.tolist(), b.tolist())):
+            key = (array, offset)
+            lock = self.lock_ids.get(key)
+            held = self.held.setdefault(block, [])
+            if op.name == "atomic_cas_tko" and expected is not None:
+                if old[i] != expected[i]:
+                    continue  # a failed CAS writes nothing
+                if ordering in _ACQUIRE and cross and arg[i] != expected[i]:
+                    if lock is None:
+                        lock = self.lock_ids[key] = len(self.lock_ids)
+                    if lock in held or self.free_value.setdefault(lock, expected[i].item()) != expected[i]:
+                        self.broken.add(lock)
+                    held.append(lock)
+                    continue
+            elif (op.name == "atomic_rmw_tko" and op.attrs.get("mode") == "xchg" or op.name == "store_ptr_tko") \
+                    and lock is not None and lock in held and ordering in _RELEASE and cross \
+                    and arg is not None and arg[i] == self.free_value.get(lock):
+                held.remove(lock)
+                continue
+            # any other write to a lock element breaks the lock (now, or once it becomes one)
+            if lock is None:
+                lock = self.lock_ids[key] = len(self.lock_ids)
+            self.broken.add(lock)
+
+    def _keep(self, rec: Records, o: np.ndarray, b: np.ndarray, locks: np.ndarray | None, sel: np.ndarray | None,
+              event: int, lanes: np.ndarray) -> None:
+        rec.offset.append(o)
+        rec.block.append(b)
+        held = np.full(len(o), -1, np.int64) if locks is None else (locks[sel] if sel is not None else locks)
+        rec.lock.append(held)
+        rec.event.append(np.full(len(o), event, np.int64))
+        rec.lane.append(lanes)
+
+
+def _per_element(index: np.ndarray, values: np.ndarray, fn: Any) -> np.ndarray:
+    """``values`` with each entry replaced by the reduction over the entries of the same index, so
+    that ``target[index] = result`` is right whichever duplicate lands last."""
+    order = np.argsort(index, kind="stable")
+    sorted_index = index[order]
+    new_group = np.r_[True, sorted_index[1:] != sorted_index[:-1]]
+    reduced = fn.reduceat(values[order], np.flatnonzero(new_group))
+    out = np.empty_like(values)
+    out[order] = reduced[np.cumsum(new_group) - 1]
+    return out
