@@ -8,19 +8,22 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tilecheck.arrays import flat_arguments, space_of
 from tilecheck.errors import TilecheckError
+from tilecheck.interp.engine import Interpreter
+from tilecheck.interp.memory import as_host_array, is_float
+from tilecheck.interp.schedule import Schedule
 from tilecheck.ir.opdefs import Effect
 from tilecheck.ir.summary import memory_ops
-from tilecheck.interp.engine import Interpreter
 from tilecheck.runtime.launcher import module_for, normalize_grid, resolve_backend
-from tilecheck.interp.memory import as_host_array, is_float
-from tilecheck.runtime.png import write_png
-from tilecheck.interp.schedule import Schedule
+
+if TYPE_CHECKING:
+    from tilecheck.report import Finding
+    from tilecheck.runtime.heatmap import HeatmapSummary
 
 
 @dataclass
@@ -49,6 +52,8 @@ class NondeterminismReport:
     seed: int
     arrays: dict[str, ArrayDiff]
     seconds: float
+    # array arguments the kernel reads whose elements were all bitwise equal (e.g. all zeros)
+    constant_inputs: list[str] = field(default_factory=list)
 
     @property
     def deterministic(self) -> bool:
@@ -66,36 +71,20 @@ class NondeterminismReport:
             arrays[name] = d
         return {"kernel": self.kernel, "grid": list(self.grid), "runs": self.runs, "backend": self.backend,
                 "seed": self.seed, "deterministic": self.deterministic,
-                "fraction_differing": self.fraction_differing, "seconds": round(self.seconds, 4), "arrays": arrays}
+                "fraction_differing": self.fraction_differing, "seconds": round(self.seconds, 4),
+                "constant_inputs": list(self.constant_inputs), "arrays": arrays}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, default=lambda o: list(o) if isinstance(o, tuple) else str(o))
 
-    def save_heatmap(self, path: str) -> None:
-        """A PNG per report: one band per output array, red where elements differ across runs,
-        grey where never written, dark where stable."""
-        bands = []
-        width = 0
-        for a in self.arrays.values():
-            mask = a.differing_mask
-            if mask is None:
-                continue
-            grid = mask.reshape(-1, mask.shape[-1]) if mask.ndim > 1 else mask.reshape(1, -1)
-            bands.append(grid)
-            width = max(width, grid.shape[1])
-        if not bands:
-            raise TilecheckError("no output arrays to draw")
-        scale = max(1, min(8, 1024 // max(width, 1)))
-        rows = []
-        for grid in bands:
-            rgb = np.zeros((*grid.shape, 3), np.uint8)
-            rgb[...] = (40, 40, 48)
-            rgb[grid == 1] = (230, 40, 40)
-            rgb[grid == 2] = (140, 140, 140)
-            rgb = np.pad(rgb, ((0, 2), (0, width - grid.shape[1]), (0, 0)), constant_values=255)
-            rows.append(rgb)
-        image = np.concatenate(rows, axis=0).repeat(scale, axis=0).repeat(scale, axis=1)
-        write_png(path, image)
+    def save_heatmap(self, path: str, races: Sequence[Finding] | None = None) -> HeatmapSummary:
+        """Draw the report as a PNG figure (``tilecheck.runtime.heatmap``): each output laid out
+        by its own dimensions, red where elements differ across runs, grey where never written,
+        and each of ``races``' witnessed elements circled. Needs matplotlib
+        (``pip install 'tilecheck[plot]'``)."""
+        from tilecheck.runtime.heatmap import draw_heatmap
+
+        return draw_heatmap(self, path, races)
 
     def __str__(self) -> str:
         head = (f"{self.kernel}: {'deterministic' if self.deterministic else 'NONDETERMINISTIC'} over {self.runs} "
@@ -111,15 +100,38 @@ class NondeterminismReport:
             if a.first_differing:
                 line += f"; first at {', '.join(str(list(i)) for i in a.first_differing[:3])}"
             lines.append(line)
+        if self.constant_inputs:
+            names = ", ".join(self.constant_inputs)
+            verb = "is" if len(self.constant_inputs) == 1 else "are"
+            lines.append(f"  note: input{'s' if len(self.constant_inputs) > 1 else ''} {names} {verb} constant "
+                         "(every element equal): a race whose writers store equal values cannot show; "
+                         "tilecheck detect does not depend on values")
         return "\n".join(lines)
 
 
+# Quiet NaNs whose payload no arithmetic produces: arithmetic yields the default NaN (payload 0,
+# either sign), so a kernel that computes and stores NaN (0 * inf) does not read as "never written".
+# fp8 e4m3fn has only two NaNs (0x7f, 0xff), both of which arithmetic produces: the cpu backend
+# checks candidates with a second run of the same schedule (see _run_repeated_on_host).
+_FLOAT_SENTINELS = {"float16": 0x7E5A, "float32": 0x7FE5A5A5, "float64": 0x7FFCA5A5A5A5A5A5,
+                    "bfloat16": 0x7FE5, "float8_e5m2": 0x7D, "float8_e4m3fn": 0x7F}
+
+
+def sentinel_bits(dtype: np.dtype, second: bool = False) -> int | None:
+    """The bit pattern pure outputs are filled with (``second``: a different one, for the run that
+    tells sentinel-valued results from unwritten elements); None for types without one."""
+    bits = _FLOAT_SENTINELS.get(dtype.name) if is_float(dtype) else None
+    if bits is None and dtype.kind in "iu":
+        bits = int(np.array(np.iinfo(dtype).min + 0x5A, dtype).view(f"u{dtype.itemsize}"))  # a marked pattern
+    if bits is None:
+        return None
+    return bits ^ 1 if second else bits
+
+
 def _sentinel(dtype: np.dtype) -> Any:
-    if is_float(dtype):
-        return np.nan
-    if dtype.kind in "iu":
-        return np.iinfo(dtype).min + 0x5A  # a marked pattern no sane kernel writes
-    return None
+    """The sentinel as a scalar of ``dtype`` (its bits are ``sentinel_bits(dtype)``), or None."""
+    bits = sentinel_bits(dtype)
+    return None if bits is None else np.array(bits, f"u{dtype.itemsize}").view(dtype)[()]
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -147,20 +159,44 @@ def argument_names(module: Any, args: Sequence[Any]) -> list[str]:
     return [f"arg{i}" for i in range(len(args))]
 
 
-def fresh_arguments(args: Sequence[Any], names: Sequence[str], pure_outputs: set[str]) -> tuple[Any, ...]:
-    """Copies of the array arguments; arrays the kernel only writes are filled with a sentinel."""
+def fresh_arguments(args: Sequence[Any], names: Sequence[str], pure_outputs: set[str],
+                    second_sentinel: bool = False) -> tuple[Any, ...]:
+    """Copies of the array arguments; arrays the kernel only writes are filled with a sentinel
+    (written as bits, so no float conversion touches its NaN payload)."""
     out = []
     for name, a in zip(names, args):
         if isinstance(a, np.ndarray):
             copy = copy_with_layout(a)
             if name in pure_outputs:
-                s = _sentinel(copy.dtype)
-                if s is not None:
-                    copy.fill(s)
+                bits = sentinel_bits(copy.dtype, second_sentinel)
+                if bits is not None and copy.size:
+                    copy.view(f"u{copy.itemsize}")[...] = bits
             out.append(copy)
         else:
             out.append(a)
     return tuple(out)
+
+
+def constant_arrays(args: Sequence[Any], names: Sequence[str], arrays: set[str]) -> list[str]:
+    """Which of the named host arrays (of more than one element) hold one bit pattern everywhere:
+    repeated runs on them cannot show a race whose writers store equal values. Device arrays are
+    not inspected."""
+    constant = []
+    for name, a in zip(names, args):
+        if name not in arrays or space_of(a) != "host":
+            continue
+        host = as_host_array(name, a)
+        if host.size < 2 or host.itemsize not in (1, 2, 4, 8):
+            continue
+        words = host.view(f"u{host.itemsize}")
+        if bool((words == words.flat[0]).all()):
+            constant.append(name)
+    return constant
+
+
+def read_arrays(module: Any) -> set[str]:
+    """The arrays some plain load reads (atomics excluded: their old contents hide nothing)."""
+    return {m.array for m in memory_ops(module) if m.effect is Effect.READ}
 
 
 def output_arrays(module: Any) -> tuple[list[str], set[str]]:
@@ -188,6 +224,8 @@ class Outcomes:
         self.digests = {hashlib.blake2b(self.ref_bits.tobytes(), digest_size=16).digest()}
         self.exact = True
         self.max_abs: float | None = 0.0 if is_float(self.ref.dtype) else None
+        # elements run 0 left unwritten, when known without comparing values (set by the cpu runner)
+        self.unwritten_first: np.ndarray | None = None
 
     def add(self, values: np.ndarray) -> None:
         """A later run's output, compared here."""
@@ -218,8 +256,10 @@ class Outcomes:
         mask = self.differ.astype(np.uint8)
         unwritten = None
         if self.sentinel:
-            marker = _bits(np.full(1, _sentinel(self.ref.dtype), self.ref.dtype))[0]
-            never = (self.ref_bits == marker) & ~self.differ
+            held = self.unwritten_first
+            if held is None:
+                held = self.ref_bits == sentinel_bits(self.ref.dtype)
+            never = held & ~self.differ
             unwritten = int(never.sum())
             mask[never] = 2
         first = [tuple(int(i) for i in idx) for idx in np.argwhere(self.differ)[:10]]
@@ -253,7 +293,8 @@ def run_repeated(kernel: Any, args: Sequence[Any], grid: Any, runs: int = 20, ba
                                          max_wave, progress)
     elapsed = time.perf_counter() - start
     arrays = {o.name: o.result() for o in outcomes}
-    return NondeterminismReport(module.name, grid3, runs, backend, seed, arrays, elapsed)
+    constant = constant_arrays(flat_arguments(args), names, read_arrays(module))
+    return NondeterminismReport(module.name, grid3, runs, backend, seed, arrays, elapsed, constant)
 
 
 def _run_repeated_on_host(module: Any, args: tuple[Any, ...], names: list[str], written: list[str], pure: set[str],
@@ -275,9 +316,32 @@ def _run_repeated_on_host(module: Any, args: tuple[Any, ...], names: list[str], 
                 outcomes[name].add(values)
             else:
                 outcomes[name] = Outcomes(name, values, name in pure)
+        if r == 0:
+            _mark_unwritten(module, args, names, pure, grid3, Schedule(seed=seed, max_wave=max_wave), outcomes)
         if show and time.perf_counter() - start > 1.0:
             done = int(30 * (r + 1) / runs)
             print(f"\r  [{'#' * done}{'.' * (30 - done)}] {r + 1}/{runs} runs", end="", file=sys.stderr, flush=True)
     if show and time.perf_counter() - start > 1.0:
         print(file=sys.stderr)
     return list(outcomes.values())
+
+
+def _mark_unwritten(module: Any, args: tuple[Any, ...], names: list[str], pure: set[str],
+                    grid3: tuple[int, int, int], schedule: Schedule, outcomes: dict[str, Outcomes]) -> None:
+    """Which elements run 0 left unwritten, whatever values the kernel stores: where some output
+    still holds the sentinel, run 0's schedule again with a second sentinel. A pure output is
+    never read, so the rerun writes the same elements with the same values; an element holding
+    the first sentinel in run 0 and the second in the rerun was written by neither."""
+    candidates = {}
+    for name, o in outcomes.items():
+        bits = sentinel_bits(o.ref.dtype) if name in pure else None
+        if bits is not None:
+            candidates[name] = o.ref_bits == bits
+    if not any(c.any() for c in candidates.values()):
+        return
+    probe = fresh_arguments(args, names, pure, second_sentinel=True)
+    Interpreter(module, probe, grid3, schedule).run()
+    index = {name: i for i, name in enumerate(names)}
+    for name, held in candidates.items():
+        second = sentinel_bits(outcomes[name].ref.dtype, second=True)
+        outcomes[name].unwritten_first = held & (_bits(probe[index[name]]) == second)
