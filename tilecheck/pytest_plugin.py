@@ -2,8 +2,9 @@
 
 - ``--tilecheck``: each ``@tilecheck.case`` of a kernel found in a collected module becomes a test item.
 - ``--tilecheck-launches``: every ``cuda.tile.launch`` a test makes is verified first (with its real grid
-  and arguments, cached per kernel and case); a race fails that test, an unknown verdict is listed in
-  the summary. ``--tilecheck-backend=cpu`` runs those launches on the CPU interpreter instead of a GPU.
+  and arguments, cached per kernel and case). A ``race`` or ``unknown`` verdict is then decided for that
+  launch by ``tilecheck.detect`` (host arrays): a race at the launch fails the test; otherwise the
+  launch runs and the summary lists it (an ``unknown`` on device arrays is listed as such). ``--tilecheck-backend=cpu`` runs those launches on the CPU interpreter instead of a GPU.
 - ``@pytest.mark.race_free``: the same launch checking, for one test.
 
 Heavy modules (z3, cuda.tile, numpy) are imported only when one of these is used.
@@ -25,6 +26,8 @@ class _State:
     current: str | None = None
     verified: int = 0
     unknown: list[tuple[str, str]] = field(default_factory=list)
+    # launches whose static verdict was race or unknown, run because tilecheck.detect found no race there
+    at_launch: list[tuple[str, str]] = field(default_factory=list)
     original_launch: Any = None
     active: int = 0  # >0 while launches are intercepted
 
@@ -84,9 +87,20 @@ def _check_launch(state: _State, grid: Any, kernel: Any, args: tuple[Any, ...]) 
     __tracebackhide__ = True
     from tilecheck.runtime.launcher import check_launch, normalize_grid
 
-    _, report = check_launch(kernel, args, normalize_grid(grid), prefix="tilecheck: ",
-                             refuse_unknown=False)
-    if report.status == "unknown":
+    import warnings
+
+    from tilecheck.runtime.launcher import LaunchWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", LaunchWarning)
+        _, report = check_launch(kernel, args, normalize_grid(grid), prefix="tilecheck: ",
+                                 refuse_unknown=False)
+    if report.level == "this launch":
+        text = str(caught[0].message) if caught else f"{report.kernel}: race-free at this launch"
+        entry = (state.current or "?", text)
+        if entry not in state.at_launch:
+            state.at_launch.append(entry)
+    elif report.status == "unknown":
         entry = (state.current or "?", f"{report.kernel}: " + "; ".join(report.reasons[:2]))
         if entry not in state.unknown:
             state.unknown.append(entry)
@@ -111,10 +125,12 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
-    if state is None or not (state.verified or state.unknown):
+    if state is None or not (state.verified or state.unknown or state.at_launch):
         return
     terminalreporter.section("tilecheck")
     terminalreporter.write_line(f"{state.verified} kernel launch check(s) verified")
+    for nodeid, text in state.at_launch:
+        terminalreporter.write_line(f"race-free at the launch only (tilecheck.detect): {nodeid}: {text}")
     for nodeid, text in state.unknown:
         terminalreporter.write_line(f"unknown (not verified, launched anyway): {nodeid}: {text}")
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,6 +14,7 @@ from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
 from tilecheck.ir.cutile import argument_signature as _signature
 from tilecheck.ir.cutile import module_for
+from tilecheck.interp.detect import detect
 from tilecheck.interp.engine import Interpreter
 from tilecheck.interp.memory import ArgumentError
 from tilecheck.interp.schedule import Schedule
@@ -77,11 +79,40 @@ def check_launch(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int],
     if aliasing:
         raise AliasingError(prefix + "; ".join(f.message for f in aliasing))
     report = verified_report(module, code, args, grid)
+    if report.status in ("race", "unknown") and _on_host(args):
+        # decided for this launch, data included: refused only if the launch itself races
+        launch_report = detect(kernel, args, grid)
+        if launch_report.status == "race":
+            raise RaceError(launch_report)
+        if launch_report.status == "verified":
+            warnings.warn(LaunchWarning(_not_at_this_launch(report)), stacklevel=3)
+            return module, launch_report
     if report.status == "race":
         raise RaceError(report)
     if report.status == "unknown" and refuse_unknown:
         raise UnverifiedError(report)
     return module, report
+
+
+class LaunchWarning(UserWarning):
+    """A kernel whose static verdict is not ``verified`` ran because this launch has no race."""
+
+
+def _on_host(args: Sequence[Any]) -> bool:
+    return all(space_of(a) != "cuda" for a in flat_arguments(args))
+
+
+def _not_at_this_launch(report: Report) -> str:
+    """The static finding, and that the launch at hand does not have it."""
+    if report.status == "race":
+        f = report.races[0]
+        where = f.loc.outermost().short()
+        what = f"{f.kind} on '{f.witness.array}'" if f.witness is not None else f.kind
+        text = f"{report.kernel}: the static check reports {what} ({where}) for some contents of its index arrays"
+    else:
+        reason = report.reasons[0] if report.reasons else "no reason given"
+        text = f"{report.kernel}: the static check could not verify it ({reason})"
+    return text + "; not at this launch (tilecheck.detect ran it and found no race)"
 
 
 def launch(grid: Any, kernel: Any, args: Sequence[Any], stream: Any = None, *, backend: str | None = None,
@@ -140,7 +171,12 @@ def checked_module(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int
         from tilecheck.runtime.cuda.backend import check_device_arguments
 
         check_device_arguments(flat_arguments(args))
-    module = module_for(kernel, args)[0] if unsafe else check_launch(kernel, args, grid, prefix=prefix)[0]
+    if unsafe:
+        module = module_for(kernel, args)[0]
+    else:
+        module, report = check_launch(kernel, args, grid, prefix=prefix)
+        if report.level == "this launch":  # decided on this launch's data: decide the next one again
+            key = None
     if key is not None:
         if len(_CHECKED) >= _CHECKED_MAX:
             _CHECKED.clear()

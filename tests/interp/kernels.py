@@ -1,0 +1,64 @@
+"""Kernels for the exact detector's tests (cuTile needs them in a file)."""
+import cuda.tile as ct
+
+ConstInt = ct.Constant[int]
+ZERO = ct.PaddingMode.ZERO
+ACQ, REL = ct.MemoryOrder.ACQUIRE, ct.MemoryOrder.RELEASE
+
+
+@ct.kernel
+def same_tile_same_values(x, y, T: ConstInt):
+    # every block writes y[0:T] with the same values: no output ever differs, yet it is a race
+    t = ct.load(x, index=(0,), shape=(T,))
+    ct.store(y, index=(0,), tile=t)
+
+
+@ct.kernel
+def scatter_rows(x, dest, y, T: ConstInt):
+    # block b moves x[b*T:(b+1)*T] to y[dest[...]]: race-free iff dest has no duplicates across blocks
+    b = ct.bid(0)
+    rows = b * T + ct.arange(T, dtype=ct.int32)
+    ct.scatter(y, ct.gather(dest, rows), ct.gather(x, rows))
+
+
+@ct.kernel
+def gather_offset(x, y, SHIFT: ConstInt, T: ConstInt):
+    b = ct.bid(0)
+    rows = b * T + ct.arange(T, dtype=ct.int32) + SHIFT
+    ct.store(y, index=(b,), tile=ct.gather(x, rows, check_bounds=False))
+
+
+@ct.kernel
+def locked_sum(x, acc, locks, T: ConstInt):
+    # correct: acquire, read-modify-write the shared slot, release once
+    b = ct.bid(0)
+    t = ct.load(x, index=(b,), shape=(T,))
+    while ct.atomic_cas(locks, 0, 0, 1, memory_order=ACQ) == 1:
+        pass
+    ct.store(acc, index=(0,), tile=ct.load(acc, index=(0,), shape=(T,)) + t)
+    ct.atomic_xchg(locks, 0, 0, memory_order=REL)
+
+
+@ct.kernel
+def locked_sum_write_after_release(x, acc, locks, T: ConstInt):
+    # racy: releases, writes the slot again outside the lock, releases again
+    b = ct.bid(0)
+    t = ct.load(x, index=(b,), shape=(T,))
+    while ct.atomic_cas(locks, 0, 0, 1, memory_order=ACQ) == 1:
+        pass
+    s = ct.load(acc, index=(0,), shape=(T,)) + t
+    ct.atomic_xchg(locks, 0, 0, memory_order=REL)
+    ct.store(acc, index=(0,), tile=s)
+    ct.atomic_xchg(locks, 0, 0, memory_order=REL)
+
+
+@ct.kernel
+def locked_sum_foreign_release(x, acc, locks, T: ConstInt):
+    # racy: each block also "releases" lock 0 before taking it, which it never held
+    b = ct.bid(0)
+    t = ct.load(x, index=(b,), shape=(T,))
+    ct.atomic_xchg(locks, 0, 0, memory_order=REL)
+    while ct.atomic_cas(locks, 0, 0, 1, memory_order=ACQ) == 1:
+        pass
+    ct.store(acc, index=(0,), tile=ct.load(acc, index=(0,), shape=(T,)) + t)
+    ct.atomic_xchg(locks, 0, 0, memory_order=REL)

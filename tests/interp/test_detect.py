@@ -1,0 +1,85 @@
+"""The exact detector: races at one launch, with witnesses; the corpus as its oracle."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilecheck
+from tests.interp import kernels as K
+
+
+def test_race_whose_writers_store_equal_values_is_found():
+    x, y = np.arange(16, dtype=np.float32), np.zeros(16, np.float32)
+    runs = tilecheck.run_repeated(K.same_tile_same_values, (x, y, 16), (4, 1, 1), runs=6, progress=False)
+    assert runs.deterministic  # outputs cannot show it
+    report = tilecheck.detect(K.same_tile_same_values, (x, y, 16), (4, 1, 1))
+    assert report.status == "race" and report.level == "this launch"
+    (f,) = report.races
+    assert f.kind == "write-write"
+    w = f.witness
+    assert (w.array, w.element, w.first.block, w.second.block) == ("y", (0,), (0, 0, 0), (1, 0, 0))
+    assert f.loc.line and "ct.store(y" in str(f)
+
+
+def test_arguments_are_not_modified():
+    x, y = np.arange(16, dtype=np.float32), np.full(16, -1, np.float32)
+    tilecheck.detect(K.same_tile_same_values, (x, y, 16), (4, 1, 1))
+    assert (y == -1).all()
+
+
+@pytest.mark.parametrize("dest, expect", [(np.arange(32)[::-1], "verified"),
+                                          (np.r_[np.arange(31), 0], "race")])
+def test_data_decides_a_scatter(dest, expect):
+    x, y = np.arange(32, dtype=np.float32), np.zeros(32, np.float32)
+    report = tilecheck.detect(K.scatter_rows, (x, dest.astype(np.int32), y, 8), (4, 1, 1))
+    assert report.status == expect
+    if expect == "race":
+        (f,) = report.races
+        assert f.kind == "write-write" and f.witness.element == (0,)
+        assert {f.witness.first.block, f.witness.second.block} == {(0, 0, 0), (3, 0, 0)}
+
+
+def test_duplicate_lanes_of_one_scatter_are_unordered_in_block():
+    x, y = np.arange(32, dtype=np.float32), np.zeros(32, np.float32)
+    dest = np.arange(32, dtype=np.int32)
+    dest[1] = 0  # block 0 writes y[0] from two lanes
+    report = tilecheck.detect(K.scatter_rows, (x, dest, y, 8), (4, 1, 1))
+    assert [f.kind for f in report.races] == ["unordered-in-block"]
+    w = report.races[0].witness
+    assert w.first.block == w.second.block == (0, 0, 0) and {w.first.lane, w.second.lane} == {(0,), (1,)}
+    # and the differential runner varies the lane order, so the outputs show it too
+    runs = tilecheck.run_repeated(K.scatter_rows, (x, dest, y, 8), (4, 1, 1), runs=12, progress=False)
+    assert not runs.deterministic
+
+
+def test_out_of_bounds_is_reported_not_raised():
+    x, y = np.arange(32, dtype=np.float32), np.zeros(32, np.float32)
+    report = tilecheck.detect(K.gather_offset, (x, y, 4, 8), (4, 1, 1))
+    (f,) = report.findings
+    assert f.kind == "out-of-bounds" and f.witness.first.block == (3, 0, 0) and f.witness.offset == 32
+    assert tilecheck.detect(K.gather_offset, (x, y, 0, 8), (4, 1, 1)).status == "verified"
+
+
+@pytest.mark.parametrize("kernel, expect", [(K.locked_sum, "verified"),
+                                            (K.locked_sum_write_after_release, "race"),
+                                            (K.locked_sum_foreign_release, "race")])
+def test_spin_locks_as_executed(kernel, expect):
+    x, acc, locks = np.ones(32, np.float32), np.zeros(8, np.float32), np.zeros(1, np.int32)
+    report = tilecheck.detect(kernel, (x, acc, locks, 8), (4, 1, 1))
+    assert report.status == expect, str(report)
+    assert any("seeded adversarial orders" in a for a in report.assumptions)
+    if expect == "race":
+        assert {f.witness.array for f in report.races} == {"acc"}
+
+
+def test_a_grid_axis_the_kernel_ignores_is_a_race():
+    x, y = np.arange(16, dtype=np.float32), np.zeros(16, np.float32)
+    report = tilecheck.detect(K.gather_offset, (x, y, 0, 4), (4, 2, 1))
+    (f,) = report.races
+    assert f.witness.first.block == (0, 0, 0) and f.witness.second.block == (0, 1, 0)
+
+
+def test_interpreter_failure_is_unknown_with_the_reason():
+    x, y = np.arange(16, dtype=np.float32), np.zeros(16, np.float32)
+    report = tilecheck.detect(K.same_tile_same_values, (x, y, 16), (4, 1, 1), assume=())
+    assert report.status == "race"
