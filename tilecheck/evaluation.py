@@ -28,13 +28,24 @@ class EntryResult:
     level: str | None = None
     reasons: list[str] = field(default_factory=list)
     run: dict[str, Any] | None = None  # differential runner summary with --run
+    detected: dict[str, Any] | None = None  # tilecheck.detect at the entry's launch, with --run
     error: str | None = None
+
+    @property
+    def oracle_disagrees(self) -> bool:
+        """The verifier and the exact detector contradict each other: "verified" where the launch
+        races, or a race at the launch of an entry labelled race-free."""
+        if self.detected is None or self.detected["status"] != "race":
+            return False
+        return self.status == "verified" or self.expect == "verified"
 
     @property
     def agrees(self) -> bool:
         if self.status != self.expect:
             return False
         if not set(self.kinds_expected) <= set(self.kinds_found):
+            return False
+        if self.oracle_disagrees:
             return False
         if self.run is not None and self.expect == "verified" and not self.run["deterministic"]:
             return "order-dependent-atomic" in self.kinds_expected  # float atomics may vary
@@ -113,6 +124,8 @@ class Evaluation:
                 why = e.error or f"expected {e.expect} {e.kinds_expected}, got {e.status} {e.kinds_found}"
                 if e.run is not None and e.status == e.expect:
                     why = f"runs: {e.run}"
+                if e.oracle_disagrees:
+                    why = f"verify says {e.status}, tilecheck.detect finds {e.detected['kinds']} at this launch"
                 lines.append(f"  {e.id}: {why}")
         return "\n".join(lines)
 
@@ -139,6 +152,7 @@ def evaluate(root: str | Path, *, run: bool = False, runs: int = 10, timeout_s: 
              progress: Any = None) -> Evaluation:
     """Verify (and with ``run``, repeatedly run) every manifest entry under ``root``."""
     from tilecheck.collect import load_module
+    from tilecheck.interp import detect
     from tilecheck.ir import parse
     from tilecheck.runtime import run_repeated
     from tilecheck.verifier import verify
@@ -178,6 +192,8 @@ def evaluate(root: str | Path, *, run: bool = False, runs: int = 10, timeout_s: 
                 rep = run_repeated(kernel, args, grid, runs=runs, progress=False)
                 result.run = {"deterministic": rep.deterministic,
                               "fraction_differing": round(rep.fraction_differing, 4), "runs": runs}
+                found = detect(kernel, args, grid, assume=assume)
+                result.detected = {"status": found.status, "kinds": sorted({f.kind for f in found.findings})}
         except TilecheckError as exc:
             result.error = str(exc).splitlines()[0]
         results.append(result)
