@@ -5,6 +5,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tilecheck.errors import TilecheckError, where_raised
+
 _CASES_ATTR = "__tilecheck_cases__"
 
 
@@ -12,14 +14,35 @@ _CASES_ATTR = "__tilecheck_cases__"
 class Case:
     """One launch configuration of a kernel: its grid and a factory for its arguments."""
 
-    grid: tuple[int, ...] | None
+    grid: Any  # as declared; validated (``tilecheck.grid.normalize_grid``) where the case is used
     args: Callable[[], tuple[Any, ...]]
     assume: tuple[Any, ...] = ()
     name: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def make_args(self) -> tuple[Any, ...]:
-        return tuple(self.args())
+        """The launch arguments from the ``args`` factory; ``CaseError`` when the factory raises
+        (anything, ``SystemExit`` included) or returns something that is not a sequence."""
+        try:
+            made = self.args()
+        except Exception as exc:  # noqa: BLE001 - user code may raise anything; report it, no traceback
+            raise CaseError(f"the case's args factory raised {type(exc).__name__}: {_first_line(exc)}"
+                            f"{where_raised(exc)}") from exc
+        except SystemExit as exc:
+            raise CaseError(f"the case's args factory called sys.exit({exc.code!r})") from None
+        if not isinstance(made, (tuple, list)):
+            raise CaseError(f"the case's args factory returned a {type(made).__name__}, not a tuple of launch "
+                            "arguments (e.g. args=lambda: (x, y, 16))")
+        return tuple(made)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
+class CaseError(TilecheckError):
+    """A case that cannot be used: on something that is not a kernel, or its ``args`` factory failed."""
 
 
 def case(*, grid: Sequence[int] | None = None, args: Callable[[], Sequence[Any]],
@@ -31,15 +54,32 @@ def case(*, grid: Sequence[int] | None = None, args: Callable[[], Sequence[Any]]
     if not callable(args):
         raise TypeError("tilecheck.case(args=...) takes a callable returning the launch arguments, "
                         "e.g. args=lambda: (x, y, 16)")
-    grid_t = None if grid is None else tuple(int(g) for g in grid)
+    # the grid is checked where the case is used (verify), so one bad case does not hide the
+    # other kernels of its file
+    grid_t = tuple(grid) if isinstance(grid, list) else grid
     new = Case(grid_t, args, tuple(assume), name)
 
     def attach(kernel: Any) -> Any:
+        _check_kernel(kernel)
         existing = list(getattr(kernel, _CASES_ATTR, ()))
         setattr(kernel, _CASES_ATTR, (new, *existing))
         return kernel
 
     return attach
+
+
+def _check_kernel(obj: Any) -> None:
+    """``@tilecheck.case`` goes on a ``@ct.kernel`` (above it); anything else is a ``CaseError``."""
+    import cuda.tile as ct
+
+    if isinstance(obj, ct.kernel):
+        return
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)[:60]
+    code = getattr(obj, "__code__", None)
+    where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+    hint = ("stack @tilecheck.case above @ct.kernel, not below it" if callable(obj)
+            else "decorate a @ct.kernel")
+    raise CaseError(f"@tilecheck.case is on '{name}'{where}, a {type(obj).__name__}, not a cuTile kernel: {hint}")
 
 
 def cases_of(kernel: Any) -> tuple[Case, ...]:

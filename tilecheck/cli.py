@@ -1,7 +1,9 @@
 """The ``tilecheck`` command line: verify, run, explain, eval, ir.
 
-Exit status: 0 all verified (or outputs identical), 1 a race (or differing outputs; with --strict also an
-order-dependent result), 2 an unknown verdict (unless allowed), 3 a usage or input error.
+Exit status (docs/ci.md): 0 all verified (or outputs identical), 1 a race (or differing outputs; with
+--strict also an order-dependent result) and nothing else, 2 an unknown verdict (unless allowed),
+3 a usage or input error or an internal failure (one line each on stderr; ``--debug`` adds the
+traceback), 130 interrupted (Ctrl-C).
 """
 from __future__ import annotations
 
@@ -11,10 +13,11 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tilecheck.errors import TilecheckError
 
-EXIT_OK, EXIT_RACE, EXIT_UNKNOWN, EXIT_USAGE = 0, 1, 2, 3
+EXIT_OK, EXIT_RACE, EXIT_UNKNOWN, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -24,24 +27,50 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
+def _positive(kind: type) -> Any:
+    def convert(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a positive {kind.__name__}, got {text!r}") from None
+        if not value > 0 or value == float("inf"):  # also refuses nan
+            raise argparse.ArgumentTypeError(f"expected a positive {kind.__name__}, got {text!r}")
+        return value
+
+    convert.__name__ = f"positive {kind.__name__}"
+    return convert
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tilecheck", description="Race detection for cuTile Python / CUDA Tile IR kernels")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of errors (for bug reports)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     v = sub.add_parser("verify", help="verify every declared case of the kernels in PATHs")
-    v.add_argument("paths", nargs="*", help="Python files, packages or .tileir files ([tool.tilecheck] paths)")
+    v.add_argument("paths", nargs="*", help="Python files, packages, .tileir (text) or .tileirbc (bytecode) files "
+                                            "([tool.tilecheck] paths)")
     v.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     v.add_argument("--output", "-o", help="write the report to FILE instead of stdout")
-    v.add_argument("--jobs", "-j", type=int, help="parallel workers (default: all cores)")
-    v.add_argument("--timeout", type=float, help="solver timeout per query, seconds")
-    v.add_argument("--grid", help="grid for .tileir files, e.g. 8,1,1 (default: any grid)")
+    v.add_argument("--jobs", "-j", type=_positive(int), help="parallel workers (default: all cores)")
+    v.add_argument("--timeout", type=_positive(float), help="solver timeout per query, seconds")
+    v.add_argument("--grid", help="grid for Tile IR files, e.g. 8,1,1 (default: any grid)")
     v.add_argument("--strict", action="store_true", help="an order-dependent float-atomic result fails (exit 1)")
     v.add_argument("--allow-unknown", action="store_true", help="an unknown verdict does not fail (exit 0)")
 
     r = sub.add_parser("run", help="run a kernel repeatedly under adversarial schedules; compare outputs")
     r.add_argument("target", help="FILE::KERNEL")
-    r.add_argument("--case", type=int, default=0, help="which @tilecheck.case (default 0)")
-    r.add_argument("--repeat", type=int, default=20, help="number of runs (default 20)")
+    r.add_argument("--case", type=_non_negative_int, default=0, help="which @tilecheck.case (default 0)")
+    r.add_argument("--repeat", type=_positive(int), default=20, help="number of runs (default 20)")
     r.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--report", help="write the JSON report to FILE")
@@ -49,32 +78,59 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("explain", help="verify a kernel and replay each race's witness on the interpreter")
     e.add_argument("target", help="FILE::KERNEL")
-    e.add_argument("--case", type=int, default=0)
+    e.add_argument("--case", type=_non_negative_int, default=0)
 
     ev = sub.add_parser("eval", help="verify every kernel of a labelled corpus and score the verdicts")
     ev.add_argument("corpus", help="a corpus directory (with manifest.toml) or a manifest file")
     ev.add_argument("--format", choices=("text", "json"), default="text")
     ev.add_argument("--run", action="store_true", help="also run each kernel repeatedly on the CPU interpreter")
-    ev.add_argument("--runs", type=int, default=10, help="runs per kernel with --run (default 10)")
-    ev.add_argument("--timeout", type=float, default=10.0, help="solver timeout per query, seconds")
+    ev.add_argument("--runs", type=_positive(int), default=10, help="runs per kernel with --run (default 10)")
+    ev.add_argument("--timeout", type=_positive(float), default=10.0, help="solver timeout per query, seconds")
 
     i = sub.add_parser("ir", help="compile kernels to Tile IR and print a summary (or the IR itself)")
-    i.add_argument("paths", nargs="+", help="Python files, packages or .tileir files")
+    i.add_argument("paths", nargs="+", help="Python files, packages, .tileir or .tileirbc files")
     i.add_argument("--print-ir", action="store_true", help="print the full Tile IR text of each kernel")
+    for command in sub.choices.values():  # also after the command; SUPPRESS keeps a --debug given before it
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                             help="show the traceback of errors (for bug reports)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:
+        return _interrupted()
     commands = {"verify": _verify, "run": _run, "explain": _explain, "eval": _eval, "ir": _ir}
     try:
         return commands[args.command](args)
     except TilecheckError as exc:
+        _debug_traceback(args, exc)
         print(f"tilecheck: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        return _interrupted()
     except BrokenPipeError:  # e.g. piped into `head`
         sys.stderr.close()
         return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - a tilecheck bug: exit 3 with one line, never 1 (a race)
+        from tilecheck.jobs import internal_error_message
+
+        _debug_traceback(args, exc)
+        print(f"tilecheck: error: {internal_error_message(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _interrupted(summary: str = "") -> int:
+    print(f"\ntilecheck: interrupted{': ' + summary if summary else ''}", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+def _debug_traceback(args: argparse.Namespace, exc: BaseException) -> None:
+    if getattr(args, "debug", False):
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
 
 
 # ---- verify --------------------------------------------------------------------------------------
@@ -82,26 +138,42 @@ def _verify(args: argparse.Namespace) -> int:
     from tilecheck import __version__
     from tilecheck.collect import collect
     from tilecheck.config import load_config
-    from tilecheck.formats import render_json, render_sarif, render_text
-    from tilecheck.jobs import Job
+    from tilecheck.formats import render_json, render_sarif, render_text, summary
+    from tilecheck.grid import parse_grid
+    from tilecheck.jobs import Job, JobResult, error_result
 
     config = load_config()
     paths = args.paths or config.paths
     if not paths:
         raise TilecheckError("no paths given (pass files or directories, or set [tool.tilecheck] paths)")
     timeout = args.timeout or config.timeout
-    grid = tuple(int(g) for g in args.grid.split(",")) if args.grid else None
-    jobs: list[Job] = []
+    grid = parse_grid(args.grid) if args.grid else None
+    plan: list[Job | JobResult] = []  # in report order: jobs to run, and paths that already failed
     no_case: list[str] = []
     for entry in collect(paths):
-        if entry.kernel is None:
-            jobs.append(Job(str(entry.path), None, 0, timeout, (), grid))
+        if entry.error is not None:
+            failed = error_result(entry.id, str(entry.path), None, None, entry.error)
+            failed.traceback = entry.detail
+            plan.append(failed)
+        elif entry.kernel is None:
+            plan.append(Job(str(entry.path), None, 0, timeout, (), grid))
         elif not entry.cases:
             no_case.append(entry.id)
         else:
             assume = tuple(config.assume.get(entry.name, ()))
-            jobs.extend(Job(str(entry.path), entry.name, i, timeout, assume) for i in range(len(entry.cases)))
-    results = _run_jobs(jobs, args.jobs or config.jobs or os.cpu_count() or 1)
+            plan.extend(Job(str(entry.path), entry.name, i, timeout, assume) for i in range(len(entry.cases)))
+    jobs = [j for j in plan if isinstance(j, Job)]
+    try:
+        finished = _run_jobs(jobs, args.jobs or config.jobs or os.cpu_count() or 1)
+    except _Interrupted as stop:
+        done = [r for r in plan if isinstance(r, JobResult)] + stop.results
+        if args.format == "text" and not args.output:
+            print(render_text(done, no_case))
+        s = summary(done, no_case)
+        return _interrupted(f"{len(stop.results)} of {len(jobs)} case(s) finished: {s['verified']} verified, "
+                            f"{s['race']} racy, {s['unknown']} unknown, {s['error']} error(s)")
+    ran = iter(finished)
+    results = [next(ran) if isinstance(j, Job) else j for j in plan]
     if args.format == "json":
         text = render_json(results, no_case)
     elif args.format == "sarif":
@@ -112,7 +184,12 @@ def _verify(args: argparse.Namespace) -> int:
         Path(args.output).write_text(text + "\n")
     else:
         print(text)
-    if any(r.status == "error" for r in results):
+    errors = [r for r in results if r.status == "error"]
+    for r in errors:  # one line each: file, kernel, case and cause (the report has the rest)
+        if args.debug and r.traceback:
+            print(r.traceback.rstrip(), file=sys.stderr)
+        print(f"tilecheck: error: {r.id}: {r.cause}", file=sys.stderr)
+    if errors:
         return EXIT_USAGE
     strict_hit = args.strict and any(f["kind"] == "order-dependent-atomic" for r in results if r.report
                                      for f in r.report["findings"])
@@ -124,25 +201,88 @@ def _verify(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _run_jobs(jobs: list, workers: int) -> list:
-    from concurrent.futures import ProcessPoolExecutor
+class _Interrupted(Exception):
+    """Ctrl-C during ``verify``: the results that finished before it."""
 
+    def __init__(self, results: list) -> None:
+        super().__init__("interrupted")
+        self.results = results
+
+
+def _run_jobs(jobs: list, workers: int) -> list:
+    """Each job's result, in order. A job that fails is an error result, whatever it raised, in this
+    process or in a worker (even one that dies); Ctrl-C raises ``_Interrupted`` with what finished."""
     from tilecheck.jobs import run_job
 
     show = sys.stdout.isatty() and len(jobs) > 1
-    results = []
-    if workers <= 1 or len(jobs) <= 1:
-        for n, job in enumerate(jobs, 1):
-            results.append(run_job(job))
-            _progress(show, n, len(jobs))
-    else:
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-            for n, result in enumerate(pool.map(run_job, jobs), 1):
-                results.append(result)
-                _progress(show, n, len(jobs))
+    results: list = [None] * len(jobs)
+    count = [0]
+
+    def tick() -> None:
+        count[0] += 1
+        _progress(show, count[0], len(jobs))
+
+    try:
+        if workers <= 1 or len(jobs) <= 1:
+            for n, job in enumerate(jobs):
+                results[n] = run_job(job)
+                tick()
+        else:
+            lost = _in_pool(jobs, list(range(len(jobs))), workers, results, tick)
+            if len(lost) > 1:  # which of them took the pool down? run each alone
+                lost = [n for n in lost if _in_pool(jobs, [n], 1, results, tick)]
+            for n in lost:
+                results[n] = _died(jobs[n])
+                tick()
+    except KeyboardInterrupt:
+        if show:
+            print(file=sys.stderr)
+        raise _Interrupted([r for r in results if r is not None]) from None
     if show:
         print(file=sys.stderr)
     return results
+
+
+def _in_pool(jobs: list, todo: list[int], workers: int, results: list, tick: Any) -> list[int]:
+    """Run ``jobs[i]`` for ``i`` in ``todo`` in worker processes, filling ``results``; returns the
+    indices lost to a worker that died (the pool is then broken, so every job still queued is lost)."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    from tilecheck.jobs import error_result, internal_error_message, run_job, worker_init
+
+    lost: list[int] = []
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=worker_init)
+    try:
+        futures = {pool.submit(run_job, jobs[n]): n for n in todo}
+        for future in as_completed(futures):
+            n = futures[future]
+            try:
+                results[n] = future.result()
+            except BrokenProcessPool:
+                lost.append(n)
+                continue
+            except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be sent back
+                job = jobs[n]
+                results[n] = error_result(job.id, job.path, job.kernel, job.case, internal_error_message(exc),
+                                          exc=exc, internal=True)
+            tick()
+    except KeyboardInterrupt:
+        # the workers ignore SIGINT (worker_init); end them now rather than after their current job
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            process.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return sorted(lost)
+
+
+def _died(job: Any) -> Any:
+    from tilecheck.jobs import error_result
+
+    return error_result(job.id, job.path, job.kernel, job.case,
+                        "the worker process verifying this case died (killed, out of memory, or a crash in native "
+                        "code); run it alone with -j 1 to see more", internal=True)
 
 
 def _progress(show: bool, done: int, total: int) -> None:
@@ -224,32 +364,50 @@ def _eval(args: argparse.Namespace) -> int:
 
 def _ir(args: argparse.Namespace) -> int:
     from tilecheck.collect import collect
-    from tilecheck.ir import from_cutile, parse
-    from tilecheck.ir.summary import summarize
 
     status = EXIT_OK
     for entry in collect(args.paths):
-        start = time.perf_counter()
-        try:
-            if entry.kernel is None:
-                module = parse(entry.path.read_text(), str(entry.path))
-                header = f"{entry.id}"
-            elif not entry.cases:
-                print(f"{entry.id}: no case declared (add @tilecheck.case(grid=..., args=...))\n")
-                continue
-            else:
-                case = entry.cases[0]
-                module = from_cutile(entry.kernel, case.make_args())
-                header = f"{entry.id}  [case 1 of {len(entry.cases)}, grid {case.grid}]"
-        except TilecheckError as exc:
-            print(f"{entry.id}: error: {exc}\n")
-            status = EXIT_USAGE
+        if entry.error is not None:
+            error = entry.error
+        elif entry.kernel is not None and not entry.cases:
+            print(f"{entry.id}: no case declared (add @tilecheck.case(grid=..., args=...))\n")
             continue
-        elapsed = (time.perf_counter() - start) * 1000
-        print(f"{header}  ({elapsed:.0f} ms)")
-        print(module.to_text() if args.print_ir else summarize(module))
-        print()
+        else:
+            try:
+                print(_ir_entry(entry, args.print_ir))
+                print()
+                continue
+            except TilecheckError as exc:
+                _debug_traceback(args, exc)
+                error = str(exc)
+            except Exception as exc:  # noqa: BLE001 - a bug costs this entry, not the others
+                from tilecheck.jobs import internal_error_message
+
+                _debug_traceback(args, exc)
+                error = internal_error_message(exc)
+        print(f"{entry.id}: error: {error}\n")
+        print(f"tilecheck: error: {entry.id}: {error.splitlines()[0]}", file=sys.stderr)
+        status = EXIT_USAGE
     return status
+
+
+def _ir_entry(entry: Any, print_ir: bool) -> str:
+    """The summary (or the text) of one collected kernel's Tile IR, with a header line."""
+    from tilecheck.collect import read_ir
+    from tilecheck.ir import from_cutile
+    from tilecheck.ir.summary import summarize
+
+    start = time.perf_counter()
+    if entry.kernel is None:
+        module = read_ir(entry.path)
+        header = f"{entry.id}"
+    else:
+        case = entry.cases[0]
+        module = from_cutile(entry.kernel, case.make_args())
+        header = f"{entry.id}  [case 1 of {len(entry.cases)}, grid {case.grid}]"
+    body = module.to_text() if print_ir else summarize(module)
+    elapsed = (time.perf_counter() - start) * 1000
+    return f"{header}  ({elapsed:.0f} ms)\n{body}"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,41 +1,52 @@
-"""Find kernels and their declared cases in Python files, packages and ``.tileir`` files."""
+"""Find kernels and their declared cases in Python files, packages and Tile IR files.
+
+Tile IR files: ``.tileir`` is the MLIR text form (``tileirdisasm`` output, ``CUDA_TILE_DUMP_TILEIR``);
+``.tileirbc`` is the bytecode, the name cuTile gives it (``CUDA_TILE_DUMP_BYTECODE``, and the file
+it hands ``tileiras``); ``.tilebc`` is accepted as another name for the bytecode.
+"""
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
-from collections.abc import Iterator
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tilecheck.cases import Case, cases_of
-from tilecheck.errors import TilecheckError
+from tilecheck.errors import TilecheckError, where_raised
+
+TEXT_SUFFIXES = (".tileir",)
+BYTECODE_SUFFIXES = (".tileirbc", ".tilebc")
+IR_SUFFIXES = TEXT_SUFFIXES + BYTECODE_SUFFIXES
+
+
+class CollectError(TilecheckError):
+    """A path that yields no kernel: missing, unreadable, failing to import, or holding none."""
 
 
 @dataclass(frozen=True)
 class KernelEntry:
-    """A kernel found in a file: ``path::name``, the kernel object (or None for .tileir), its cases."""
+    """A kernel found in a file: ``path::name``, the kernel object (or None for a Tile IR file), its
+    cases; or, with ``error`` set, a path that could not be collected (``name`` is then empty;
+    ``detail`` holds the traceback of the failure, for ``--debug``)."""
 
     path: Path
     name: str
     kernel: Any
     cases: tuple[Case, ...]
+    error: str | None = None
+    detail: str | None = None
 
     @property
     def id(self) -> str:
-        return f"{self.path}::{self.name}"
+        return f"{self.path}::{self.name}" if self.name else str(self.path)
 
 
-def iter_files(paths: list[str]) -> Iterator[Path]:
-    for raw in paths:
-        path = Path(raw)
-        if not path.exists():
-            raise TilecheckError(f"no such file or directory: {raw}")
-        if path.is_dir():
-            yield from sorted(p for p in path.rglob("*") if p.suffix in (".py", ".tileir")
-                              and "__pycache__" not in p.parts and not p.name.startswith("_"))
-        else:
-            yield path
+def _files_under(path: Path) -> list[Path]:
+    return sorted(p for p in path.rglob("*") if p.suffix in (".py", *IR_SUFFIXES) and p.is_file()
+                  and "__pycache__" not in p.parts and not p.name.startswith("_"))
 
 
 def load_module(path: Path) -> Any:
@@ -49,15 +60,28 @@ def load_module(path: Path) -> Any:
         sys.path.insert(0, str(root))
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise TilecheckError(f"cannot import {path}")
+        raise CollectError(f"cannot import {path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
+    except TilecheckError as exc:  # e.g. @tilecheck.case on a plain function: already says what to do
+        del sys.modules[name]
+        raise CollectError(f"importing {path} failed: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - user code may raise anything; report it, no traceback
         del sys.modules[name]
-        raise TilecheckError(f"importing {path} failed: {type(exc).__name__}: {exc}") from None
+        raise CollectError(f"importing {path} failed: {type(exc).__name__}: {_one_line(exc)}"
+                           f"{where_raised(exc)}") from exc
+    except SystemExit as exc:  # a script that exits when imported must not end tilecheck
+        del sys.modules[name]
+        raise CollectError(f"importing {path} failed: it called sys.exit({exc.code!r}) (guard the script part "
+                           "with `if __name__ == \"__main__\":`)") from None
     return module
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
 
 
 def _package_root(path: Path) -> Path:
@@ -67,18 +91,75 @@ def _package_root(path: Path) -> Path:
     return root
 
 
+def read_ir(path: Path) -> Any:
+    """The Tile IR ``Module`` in a ``.tileir`` (text) or ``.tileirbc``/``.tilebc`` (bytecode) file;
+    a ``TilecheckError`` naming the file when it cannot be read or decoded."""
+    from tilecheck.ir import BytecodeError, parse, read_bytecode
+
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CollectError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if path.suffix in BYTECODE_SUFFIXES:
+        try:
+            module = read_bytecode(data)
+        except BytecodeError as exc:
+            raise CollectError(f"{path}: {exc}") from None
+    else:
+        module = parse(_text(path, data), str(path))
+    return dataclasses.replace(module, name=path.stem)  # reports name the file's kernel, as jobs do
+
+
+def _text(path: Path, data: bytes) -> str:
+    from tilecheck.ir.bytecode.sections import MAGIC
+
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        hint = (f"; it is Tile IR bytecode: name it {path.with_suffix('.tileirbc').name}"
+                if data.startswith(MAGIC) else
+                "; a .tileir file holds Tile IR text (bytecode goes in a .tileirbc file)")
+        raise CollectError(f"{path} is not UTF-8 text (byte {exc.start}: {data[exc.start:exc.start + 1]!r}){hint}") \
+            from None
+
+
 def collect(paths: list[str]) -> list[KernelEntry]:
-    """Every ``@ct.kernel`` defined in the given Python files (with its cases) and every .tileir file."""
+    """Every ``@ct.kernel`` defined in the given Python files (with its cases) and every Tile IR file.
+
+    Nothing here raises for a bad path: a path that is missing, a file that fails to import, and a
+    given path in which no kernel is found each become an entry with ``error`` set, so the other
+    paths are still checked."""
     import cuda.tile as ct
 
     entries: list[KernelEntry] = []
-    for path in iter_files(paths):
-        if path.suffix == ".tileir":
-            entries.append(KernelEntry(path, path.stem, None, ()))
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            entries.append(KernelEntry(path, "", None, (), f"no such file or directory: {raw}"))
             continue
-        module = load_module(path)
-        for name, obj in vars(module).items():
-            if isinstance(obj, ct.kernel) and getattr(obj, "_pyfunc", None) is not None and \
-                    getattr(obj._pyfunc, "__module__", None) == module.__name__:
-                entries.append(KernelEntry(path, name, obj, cases_of(obj)))
+        files = _files_under(path) if path.is_dir() else [path]
+        found: list[KernelEntry] = []
+        for file in files:
+            if file.suffix in IR_SUFFIXES:
+                found.append(KernelEntry(file, file.stem, None, ()))
+                continue
+            if file.suffix != ".py":
+                found.append(KernelEntry(file, "", None, (), f"not a Python or Tile IR file (expected .py, "
+                                         f"{', '.join(IR_SUFFIXES)})"))
+                continue
+            try:
+                module = load_module(file)
+            except TilecheckError as exc:
+                detail = "".join(traceback.format_exception(exc.__cause__ or exc))
+                found.append(KernelEntry(file, "", None, (), str(exc), detail))
+                continue
+            for name, obj in vars(module).items():
+                if isinstance(obj, ct.kernel) and getattr(obj, "_pyfunc", None) is not None and \
+                        getattr(obj._pyfunc, "__module__", None) == module.__name__:
+                    found.append(KernelEntry(file, name, obj, cases_of(obj)))
+        if not found:
+            what = "directory" if path.is_dir() else "file"
+            found.append(KernelEntry(path, "", None, (), f"no kernels found in this {what} (tilecheck looks for "
+                                     f"@ct.kernel functions in .py files, and {', '.join(IR_SUFFIXES)} files)"))
+        entries += found
     return entries

@@ -23,3 +23,16 @@ class TilecheckError(Exception):
         if self.loc.is_known():
             return f"{self.loc}: {self.message}"
         return self.message
+
+
+def where_raised(exc: BaseException) -> str:
+    """`` (file.py:LINE)`` of the innermost frame that raised ``exc`` (empty when unknown): enough to
+    find a failing line of user code without a traceback."""
+    import traceback
+    from pathlib import Path
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<")]
+    if not frames:  # e.g. a SyntaxError, raised by the import machinery (its message has the line)
+        return ""
+    last = frames[-1]
+    return f" ({Path(last.filename).name}:{last.lineno})"

@@ -32,7 +32,7 @@ def render_text(results: list[JobResult], no_case: list[str]) -> str:
     for r in results:
         grid = f", grid {tuple(r.grid)}" if r.grid else ""
         out.append(f"== {r.id}{grid}  ({r.seconds * 1000:.0f} ms)")
-        out.append(r.text)
+        out.append(f"error: {r.text}" if r.status == "error" else r.text)
         out.append("")
     for k in no_case:
         out.append(f"== {k}: no case declared (add @tilecheck.case(grid=..., args=...))")
@@ -78,8 +78,12 @@ def _location(loc: dict[str, Any] | None, root: Path, fallback: str) -> dict[str
 
 def render_sarif(results: list[JobResult], root: Path, version: str) -> str:
     sarif_results = []
+    notifications: list[dict[str, Any]] = []  # cases that could not be checked: tool errors, not findings
     for r in results:
         if r.report is None:
+            if r.status == "error":
+                notifications.append({"level": "error", "message": {"text": f"{r.id}: {r.text}"},
+                                      "locations": [_location(None, root, r.path)]})
             continue
         for f in r.report["findings"]:
             level = "warning" if f["kind"] == "order-dependent-atomic" else "error"
@@ -102,5 +106,7 @@ def render_sarif(results: list[JobResult], root: Path, version: str) -> str:
            "runs": [{"tool": {"driver": {"name": "tilecheck", "version": version,
                                          "informationUri": "https://pypi.org/project/tilecheck/",
                                          "rules": rules}},
+                     "invocations": [{"executionSuccessful": not notifications,
+                                      "toolExecutionNotifications": notifications}],
                      "results": sarif_results}]}
     return json.dumps(log, indent=2)

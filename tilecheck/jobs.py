@@ -1,7 +1,14 @@
-"""Verification jobs: one kernel case each, runnable in a worker process (plain, picklable data)."""
+"""Verification jobs: one kernel case each, runnable in a worker process (plain, picklable data).
+
+``run_job`` never raises for a failing case (only ``KeyboardInterrupt`` escapes): a user error
+(``TilecheckError``: bad arguments, a factory that raises, a kernel cuTile rejects) and an internal
+failure (any other exception: a tilecheck bug) both become an ``error`` result for that case, so
+the other cases of a run are still verified. An internal failure is never reported as a verdict.
+"""
 from __future__ import annotations
 
 import time
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,11 +19,11 @@ from tilecheck.errors import TilecheckError
 @dataclass(frozen=True)
 class Job:
     path: str
-    kernel: str | None  # None: a .tileir file (its single entry)
+    kernel: str | None  # None: a Tile IR file (its single entry)
     case: int
     timeout: float
     assume: tuple[str, ...] = ()
-    grid: tuple[int, ...] | None = None  # .tileir: the grid to verify for (None: any grid)
+    grid: tuple[int, ...] | None = None  # Tile IR file: the grid to verify for (None: any grid)
 
     @property
     def id(self) -> str:
@@ -28,36 +35,77 @@ class Job:
 class JobResult:
     id: str
     path: str
-    kernel: str
-    case: int
+    kernel: str | None  # None: an error about a whole file (it did not import, or holds no kernel)
+    case: int | None
     status: str  # verified | race | unknown | error
     text: str
     report: dict[str, Any] | None = None
     seconds: float = 0.0
     grid: list[int] | None = None
+    traceback: str | None = None  # errors: where it was raised (shown with --debug)
+    internal: bool = False  # an error that is a tilecheck bug, not a problem with the input
+
+    @property
+    def cause(self) -> str:
+        """An error's cause on one line (the first line of ``text``)."""
+        return self.text.splitlines()[0] if self.text else ""
+
+
+def error_result(job_id: str, path: str, kernel: str | None, case: int | None, message: str, *,
+                 seconds: float = 0.0, exc: BaseException | None = None, internal: bool = False) -> JobResult:
+    tb = "".join(traceback.format_exception(exc)) if exc is not None else None
+    return JobResult(job_id, path, kernel, case, "error", message, None, seconds, None, tb, internal)
+
+
+def worker_init() -> None:
+    """In a worker process: leave Ctrl-C to the parent, which reports what finished and ends the
+    workers (otherwise each worker prints its own traceback)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def internal_error_message(exc: BaseException) -> str:
+    """One line for a tilecheck bug: the exception, the innermost frame, what to do."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    text = str(exc).strip()
+    cause = text.splitlines()[0][:200] if text else ""
+    return (f"internal error: {type(exc).__name__}{': ' + cause if cause else ''}{where} (a tilecheck bug, not a "
+            "verdict; rerun with --debug for the traceback and please report it)")
 
 
 def run_job(job: Job) -> JobResult:
-    """Verify one job; never raises for user errors (they become an ``error`` result)."""
+    """Verify one job; every failure becomes an ``error`` result (see the module docstring)."""
+    name = job.kernel or Path(job.path).stem
+    start = time.perf_counter()
+    try:
+        return _run(job, name, start)
+    except TilecheckError as exc:
+        return error_result(job.id, job.path, name, job.case, str(exc), seconds=time.perf_counter() - start,
+                            exc=exc)
+    except Exception as exc:  # noqa: BLE001 - a bug must cost one case, not the run (and never a verdict)
+        message = internal_error_message(exc)
+        return error_result(job.id, job.path, name, job.case, message, seconds=time.perf_counter() - start,
+                            exc=exc, internal=True)
+
+
+def _run(job: Job, name: str, start: float) -> JobResult:
     from tilecheck.cases import cases_of
-    from tilecheck.collect import load_module
-    from tilecheck.ir import parse
+    from tilecheck.collect import load_module, read_ir
+    from tilecheck.grid import normalize_grid
     from tilecheck.verifier import verify
     from tilecheck.verifier.preconditions import parse as parse_precondition
 
-    name = job.kernel or Path(job.path).stem
-    start = time.perf_counter()
     grid: Any = job.grid
-    try:
-        assume = [parse_precondition(s) for s in job.assume]
-        if job.kernel is None:
-            kernel, args = parse(Path(job.path).read_text(), job.path), None
-        else:
-            kernel = getattr(load_module(Path(job.path)), job.kernel)
-            case = cases_of(kernel)[job.case]
-            args, grid = case.make_args(), case.grid
-        report = verify(kernel, args, grid, assume=assume, timeout_s=job.timeout)
-    except TilecheckError as exc:
-        return JobResult(job.id, job.path, name, job.case, "error", str(exc), None, time.perf_counter() - start)
+    assume = [parse_precondition(s) for s in job.assume]
+    if job.kernel is None:
+        kernel, args = read_ir(Path(job.path)), None
+    else:
+        kernel = getattr(load_module(Path(job.path)), job.kernel)
+        case = cases_of(kernel)[job.case]
+        args, grid = case.make_args(), case.grid
+    report = verify(kernel, args, grid, assume=assume, timeout_s=job.timeout)
+    shown = None if grid is None else list(normalize_grid(grid))
     return JobResult(job.id, job.path, name, job.case, report.status, str(report), report.to_dict(),
-                     time.perf_counter() - start, list(grid) if grid is not None else None)
+                     time.perf_counter() - start, shown)

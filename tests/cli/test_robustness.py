@@ -1,0 +1,262 @@
+"""Issue 14's probes: bad input never looks like a race (exit 1) and never shows a traceback.
+
+Each probe runs the real command line (a subprocess) and asserts its exit status and message.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tests.cli.test_cli import KERNELS, SCHEMAS, tilecheck
+from tests.conftest import ROOT
+
+IR_DATA = ROOT / "tests" / "ir" / "data"
+
+GOOD = '''
+@tilecheck.case(grid=(4, 1, 1), args=lambda: (np.ones(16, np.float32), np.zeros(16, np.float32)))
+@ct.kernel
+def good(x, y):
+    ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(4,)))
+'''
+HEADER = "import cuda.tile as ct\nimport numpy as np\n\nimport tilecheck\n"
+FACTORY_RAISES = HEADER + '''
+
+def _inputs():
+    raise ValueError("cannot build inputs")
+
+
+@tilecheck.case(grid=(4, 1, 1), args=_inputs)
+@ct.kernel
+def bad_factory(x, y):
+    ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(4,)))
+''' + GOOD
+
+
+def _no_traceback(out):
+    assert "Traceback" not in out.stdout + out.stderr, out.stdout + out.stderr
+
+
+def _error_lines(out):
+    return [line for line in out.stderr.splitlines() if line.startswith("tilecheck: error:")]
+
+
+@pytest.fixture
+def broken_folder(tmp_path):
+    """A folder where one case is broken (its factory raises) next to good kernels."""
+    (tmp_path / "a_broken.py").write_text(FACTORY_RAISES)
+    shutil.copy(KERNELS / "attention.py", tmp_path / "b_attention.py")
+    return tmp_path
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_case_whose_factory_raises_is_an_error_for_that_case_only(broken_folder, jobs):
+    out = tilecheck("verify", broken_folder, "-j", jobs)
+    _no_traceback(out)
+    assert out.returncode == 3
+    [line] = _error_lines(out)
+    # one line: file, kernel, case and cause (with the line that raised)
+    assert f"{broken_folder / 'a_broken.py'}::bad_factory[0]" in line
+    assert "args factory raised ValueError: cannot build inputs (a_broken.py:" in line
+    # every other case is still verified and reported: one good; two racy, three safe in attention.py
+    assert "7 kernel case(s): 4 verified, 2 racy, 0 unknown, 1 error(s)" in out.stdout
+    assert "verified: good is race-free" in out.stdout
+
+
+def test_isolation_holds_in_json_and_sarif(broken_folder, tmp_path):
+    out = tilecheck("verify", broken_folder, "-j", "2", "--format", "json")
+    assert out.returncode == 3
+    data = json.loads(out.stdout)
+    jsonschema.validate(data, json.loads((SCHEMAS / "tilecheck-report.json").read_text()))
+    statuses = {r["kernel"]: r["status"] for r in data["results"]}
+    assert statuses["bad_factory"] == "error" and statuses["good"] == "verified"
+    assert statuses["head_permute_swapped"] == "race"
+    bad = next(r for r in data["results"] if r["kernel"] == "bad_factory")
+    assert "cannot build inputs" in bad["error"] and bad["case"] == 0
+    assert data["summary"]["error"] == 1 and data["summary"]["race"] == 2
+
+    sarif_file = tmp_path / "out.sarif"
+    out = tilecheck("verify", broken_folder, "-j", "2", "--format", "sarif", "-o", sarif_file)
+    assert out.returncode == 3
+    log = json.loads(sarif_file.read_text())
+    jsonschema.validate(log, json.loads((SCHEMAS / "sarif-2.1.0.json").read_text()))
+    run = log["runs"][0]
+    [invocation] = run["invocations"]
+    assert invocation["executionSuccessful"] is False
+    [note] = invocation["toolExecutionNotifications"]
+    assert note["level"] == "error" and "bad_factory[0]" in note["message"]["text"]
+    assert "cannot build inputs" in note["message"]["text"]
+    assert {r["ruleId"] for r in run["results"]} == {"write-write"}  # the races are still there
+
+
+def test_bad_grid_option_exits_3():
+    for grid, message in [("abc", "--grid takes 1 to 3 comma-separated positive integers"),
+                          ("2147483648", "above CUDA's limit"), ("8,0", "grid must be positive")]:
+        out = tilecheck("verify", IR_DATA / "vector_add.tileir", "--grid", grid)
+        _no_traceback(out)
+        assert out.returncode == 3 and message in out.stderr, out.stderr
+
+
+def test_bad_grids_in_a_case_are_errors_of_that_case(tmp_path):
+    path = tmp_path / "grids.py"
+    path.write_text(HEADER + "".join(f'''
+@tilecheck.case(grid={grid}, args=lambda: (np.ones(16, np.float32), np.zeros(16, np.float32)))
+@ct.kernel
+def k{n}(x, y):
+    ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(4,)))
+''' for n, grid in enumerate(["(2**31, 1, 1)", "(8.0,)", "True", "(4, 1, 1)"])))
+    out = tilecheck("verify", path, "-j", "1")
+    _no_traceback(out)
+    assert out.returncode == 3
+    lines = _error_lines(out)
+    assert len(lines) == 3
+    assert "k0[0]: grid x is 2147483648, above CUDA's limit" in lines[0]
+    assert "k1[0]: grid must be made of ints; grid x is 8.0 (float)" in lines[1]
+    assert "k2[0]: grid must be an int or a tuple" in lines[2]
+    assert "1 verified" in out.stdout
+
+
+def test_random_bytes_in_a_tileir_file(tmp_path):
+    path = tmp_path / "noise.tileir"
+    path.write_bytes(bytes(range(256)) * 3)
+    for command in ("verify", "ir"):
+        out = tilecheck(command, path)
+        _no_traceback(out)
+        assert out.returncode == 3
+        assert f"{path} is not UTF-8 text (byte 128" in out.stderr
+    bytecode = tmp_path / "misnamed.tileir"
+    bytecode.write_bytes((IR_DATA / "vector_add.tilebc").read_bytes())
+    out = tilecheck("verify", bytecode)
+    assert out.returncode == 3 and "it is Tile IR bytecode: name it misnamed.tileirbc" in out.stderr
+
+
+def test_bytecode_files_are_accepted_by_verify_and_ir(tmp_path):
+    for suffix in (".tileirbc", ".tilebc"):
+        path = tmp_path / f"vector_add{suffix}"
+        path.write_bytes((IR_DATA / "vector_add.tilebc").read_bytes())
+        out = tilecheck("verify", path, "--grid", "8")
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "verified: vector_add is race-free" in out.stdout
+        out = tilecheck("ir", path)
+        assert out.returncode == 0 and "vector_add" in out.stdout, out.stdout + out.stderr
+    racy = tmp_path / "swapped.tileirbc"
+    racy.write_bytes((IR_DATA / "head_permute_swapped.tilebc").read_bytes())
+    assert tilecheck("verify", racy, "--grid", "2,8,1").returncode == 1
+    truncated = tmp_path / "truncated.tileirbc"
+    truncated.write_bytes((IR_DATA / "vector_add.tilebc").read_bytes()[:40])
+    out = tilecheck("verify", truncated)
+    _no_traceback(out)
+    assert out.returncode == 3 and f"{truncated}: bytecode" in out.stderr
+
+
+def test_a_folder_collects_bytecode_files_too(tmp_path):
+    shutil.copy(IR_DATA / "vector_add.tilebc", tmp_path / "a.tileirbc")
+    shutil.copy(IR_DATA / "vector_add.tileir", tmp_path / "b.tileir")
+    out = tilecheck("verify", tmp_path, "--grid", "8", "-j", "1")
+    assert out.returncode == 0 and "2 kernel case(s): 2 verified" in out.stdout, out.stdout + out.stderr
+
+
+def test_case_on_a_plain_function_is_an_error_naming_it(tmp_path):
+    path = tmp_path / "plain.py"
+    path.write_text("import tilecheck\n\n\n@tilecheck.case(grid=(4,), args=lambda: (1,))\ndef plain(x):\n"
+                    "    return x\n")
+    out = tilecheck("verify", path)
+    _no_traceback(out)
+    assert out.returncode == 3
+    assert "@tilecheck.case is on 'plain'" in out.stderr and "not a cuTile kernel" in out.stderr
+    assert f"({path}:4)" in out.stderr
+
+
+def test_a_path_without_kernels_says_so(tmp_path):
+    (tmp_path / "helpers.py").write_text("x = 1\n")
+    for target, what in [(tmp_path / "helpers.py", "file"), (tmp_path, "directory")]:
+        for command in ("verify", "ir"):
+            out = tilecheck(command, target)
+            _no_traceback(out)
+            assert out.returncode == 3, (command, out.stdout, out.stderr)
+            assert f"{target}: no kernels found in this {what}" in out.stderr
+
+
+def test_a_file_that_fails_to_import_does_not_hide_the_others(tmp_path):
+    (tmp_path / "a.py").write_text("import no_such_module_anywhere\n")
+    (tmp_path / "b.py").write_text("import sys\nsys.exit(1)\n")  # exit 1 must not read as a race
+    (tmp_path / "c.py").write_text(HEADER + GOOD)
+    out = tilecheck("verify", tmp_path, "-j", "1")
+    _no_traceback(out)
+    assert out.returncode == 3
+    lines = _error_lines(out)
+    assert "ModuleNotFoundError: No module named 'no_such_module_anywhere' (a.py:1)" in lines[0]
+    assert "it called sys.exit(1)" in lines[1]
+    assert "1 verified" in out.stdout
+
+
+def test_usage_errors_exit_3():
+    for argv, message in [(["verify", "-j", "0", KERNELS], "--jobs/-j: expected a positive int"),
+                          (["verify", "--timeout", "nan", KERNELS], "expected a positive float"),
+                          (["run", "x.py::k", "--repeat", "-1"], "expected a positive int"),
+                          (["run", "x.py::k", "--case", "-1"], "expected an integer >= 0"),
+                          (["frobnicate"], "invalid choice")]:
+        out = tilecheck(*argv)
+        assert out.returncode == 3 and message in out.stderr, (argv, out.stderr)
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    path = tmp_path / "broken.py"
+    path.write_text(FACTORY_RAISES)
+    plain = tilecheck("verify", path, "-j", "1")
+    assert "Traceback" not in plain.stderr
+    for argv in (["verify", path, "-j", "1", "--debug"], ["--debug", "verify", path, "-j", "1"]):
+        out = tilecheck(*argv)
+        assert out.returncode == 3
+        assert "Traceback (most recent call last)" in out.stderr and 'raise ValueError("cannot build inputs")' in \
+            out.stderr
+
+
+def test_ctrl_c_prints_interrupted_and_the_summary_and_exits_130():
+    # a new session, so the signal goes to the whole process group as a terminal's Ctrl-C does
+    proc = subprocess.Popen([sys.executable, "-m", "tilecheck", "verify", KERNELS, "-j", "2"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(3)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in out + err
+    assert "tilecheck: interrupted: " in err
+    assert " case(s) finished: " in err and " verified, " in err
+
+
+def test_an_internal_error_is_exit_3_not_a_verdict(monkeypatch, capsys):
+    from tilecheck import cli
+    from tilecheck.verifier import api
+
+    def bug(*args, **kwargs):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(api, "execute", bug)
+    path = IR_DATA / "vector_add.tileir"
+    assert cli.main(["verify", str(path), "-j", "1", "--format", "json"]) == 3
+    captured = capsys.readouterr()
+    [result] = json.loads(captured.out)["results"]
+    assert result["status"] == "error" and result["findings"] == []
+    assert "internal error: ZeroDivisionError: division by zero" in result["error"]
+    assert "please report it" in captured.err and "Traceback" not in captured.err
+    assert cli.main(["verify", str(path), "-j", "1", "--debug"]) == 3
+    assert "Traceback (most recent call last)" in capsys.readouterr().err
+
+
+def test_an_internal_error_outside_verify_is_exit_3(monkeypatch, capsys):
+    from tilecheck import cli
+
+    def bug(args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(cli, "_ir", bug)
+    assert cli.main(["ir", "x"]) == 3
+    err = capsys.readouterr().err
+    assert "tilecheck: error: internal error: RuntimeError: boom" in err and "Traceback" not in err
