@@ -6,6 +6,7 @@ from tilecheck.interp.detect import detect
 from tilecheck.runtime import (
     AliasingError,
     DeviceOp,
+    LaunchWarning,
     NondeterminismReport,
     RaceError,
     Schedule,
@@ -23,6 +24,7 @@ __all__ = [
     "Case",
     "DeviceOp",
     "Finding",
+    "LaunchWarning",
     "NondeterminismReport",
     "RaceError",
     "Report",

@@ -83,3 +83,57 @@ def test_interpreter_failure_is_unknown_with_the_reason():
     x, y = np.arange(16, dtype=np.float32), np.zeros(16, np.float32)
     report = tilecheck.detect(K.same_tile_same_values, (x, y, 16), (4, 1, 1), assume=())
     assert report.status == "race"
+
+
+def test_arguments_sharing_memory_race_through_it():
+    from corpus.kernels import layouts
+
+    x = np.arange(1024, dtype=np.float32)
+    report = tilecheck.detect(layouts.copy_onto_itself_shifted, (x, x, 128), (8, 1, 1))
+    assert report.status == "race"
+    assert "shares its memory with 'dst'" in report.races[0].message
+    assert (x == np.arange(1024)).all()  # run on copies that share memory as the originals do
+    y = np.zeros(1024, np.float32)
+    assert tilecheck.detect(layouts.copy_onto_itself_shifted, (x, y, 128), (8, 1, 1)).status == "verified"
+
+
+def test_launch_runs_a_statically_racy_kernel_when_this_launch_is_race_free():
+    x, y = np.arange(32, dtype=np.float32), np.zeros(32, np.float32)
+    dest = np.arange(32, dtype=np.int32)[::-1].copy()
+    with pytest.warns(tilecheck.LaunchWarning, match="not at this launch"):
+        tilecheck.launch((4, 1, 1), K.scatter_rows, (x, dest, y, 8))
+    assert (y == x[::-1]).all()
+    dest[0] = 0  # block 0 and block 3 both write y[0]
+    with pytest.raises(tilecheck.RaceError, match="write-write") as info:
+        tilecheck.launch((4, 1, 1), K.scatter_rows, (x, dest, y, 8))
+    assert info.value.report.level == "this launch"
+
+
+def _corpus_entries():
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "corpus"
+    entries = tomllib.loads((root / "manifest.toml").read_text())["kernel"]
+    return [pytest.param(root, e, id=f"{e['file']}::{e.get('kernel')}{'+' if e.get('assume') else ''}")
+            for e in entries if e["file"].endswith(".py")]
+
+
+@pytest.mark.parametrize("root, entry", _corpus_entries())
+def test_corpus_launches_agree_with_their_labels(root, entry):
+    """The detector as the corpus's oracle: no race at a race-free entry's launch; every racy entry's
+    launch races, except where the race needs index contents this launch does not have."""
+    from tilecheck.cases import cases_of
+    from tilecheck.collect import load_module
+    from tilecheck.verifier.preconditions import parse
+
+    kernel = getattr(load_module(root / entry["file"]), entry["kernel"])
+    case = cases_of(kernel)[entry.get("case", 0)]
+    report = tilecheck.detect(kernel, case.make_args(), case.grid, assume=[parse(s) for s in entry.get("assume", [])])
+    data_dependent = {"kernels/atomics.py::moe_scatter", "kernels/norms.py::cross_entropy_ignore_index"}
+    if entry["expect"] == "verified":
+        assert report.status == "verified", str(report)
+    elif f"{entry['file']}::{entry['kernel']}" not in data_dependent:
+        assert report.status == "race", str(report)
+    else:
+        assert report.status == "verified"  # the launch's own data is race-free

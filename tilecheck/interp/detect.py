@@ -27,7 +27,7 @@ import numpy as np
 from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.interp.engine import Interpreter, InterpreterError
-from tilecheck.interp.memory import as_host_array, bind_arguments, copy_with_layout
+from tilecheck.interp.memory import as_host_array, bind_arguments, copies_keeping_overlaps
 from tilecheck.interp.recorder import ATOMIC, READ, WRITE, Event, OutOfBounds, Recorder
 from tilecheck.interp.schedule import Schedule
 from tilecheck.ir import Function, Module, Op
@@ -88,12 +88,12 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
     runs = 0
     try:
         for seed in orders:
-            first = _run(module, args, grid3, seed, Recorder(grid3, _sizes(module, args), locks, None, detail))
+            first = _run(module, args, grid3, seed, Recorder(grid3, locks, None, detail))
             runs += 1
             watch = _conflicts(first)
             recorder = first
             if any(m.any() for m in watch.values()):
-                recorder = _run(module, args, grid3, seed, Recorder(grid3, _sizes(module, args), locks, watch, ()))
+                recorder = _run(module, args, grid3, seed, Recorder(grid3, locks, watch, ()))
                 runs += 1
                 for f in _cross_block(module, recorder, first, grid3, case):
                     findings.setdefault(_key(f), f)
@@ -102,6 +102,8 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
             for f in _out_of_bounds(module, first, grid3, case):
                 findings.setdefault(_key(f), f)
             for f in _order_dependent(module, first, grid3, case):
+                findings.setdefault(_key(f), f)
+            for f in _mixed_aliasing(module, first, case):
                 findings.setdefault(_key(f), f)
     except InterpreterError as exc:
         report.reasons.append(f"the interpreter could not run this launch: {exc}")
@@ -115,29 +117,40 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
 
 # ---- running ---------------------------------------------------------------------------------------
 def _copies(module: Module, args: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Copies of every array argument (nested tuples too), so the caller's arrays stay as they were."""
-    def copy(a: Any) -> Any:
+    """Copies of every host array argument (nested tuples too) that alias one another as the
+    originals do, so the caller's arrays stay as they were and overlapping arguments still overlap."""
+    leaves: list[np.ndarray] = []
+
+    def collect(a: Any) -> None:
         if isinstance(a, tuple):
-            return tuple(copy(x) for x in a)
-        if isinstance(a, np.ndarray) or hasattr(a, "__dlpack__") or hasattr(a, "__array_interface__"):
-            try:
-                return copy_with_layout(as_host_array("argument", a))
-            except TilecheckError:
-                return a
-        return a
-    return tuple(copy(a) for a in args)
+            for x in a:
+                collect(x)
+        elif _is_array(a):
+            leaves.append(as_host_array("argument", a))
+
+    for a in args:
+        collect(a)
+    copies = iter(copies_keeping_overlaps(leaves))
+
+    def rebuild(a: Any) -> Any:
+        if isinstance(a, tuple):
+            return tuple(rebuild(x) for x in a)
+        return next(copies) if _is_array(a) else a
+
+    return tuple(rebuild(a) for a in args)
+
+
+def _is_array(a: Any) -> bool:
+    return isinstance(a, np.ndarray) or (hasattr(a, "shape") and (hasattr(a, "__dlpack__") or hasattr(a, "__array__"))
+                                         and getattr(a, "shape", ()) != ())
 
 
 def _run(module: Module, args: tuple[Any, ...], grid: tuple[int, int, int], seed: int | None,
          recorder: Recorder) -> Recorder:
-    schedule = Schedule(seed=seed)
-    Interpreter(module, _copies(module, args), grid, schedule, recorder=recorder).run()
+    interp = Interpreter(module, _copies(module, args), grid, Schedule(seed=seed), recorder=recorder)
+    recorder.bind(interp.arrays)
+    interp.run()
     return recorder
-
-
-def _sizes(module: Module, args: tuple[Any, ...]) -> dict[int, int]:
-    _, arrays = bind_arguments(module, module.entry, args)
-    return {i: len(mem.flat) for i, mem in arrays.items()}
 
 
 def _conflicts(rec: Recorder) -> dict[int, np.ndarray]:
@@ -324,10 +337,17 @@ def _cross_block(module: Module, rec: Recorder, first: Recorder, grid: tuple[int
                 so = namer.side(rec.events[col["event"][other]], int(col["lane"][other]), int(col["block"][other]))
                 verb = "write" if kind == "write-write" else "write and read"
                 message = (f"two blocks {verb} the same element of '{namer.name(array)}' with no ordering between "
-                           "blocks")
+                           "blocks" + _shared_memory(namer, rec, array))
                 out.append(Finding(kind, message, sw.loc, (so.loc,), namer.witness(array, int(col["offset"][i]), sw, so),
                                    3, case))
     return out
+
+
+def _shared_memory(namer: _Namer, rec: Recorder, array: int) -> str:
+    members = [namer.name(i) for i, (first, _) in rec.alias.items() if first == array]
+    if not members:
+        return ""
+    return f" ('{namer.name(array)}' shares its memory with {', '.join(repr(m) for m in members)})"
 
 
 def _element_blocks(col: dict[str, np.ndarray], mine: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -486,6 +506,21 @@ def _order_dependent(module: Module, rec: Recorder, grid: tuple[int, int, int], 
         out.append(Finding("order-dependent-atomic", f"float atomic add from several blocks on one element of "
                            f"'{namer.name(array)}': the result depends on their order (rounding)", loc, (loc,),
                            namer.witness(array, offset, side, other), 3, case))
+    return out
+
+
+def _mixed_aliasing(module: Module, rec: Recorder, case: Any) -> list[Finding]:
+    """Arguments that overlap with different element sizes or misaligned: not followed element by
+    element, so reported as they are when the kernel writes one of them."""
+    namer = _Namer(module, case[1], case[2])
+    written = {a for a, s in rec.summaries.items() if s.writes.any()}
+    out = []
+    for a, b in rec.aliasing:
+        if a in written or b in written:
+            side = Side("argument", module.entry.loc, (), {}, (), "write")
+            out.append(Finding("aliasing", f"'{namer.name(a)}' and '{namer.name(b)}' overlap in memory with "
+                               "different element sizes, and the kernel writes one of them", module.entry.loc, (),
+                               Witness(namer.name(a), None, None, side, None, case[2], {}), 3, case))
     return out
 
 

@@ -2,6 +2,7 @@
 so loads and stores act in place on the caller's numpy arrays (as ``ct.launch`` does on a GPU)."""
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -115,3 +116,32 @@ def copy_with_layout(a: np.ndarray) -> np.ndarray:
     extent = 1 + sum((n - 1) * (s // a.itemsize) for n, s in zip(a.shape, a.strides))
     flat = np.lib.stride_tricks.as_strided(a, shape=(extent,), strides=(a.itemsize,)).copy()
     return np.lib.stride_tricks.as_strided(flat, shape=a.shape, strides=a.strides, writeable=True)
+
+
+def copies_keeping_overlaps(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Private copies of host arrays that overlap one another exactly as the originals do (two views
+    of one buffer stay two views of one new buffer), so a run on the copies sees the aliasing the
+    caller's arguments have, and the originals are left as they were."""
+    spans = []
+    for i, a in enumerate(arrays):
+        if a.size == 0:
+            continue
+        lo = a.__array_interface__["data"][0] + sum((n - 1) * s for n, s in zip(a.shape, a.strides) if s < 0)
+        extent = a.itemsize + sum((n - 1) * abs(s) for n, s in zip(a.shape, a.strides))
+        spans.append((lo, lo + extent, i))
+    out = [np.array(a, copy=True) for a in arrays]  # empty arrays (and the rest, replaced below)
+    spans.sort()
+    k = 0
+    while k < len(spans):
+        group, lo, hi = [spans[k]], spans[k][0], spans[k][1]
+        k += 1
+        while k < len(spans) and spans[k][0] < hi:
+            group.append(spans[k])
+            hi = max(hi, spans[k][1])
+            k += 1
+        buffer = np.frombuffer((ctypes.c_char * (hi - lo)).from_address(lo), np.uint8).copy()
+        for start, _, i in group:
+            a = arrays[i]
+            first = a.__array_interface__["data"][0] - lo
+            out[i] = np.ndarray(a.shape, a.dtype, buffer=buffer, offset=first, strides=a.strides)
+    return out

@@ -89,10 +89,13 @@ class OutOfBounds:
 
 
 class Recorder:
-    def __init__(self, grid: tuple[int, int, int], sizes: dict[int, int], lock_arrays: set[int],
+    def __init__(self, grid: tuple[int, int, int], lock_arrays: set[int],
                  watch: dict[int, np.ndarray] | None = None, detail_ops: Iterable[Op] = ()) -> None:
         self.grid = grid
-        self.sizes = sizes
+        self.sizes: dict[int, int] = {}
+        # arguments that share memory are one array here: argument -> (the group's first, element shift)
+        self.alias: dict[int, tuple[int, int]] = {}
+        self.aliasing: list[tuple[int, int]] = []  # overlapping arguments with no common element grid
         self.summaries: dict[int, Summary] = {}
         self.watch = watch or {}
         self.detail_ops = set(detail_ops)
@@ -109,6 +112,34 @@ class Recorder:
         self.held: dict[int, list[int]] = {}  # block -> lock ids, outermost first
         self.locked_accesses = False
         self.atomic_results_used = False
+
+    def bind(self, arrays: dict[int, Any]) -> None:
+        """Learn the launch's arrays (``ArrayMemory`` by argument): their sizes, and which share memory."""
+        spans = sorted((mem.flat.__array_interface__["data"][0], i, mem) for i, mem in arrays.items()
+                       if len(mem.flat))
+        self.sizes = {i: len(mem.flat) for i, mem in arrays.items()}
+        group: list[tuple[int, int, Any]] = []
+        end = -1
+        for start, i, mem in [*spans, (None, None, None)]:
+            if start is not None and start < end:
+                group.append((start, i, mem))
+                end = max(end, start + len(mem.flat) * mem.flat.itemsize)
+                continue
+            if len(group) > 1:
+                self._alias_group(group)
+            if start is not None:
+                group, end = [(start, i, mem)], start + len(mem.flat) * mem.flat.itemsize
+
+    def _alias_group(self, group: list[tuple[int, int, Any]]) -> None:
+        base, first, mem0 = group[0]
+        size = mem0.flat.itemsize
+        for start, i, mem in group[1:]:
+            if mem.flat.itemsize != size or (start - base) % size:
+                self.aliasing.append((first, i))
+                continue
+            shift = (start - base) // size
+            self.alias[i] = (first, shift)
+            self.sizes[first] = max(self.sizes[first], shift + len(mem.flat))
 
     # ---- from the interpreter -------------------------------------------------------------------
     def access(self, ctx: Any, op: Op, array: int, offsets: np.ndarray | None, active: np.ndarray | None,
@@ -131,6 +162,9 @@ class Recorder:
             b = ids[lanes // per_block]
         if not len(o):
             return
+        if array in self.alias:
+            array, shift = self.alias[array]
+            o = o + shift
         if array in self.lock_arrays and code != READ:
             self._lock_protocol(op, array, o, b, code, old, arg, expected)
         locks = self._locks_of(b) if self.held else None
