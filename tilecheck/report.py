@@ -35,6 +35,11 @@ class Witness:
     grid: tuple[int, ...]
     shapes: dict[str, tuple[int, ...]]
     scalars: dict[str, int] = field(default_factory=dict)
+    # aliasing (two arguments, or one written array with itself): the other argument, the other
+    # element (self-overlap), and per array the [start, end) byte offsets, from its element 0, it shares
+    other: str | None = None
+    other_element: tuple[int, ...] | None = None
+    overlap: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def element_text(self) -> str:
         if self.element is not None:
@@ -136,6 +141,8 @@ class Report:
 
 
 def describe(w: Witness) -> str:
+    if w.other is not None:
+        return _describe_overlap(w)
     first = w.first
     text = f"block {_tuple(first.block)}{_loops(first)} {_verb(first.effect)} {w.element_text()}"
     if w.second is not None:
@@ -149,6 +156,19 @@ def describe(w: Witness) -> str:
     if w.scalars:
         text += ", " + ", ".join(f"{k}={v}" for k, v in w.scalars.items())
     return text
+
+
+def _describe_overlap(w: Witness) -> str:
+    """An aliasing witness: a property of the arguments, so no blocks and no grid."""
+    shapes = ", ".join(f"{k} {_tuple(v)}" for k, v in w.shapes.items())
+    if w.other == w.array:
+        start, end = w.overlap.get(w.array, (None, None))
+        other = w.other_element if w.other_element is not None else "another element"
+        return (f"{w.element_text()} and {w.array}[{', '.join(map(str, other))}] are the same bytes "
+                f"[{start}, {end}) of '{w.array}'; {shapes}")
+    mine, theirs = w.overlap[w.array], w.overlap[w.other]
+    return (f"bytes [{mine[0]}, {mine[1]}) of '{w.array}' are bytes [{theirs[0]}, {theirs[1]}) of '{w.other}' "
+            f"({mine[1] - mine[0]} bytes); {shapes}")
 
 
 def _verb(effect: str) -> str:

@@ -146,7 +146,8 @@ def aliasing_findings(module: Module, args: Sequence[Any]) -> list[Finding]:
 def _aliasing_findings(module: Module, written: set[str], params: tuple[Any, ...], args: Sequence[Any] | None
                        ) -> list[Finding]:
     """Obligation 6 on concrete arguments: a written array must not overlap another argument or
-    itself (stride 0, overlapping strides)."""
+    itself (stride 0, overlapping strides). One finding per overlapping pair (two written arrays
+    that overlap are one finding, not two), naming both arguments and the bytes they share."""
     if args is None or not params:
         return []
     from tilecheck.arrays import flat_arguments, layout_of, layouts_overlap
@@ -155,24 +156,41 @@ def _aliasing_findings(module: Module, written: set[str], params: tuple[Any, ...
               if p.kind == "array" and (layout := layout_of(a)) is not None]
     out: list[Finding] = []
     loc = module.entry.loc
-    for p, a in arrays:
+    side = Side("argument", loc, (), {}, (), "write")
+    for i, (p, a) in enumerate(arrays):
         if p.name not in written:
             continue
-        for q, b in arrays:
-            if q is p:
+        for j, (q, b) in enumerate(arrays):
+            if j == i or (q.name in written and j < i):  # a written pair is reported from its first array
                 continue
-            overlap = layouts_overlap(a, b)
-            if overlap:
-                side = Side("argument", loc, (), {}, (), "write")
-                out.append(Finding("aliasing", f"'{p.name}' is written and overlaps argument '{q.name}' in memory",
-                                   loc, (), Witness(p.name, None, None, side, None, (), {p.name: p.shape}), 3))
+            if not layouts_overlap(a, b):
+                continue
+            mine, theirs = _shared_bytes(a, b)
+            ranges = f"bytes [{mine[0]}, {mine[1]}) of '{p.name}' are bytes [{theirs[0]}, {theirs[1]}) of '{q.name}'"
+            also = " (also written)" if q.name in written else ""
+            out.append(Finding("aliasing", f"'{p.name}' is written and overlaps argument '{q.name}'{also} in memory: "
+                               f"{ranges}", loc, (),
+                               Witness(p.name, None, None, side, Side("argument", loc, (), {}, (),
+                                                                      "write" if also else "read"),
+                                       (), {p.name: p.shape, q.name: q.shape}, other=q.name,
+                                       overlap={p.name: mine, q.name: theirs}), 3))
         dup = _self_overlap(p.shape, p.strides)
         if dup is not None:
-            side = Side("argument", loc, (), {}, (), "write")
+            offset = sum(i * s for i, s in zip(dup[0], p.strides)) * a.itemsize
             out.append(Finding("aliasing", f"'{p.name}' is written but elements {dup[0]} and {dup[1]} share one "
                                f"address (strides {p.strides})", loc, (),
-                               Witness(p.name, dup[0], None, side, None, (), {p.name: p.shape}), 3))
+                               Witness(p.name, dup[0], None, side, None, (), {p.name: p.shape},
+                                       other=p.name, other_element=dup[1],
+                                       overlap={p.name: (offset, offset + a.itemsize)}), 3))
     return out
+
+
+def _shared_bytes(a: Any, b: Any) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The byte range where two overlapping layouts' address ranges meet, as [start, end) offsets
+    from each array's element 0 (negative where a negative stride reaches below it)."""
+    start = max(a.lowest, b.lowest)
+    end = min(a.lowest + a.extent, b.lowest + b.extent)
+    return (start - a.ptr, end - a.ptr), (start - b.ptr, end - b.ptr)
 
 
 def _self_overlap(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:

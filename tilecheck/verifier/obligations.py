@@ -304,7 +304,7 @@ class Checker:
         element = tuple(sat.eval(c) for c in a.coords) if a.coords is not None else None
         shapes = {info.name: tuple(sat.eval(s) for s in info.shape) for info in self.fp.arrays.values()
                   if info.rank}
-        scalars = {f"arg{i}": sat.eval(v) for i, v in self.fp.scalars.items()}
+        scalars = {self.fp.scalar_name(i): sat.eval(v) for i, v in self.fp.scalars.items()}
         return Witness(self.names.get(a.access.array, str(a.access.array)), element,
                        None if element is not None else sat.eval(a.linear), side(a),
                        side(b) if b is not None else None, tuple(sat.eval(g) for g in GRID), shapes, scalars)

@@ -64,6 +64,12 @@ class Footprints:
     unsupported: list[Unsupported]
     read_only: set[int]
     memory: dict[int, smt.FuncDecl]  # contents of read-only arrays, by coordinates
+    # entry-arg index -> the Python parameter's name, for scalars of kernels from cuTile Python
+    scalar_names: dict[int, str] = field(default_factory=dict)
+
+    def scalar_name(self, index: int) -> str:
+        """What witnesses call a scalar argument: its parameter name, else ``arg<index>``."""
+        return self.scalar_names.get(index, f"arg{index}")
 
 
 @dataclass
@@ -238,8 +244,10 @@ def execute(module: Module, function: Function | None = None) -> Footprints:
     state = State(module, function, arrays, read_only=set(arrays) - written_arguments(function))
     _bind_arguments(state)
     state.run_block(function.body)
+    scalar_names = {p.first_arg: p.name for p in module.params if p.kind == "scalar"} \
+        if function is module.entry else {}
     return Footprints(function, arrays, state.accesses, state.facts, state.scalars, state.unsupported,
-                      state.read_only, state.memory)
+                      state.read_only, state.memory, scalar_names)
 
 
 def _trace_arg(value: Value, function: Function) -> int | None:
