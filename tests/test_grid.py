@@ -48,13 +48,8 @@ def test_every_entry_point_refuses_the_same_grids(grid):
              lambda: tilecheck.verify(module, None, grid),
              lambda: tilecheck.launch(grid, E.vector_add, ARGS),
              lambda: tilecheck.run_repeated(E.vector_add, ARGS, grid, runs=2),
-             lambda: tilecheck.device_op(grid, E.vector_add, ARGS)]
-    try:
-        from tilecheck.interp.detect import detect  # another issue adds the exact detector
-    except ImportError:
-        detect = None
-    if detect is not None:
-        calls.append(lambda: detect(E.vector_add, ARGS, grid))
+             lambda: tilecheck.device_op(grid, E.vector_add, ARGS),
+             lambda: tilecheck.detect(E.vector_add, ARGS, grid)]
     for call in calls:
         with pytest.raises(GridError, match="grid"):
             call()

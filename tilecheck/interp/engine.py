@@ -117,7 +117,11 @@ class Interpreter:
         return ids.astype(np.int64)
 
     def run(self, blocks: np.ndarray | None = None) -> None:
-        blocks = self.all_blocks() if blocks is None else blocks
+        if blocks is None:  # the whole grid: refuse one that cannot fit in memory before allocating it
+            from tilecheck.interp.budget import check_fits
+
+            check_fits(self.function, self.grid, self.schedule, self.module.name)
+            blocks = self.all_blocks()
         waves = self.schedule.waves(blocks, self.needs_single_block_waves())
         self.schedule.drive([self.wave(w) for w in waves])
 
