@@ -17,6 +17,7 @@ also run under several seeded adversarial schedules, and the report says so.
 """
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ from tilecheck.ir import Function, Module, Op
 from tilecheck.ir.cutile import module_for
 from tilecheck.ir.opdefs import Effect
 from tilecheck.ir.order import OrderGraph, order_graph
-from tilecheck.ir.summary import base_argument
+from tilecheck.ir.summary import base_argument, written_arguments
 from tilecheck.report import Finding, Report, Side, Witness
 
 LEVEL = "this launch"
@@ -73,12 +74,10 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
         if violation:
             report.notes.append(violation)
     function = module.entry
-    graph = order_graph(function)
-    pairs = _unordered_pairs(function, graph)
+    pairs, locks, written, order_dependent = _static_facts(function)
     detail = {p.x for p in pairs} | {p.y for p in pairs}
-    locks = _lock_arrays(function)
     orders = [None]
-    if _order_dependent_footprint(function, locks):
+    if order_dependent:
         orders += list(range(seeds))
         report.assumptions.append(
             f"addresses or branches may depend on values returned by atomics or read under a lock: checked "
@@ -88,12 +87,12 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
     runs = 0
     try:
         for seed in orders:
-            first = _run(module, args, grid3, seed, Recorder(grid3, locks, None, detail))
+            first = _run(module, args, grid3, seed, Recorder(grid3, locks, None, detail, written))
             runs += 1
             watch = _conflicts(first)
             recorder = first
             if any(m.any() for m in watch.values()):
-                recorder = _run(module, args, grid3, seed, Recorder(grid3, locks, watch, ()))
+                recorder = _run(module, args, grid3, seed, Recorder(grid3, locks, watch, (), written))
                 runs += 1
                 for f in _cross_block(module, recorder, first, grid3, case):
                     findings.setdefault(_key(f), f)
@@ -157,6 +156,8 @@ def _conflicts(rec: Recorder) -> dict[int, np.ndarray]:
     """Per array, the elements two blocks conflict on (no lock keeps all their accesses apart)."""
     out = {}
     for array, s in rec.summaries.items():
+        if not s.writes.any():
+            continue
         hit = (s.bmin != s.bmax) & s.plain & s.writes & (s.bmax >= 0)
         if s.lmin is not None and hit.any():
             broken = np.zeros(max(len(rec.lock_ids), 1), bool)
@@ -190,6 +191,16 @@ def _memory_ops(function: Function) -> list[tuple[Op, int | None, Effect, tuple[
                 walk(region.block.ops, inner)
     walk(function.body.ops, ())
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _static_facts(function: Function) -> tuple[list[_Pair], set[int], set[int | None], bool]:
+    """What the detector needs to know of a kernel before running it (once per kernel): the pairs of
+    ops nothing orders inside a block, the arrays spin locks may live in, the arrays some op writes,
+    and whether a block's accesses may depend on the order blocks ran in."""
+    locks = _lock_arrays(function)
+    return (_unordered_pairs(function, order_graph(function)), locks, written_arguments(function),
+            _order_dependent_footprint(function, locks))
 
 
 def _unordered_pairs(function: Function, graph: OrderGraph) -> list[_Pair]:
@@ -316,14 +327,14 @@ def _cross_block(module: Module, rec: Recorder, first: Recorder, grid: tuple[int
     out = []
     for array, records in rec.records.items():
         col = records.columns()
-        event_op = [rec.events[e].op for e in range(len(rec.events))]
-        ops = list(dict.fromkeys(event_op[e] for e in col["event"].tolist()))
-        op_of = np.array([ops.index(event_op[e]) for e in col["event"].tolist()], np.int64) if len(col["event"]) \
-            else np.zeros(0, np.int64)
-        effect = {k: rec.events[int(col["event"][np.flatnonzero(op_of == k)[0]])].effect for k in range(len(ops))}
-        per_op = {k: _element_blocks(col, op_of == k) for k in range(len(ops))}
-        for ka in range(len(ops)):
-            for kb in range(ka, len(ops)):
+        ops = list(dict.fromkeys(e.op for e in rec.events))
+        event_op = np.array([ops.index(e.op) for e in rec.events], np.int64)
+        op_of = event_op[col["event"]]
+        present = np.unique(op_of).tolist()
+        effect = {k: rec.events[int(col["event"][np.flatnonzero(op_of == k)[0]])].effect for k in present}
+        per_op = {k: _element_blocks(col, op_of == k) for k in present}
+        for ia, ka in enumerate(present):
+            for kb in present[ia:]:
                 if effect[ka] == READ and effect[kb] == READ or effect[ka] == ATOMIC and effect[kb] == ATOMIC:
                     continue
                 hit = _pair_witness(col, op_of, ka, kb, per_op, rec.broken)
@@ -465,7 +476,7 @@ def _iterations(rec: Recorder, events: np.ndarray, loops: tuple[Op, ...]) -> np.
 
 def _block_element_keys(rec: Recorder, col: dict[str, np.ndarray]) -> np.ndarray:
     """(block, array, element) as one sortable key: block-major, so the least key is the least block."""
-    arrays = np.array([rec.events[e].array for e in col["event"].tolist()], np.int64)
+    arrays = np.array([e.array for e in rec.events], np.int64)[col["event"]]
     span = max(rec.sizes.values(), default=1) + 1
     return (col["block"] * (max(rec.sizes, default=0) + 1) + arrays) * span + col["offset"]
 

@@ -28,7 +28,7 @@ _EFFECTS = {"read": READ, "write": WRITE, "atomic": ATOMIC}
 _ACQUIRE = ("acquire", "acq_rel")
 _RELEASE = ("release", "acq_rel")
 _CROSS_BLOCK = ("device", "sys")  # a tile-block-scoped atomic orders nothing across blocks
-_NO_BLOCK = np.iinfo(np.int64).max
+_NO_BLOCK = np.iinfo(np.int32).max
 
 
 @dataclass
@@ -46,7 +46,8 @@ class Summary:
 
     @classmethod
     def empty(cls, n: int) -> Summary:
-        return cls(np.full(n, _NO_BLOCK, np.int64), np.full(n, -1, np.int64), np.zeros(n, bool), np.zeros(n, bool))
+        # int32 block ids halve the memory; grids beyond 2**31 blocks cannot be interpreted anyway
+        return cls(np.full(n, _NO_BLOCK, np.int32), np.full(n, -1, np.int32), np.zeros(n, bool), np.zeros(n, bool))
 
 
 @dataclass(frozen=True)
@@ -90,8 +91,11 @@ class OutOfBounds:
 
 class Recorder:
     def __init__(self, grid: tuple[int, int, int], lock_arrays: set[int],
-                 watch: dict[int, np.ndarray] | None = None, detail_ops: Iterable[Op] = ()) -> None:
+                 watch: dict[int, np.ndarray] | None = None, detail_ops: Iterable[Op] = (),
+                 written: set[int | None] | None = None) -> None:
         self.grid = grid
+        # arrays some op may write (None in it: a write the IR cannot trace): only they can conflict
+        self.written = written
         self.sizes: dict[int, int] = {}
         # arguments that share memory are one array here: argument -> (the group's first, element shift)
         self.alias: dict[int, tuple[int, int]] = {}
@@ -140,13 +144,23 @@ class Recorder:
             shift = (start - base) // size
             self.alias[i] = (first, shift)
             self.sizes[first] = max(self.sizes[first], shift + len(mem.flat))
+        if self.written is not None and any(i in self.written for _, i, _ in group):
+            self.written = self.written | {first}
 
+    def _untracked(self, array: int) -> bool:
+        """No op writes this array (nor anything sharing its memory): no access to it can conflict."""
+        return self.written is not None and None not in self.written and array not in self.written
     # ---- from the interpreter -------------------------------------------------------------------
     def access(self, ctx: Any, op: Op, array: int, offsets: np.ndarray | None, active: np.ndarray | None,
                effect: str, *, run: tuple[int, int] | None = None, old: np.ndarray | None = None,
                arg: np.ndarray | None = None, expected: np.ndarray | None = None) -> None:
         code = _EFFECTS[effect]
+        if array not in self.alias and self._untracked(array) and op not in self.detail_ops:
+            return
         ids = linear_block_ids(ctx.blocks, self.grid)
+        if run is not None and self._summary_only(op, array, code):
+            self._summarise_run(op, array, run, ids, code)
+            return
         if run is not None:  # a contiguous run of whole tiles, one per block in wave order
             first, tile = run
             o = np.arange(first, first + len(ids) * tile, dtype=np.int64)
@@ -165,6 +179,8 @@ class Recorder:
         if array in self.alias:
             array, shift = self.alias[array]
             o = o + shift
+        if self._untracked(array) and op not in self.detail_ops:
+            return
         if array in self.lock_arrays and code != READ:
             self._lock_protocol(op, array, o, b, code, old, arg, expected)
         locks = self._locks_of(b) if self.held else None
@@ -192,11 +208,40 @@ class Recorder:
                                              tuple(int(v) for v in pos[1:]), tuple(ctx.iterations))
 
     # ---- summaries ------------------------------------------------------------------------------
-    def _summarise(self, op: Op, array: int, o: np.ndarray, b: np.ndarray, code: int,
-                   locks: np.ndarray | None) -> None:
+    def _summary_only(self, op: Op, array: int, code: int) -> bool:
+        """Nothing but the summary to update: no lock, no alias, nothing watched or kept in full."""
+        return not (self.held or array in self.alias or array in self.watch or op in self.detail_ops
+                    or array in self.lock_arrays or code == ATOMIC)
+
+    def _summary(self, array: int) -> Summary:
         s = self.summaries.get(array)
         if s is None:
             s = self.summaries[array] = Summary.empty(self.sizes[array])
+        return s
+
+    def _summarise_run(self, op: Op, array: int, run: tuple[int, int], ids: np.ndarray, code: int) -> None:
+        """The fast path for whole tiles laid end to end, one per block of the wave, in order."""
+        first, tile = run
+        s = self._summary(array)
+        if s.lmin is not None:  # a lock was taken earlier: take the general path
+            o = np.arange(first, first + len(ids) * tile, dtype=np.int64)
+            self._summarise(op, array, o, np.repeat(ids, tile), code, None)
+            return
+        window = slice(first, first + len(ids) * tile)
+        column = ids.astype(s.bmax.dtype)[:, None]
+        high = s.bmax[window].reshape(len(ids), tile)
+        np.maximum(high, column, out=high)
+        low = s.bmin[window].reshape(len(ids), tile)
+        np.minimum(low, column, out=low)
+        if code != ATOMIC:
+            s.plain[window] = True
+        if code != READ:
+            s.writes[window] = True
+
+    def _summarise(self, op: Op, array: int, o: np.ndarray, b: np.ndarray, code: int,
+                   locks: np.ndarray | None) -> None:
+        s = self._summary(array)
+        b = b.astype(s.bmax.dtype, copy=False)
         if len(b) > 1 and (b[1:] < b[:-1]).any():  # duplicate offsets keep the last lane: sort by block
             order = np.argsort(b, kind="stable")
             o, b = o[order], b[order]
@@ -214,7 +259,7 @@ class Recorder:
             if op.attrs.get("mode") == "addf":
                 self.float_ops.setdefault(array, op)
                 if s.fmin is None:
-                    s.fmin, s.fmax = np.full(len(s.bmin), _NO_BLOCK, np.int64), np.full(len(s.bmin), -1, np.int64)
+                    s.fmin, s.fmax = np.full(len(s.bmin), _NO_BLOCK, np.int32), np.full(len(s.bmin), -1, np.int32)
                 s.fmax[o] = np.maximum(s.fmax[o], b)
                 s.fmin[ro] = np.minimum(s.fmin[ro], rb)
         if locks is None and s.lmin is None:
