@@ -28,7 +28,7 @@ class ArrayLayout:
 
     @property
     def itemsize(self) -> int:
-        return np.dtype(self.typestr).itemsize
+        return typestr_itemsize(self.typestr)
 
     @property
     def extent(self) -> int:
@@ -120,6 +120,15 @@ def _from_dlpack(obj: Any) -> ArrayLayout:
     return ArrayLayout((tensor.data or 0) + tensor.byte_offset, shape, strides, typestr, space)
 
 
+def typestr_itemsize(typestr: str) -> int:
+    """Bytes per element of an array-interface type string ("<f4" -> 4). Read from the string, not
+    through numpy, which does not know every type string ml_dtypes arrays export ("<f1": fp8 e5m2)."""
+    digits = typestr.lstrip("<>|=")[1:]
+    if not digits.isdigit():
+        raise ValueError(f"unknown element type {typestr!r}")
+    return int(digits)
+
+
 def _contiguous_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     acc, out = itemsize, []
     for n in reversed(shape):
@@ -133,7 +142,7 @@ def _from_interface(iface: dict[str, Any], space: str) -> ArrayLayout:
         shape = tuple(int(n) for n in iface["shape"])
         typestr = str(iface["typestr"])
         ptr = int(iface["data"][0]) if iface.get("data") is not None else 0
-        itemsize = np.dtype(typestr).itemsize
+        itemsize = typestr_itemsize(typestr)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise TilecheckError(f"malformed array interface {iface!r}: {exc}") from None
     strides = iface.get("strides")

@@ -137,3 +137,27 @@ def test_corpus_launches_agree_with_their_labels(root, entry):
         assert report.status == "race", str(report)
     else:
         assert report.status == "verified"  # the launch's own data is race-free
+
+
+def test_fp8_constants_decode_like_ml_dtypes():
+    import ml_dtypes
+
+    from tilecheck.ir.attrs import float_from_bits
+
+    for name, dtype in (("f8E4M3FN", ml_dtypes.float8_e4m3fn), ("f8E5M2", ml_dtypes.float8_e5m2)):
+        expected = np.arange(256, dtype=np.uint8).view(dtype).astype(np.float64)
+        got = np.array([float_from_bits(name, b) for b in range(256)])
+        assert np.array_equal(expected, got, equal_nan=True), name
+
+
+def test_fp8_e5m2_arrays_have_a_layout_and_a_flat_view():
+    import ml_dtypes
+
+    from tilecheck.arrays import layout_of
+    from tilecheck.interp.memory import copy_with_layout
+
+    a = np.arange(12, dtype=np.float32).astype(ml_dtypes.float8_e5m2).reshape(3, 4)[:, ::2]
+    assert layout_of(a).itemsize == 1
+    copy = copy_with_layout(a)
+    assert copy.dtype == a.dtype and copy.strides == a.strides and np.array_equal(copy.astype(np.float32),
+                                                                                  a.astype(np.float32))

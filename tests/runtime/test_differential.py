@@ -201,12 +201,9 @@ def test_a_stored_nan_is_written_not_unwritten():
     assert report.arrays["y"].unwritten == 0 and report.deterministic
 
 
-# The interpreter cannot bind fp8 e5m2 arrays yet (interp/memory.py's as_strided: "data type '<f1'
-# not understood"); strict, so this starts failing as a reminder once it can. fp8 e4m3fn, whose
-# only NaNs (0x7f, 0xff) are both what arithmetic makes, is the case the second-sentinel run covers.
-_E5M2 = pytest.mark.xfail(raises=TypeError, strict=True, reason="the interpreter does not bind fp8 e5m2 arrays")
-NARROW = [np.float32, np.float16, np.float64, ml_dtypes.bfloat16, pytest.param(ml_dtypes.float8_e5m2, marks=_E5M2),
-          ml_dtypes.float8_e4m3fn]
+# fp8 e4m3fn, whose only NaNs (0x7f, 0xff) are both what arithmetic makes, is the case the
+# second-sentinel run covers.
+NARROW = [np.float32, np.float16, np.float64, ml_dtypes.bfloat16, ml_dtypes.float8_e5m2, ml_dtypes.float8_e4m3fn]
 
 
 @pytest.mark.parametrize("dtype", NARROW, ids=lambda d: np.dtype(d).name)

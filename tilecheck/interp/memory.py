@@ -37,7 +37,7 @@ def _flat_view(name: str, arr: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]
     if any(s < 0 for s in strides):
         raise ArgumentError(f"argument '{name}': negative strides are not supported (cuTile assumes strides >= 0)")
     extent = 1 + sum((n - 1) * s for n, s in zip(arr.shape, strides)) if arr.size else 0
-    flat = np.lib.stride_tricks.as_strided(arr, shape=(extent,), strides=(itemsize,), writeable=arr.flags.writeable)
+    flat = as_strided(arr, (extent,), (itemsize,), writeable=arr.flags.writeable)
     return flat, strides
 
 
@@ -114,8 +114,18 @@ def copy_with_layout(a: np.ndarray) -> np.ndarray:
     if a.flags.c_contiguous or a.size == 0 or any(s < 0 for s in a.strides):
         return np.array(a, copy=True)
     extent = 1 + sum((n - 1) * (s // a.itemsize) for n, s in zip(a.shape, a.strides))
-    flat = np.lib.stride_tricks.as_strided(a, shape=(extent,), strides=(a.itemsize,)).copy()
-    return np.lib.stride_tricks.as_strided(flat, shape=a.shape, strides=a.strides, writeable=True)
+    flat = as_strided(a, (extent,), (a.itemsize,)).copy()
+    return as_strided(flat, a.shape, a.strides, writeable=True)
+
+
+def as_strided(a: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...], writeable: bool = True) -> np.ndarray:
+    """``numpy.lib.stride_tricks.as_strided`` for every dtype: numpy rebuilds the view from the array
+    interface, whose type string ml_dtypes' fp8 e5m2 ("<f1") it cannot read back, so such arrays
+    are re-strided as unsigned words of their size and viewed back."""
+    words = a.view(f"u{a.itemsize}") if a.dtype.kind not in "biuf" or is_float(a.dtype) and a.dtype.itemsize < 2 \
+        or a.dtype.name in _NARROW_FLOATS else a
+    view = np.lib.stride_tricks.as_strided(words, shape=shape, strides=strides, writeable=writeable)
+    return view if words is a else view.view(a.dtype)
 
 
 def copies_keeping_overlaps(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:

@@ -15,7 +15,7 @@ import numpy as np
 from tilecheck.arrays import flat_arguments, space_of
 from tilecheck.errors import TilecheckError
 from tilecheck.interp.engine import Interpreter
-from tilecheck.interp.memory import as_host_array, is_float
+from tilecheck.interp.memory import as_host_array, copy_with_layout, is_float
 from tilecheck.interp.schedule import Schedule
 from tilecheck.ir.opdefs import Effect
 from tilecheck.ir.summary import memory_ops
@@ -139,16 +139,6 @@ def _bits(a: np.ndarray) -> np.ndarray:
     device outputs arrive as raw bytes)."""
     a = np.ascontiguousarray(a)
     return a.view(f"u{a.itemsize}") if a.dtype.kind in "fiubV" and a.itemsize in (1, 2, 4, 8) else a
-
-
-def copy_with_layout(a: np.ndarray) -> np.ndarray:
-    """A writable copy with the same strides (a stride-0 or strided view stays one), so a run sees
-    the memory layout the caller passed."""
-    if a.flags.c_contiguous or a.size == 0 or any(s < 0 for s in a.strides):
-        return np.array(a, copy=True)
-    extent = 1 + sum((n - 1) * (s // a.itemsize) for n, s in zip(a.shape, a.strides))
-    flat = np.lib.stride_tricks.as_strided(a, shape=(extent,), strides=(a.itemsize,)).copy()
-    return np.lib.stride_tricks.as_strided(flat, shape=a.shape, strides=a.strides, writeable=True)
 
 
 def argument_names(module: Any, args: Sequence[Any]) -> list[str]:
