@@ -271,6 +271,10 @@ class Recorder:
             if locks is None:
                 return
         held = locks if locks is not None else np.full(len(o), -1, np.int64)
+        if held[0] == held[-1] and (held == held[0]).all():  # one block, or blocks holding the same: no duplicates issue
+            s.lmax[o] = np.maximum(s.lmax[o], held[0])
+            s.lmin[o] = np.minimum(s.lmin[o], held[0])
+            return
         s.lmax[o] = _per_element(o, np.maximum(s.lmax[o], held), np.maximum)
         s.lmin[o] = _per_element(o, np.minimum(s.lmin[o], held), np.minimum)
 
