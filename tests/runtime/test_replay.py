@@ -63,3 +63,30 @@ def test_views_at_an_offset_slices():
     x = np.arange(1024, dtype=np.float32)
     tilecheck.launch((8,), layouts.slices_disjoint, (x, 64))
     np.testing.assert_array_equal(x[:512], np.arange(512, 1024, dtype=np.float32) * 2)
+
+
+def test_a_witness_whose_blocks_do_not_touch_the_element_did_not_reproduce():
+    import dataclasses
+
+    case = tilecheck.cases_of(attention.head_permute_swapped)[0]
+    report = tilecheck.verify(attention.head_permute_swapped, case.make_args(), case.grid)
+    real = report.findings[0]
+    # the same finding, but claiming block (5, 3, 0), which writes elsewhere
+    fake_side = dataclasses.replace(real.witness.second, block=(5, 3, 0))
+    fake = dataclasses.replace(real, witness=dataclasses.replace(real.witness, second=fake_side))
+    result = fake.replay()
+    assert not result.reproduced
+    assert "did not reproduce" in str(result) and "(5, 3, 0)" in str(result)
+    assert real.replay().reproduced
+
+
+def test_equal_values_reproduce_as_touched_by_both():
+    import numpy as np
+
+    from tests.interp import kernels as K
+
+    args = (np.ones(16, np.float32), np.zeros(16, np.float32), 16)
+    report = tilecheck.verify(K.same_tile_same_values, args, (4, 1, 1))
+    result = report.races[0].replay()
+    assert result.reproduced and not result.differing
+    assert "both blocks touch it" in str(result)

@@ -274,7 +274,11 @@ class _Namer:
         return _coordinates(offset, mem.shape, mem.strides)
 
     def block(self, linear: int) -> tuple[int, int, int]:
-        _, gy, gz = self.grid
+        return self.block_of(linear, self.grid)
+
+    @staticmethod
+    def block_of(linear: int, grid: tuple[int, int, int]) -> tuple[int, int, int]:
+        _, gy, gz = grid
         return (linear // (gy * gz), (linear // gz) % gy, linear % gz)
 
     def side(self, event: Event, lane: int, block: int) -> Side:
@@ -542,3 +546,38 @@ def _key(f: Finding) -> tuple[Any, ...]:
 def _order(f: Finding) -> tuple[Any, ...]:
     w = f.witness
     return (f.kind, str(f.loc), w.element or () if w else (), w.offset or 0 if w else 0)
+
+
+def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tuple[int, ...]], array: str,
+               element: tuple[int, ...] | None = None, offset: int | None = None) -> dict[tuple[int, ...], set[str]]:
+    """Run only ``blocks`` (in the given order) on copies of ``args`` and say which of them touch one
+    element of ``array`` (by coordinates, or by element offset) and how: block -> {"read", "write",
+    "atomic"}. The confirmation channel for a witness: both of its blocks must touch its element."""
+    grid3 = normalize_grid(grid)
+    module, _ = module_for(kernel, tuple(args))
+    interp = Interpreter(module, _copies(module, tuple(args)), grid3, Schedule())
+    index = next((i for i, mem in interp.arrays.items() if mem.name == array), None)
+    if index is None:
+        raise TilecheckError(f"{module.name} has no array argument '{array}'")
+    mem = interp.arrays[index]
+    if offset is None:
+        if element is None or len(element) != len(mem.shape) or any(not 0 <= c < n for c, n in zip(element, mem.shape)):
+            return {}
+        offset = int(sum(c * s for c, s in zip(element, mem.strides)))
+    recorder = Recorder(grid3, set(), None, ())
+    recorder.bind(interp.arrays)
+    target, shift = recorder.alias.get(index, (index, 0))
+    watch = np.zeros(recorder.sizes[target], bool)
+    if 0 <= offset + shift < len(watch):
+        watch[offset + shift] = True
+    recorder.watch = {target: watch}
+    interp.recorder = recorder
+    for block in blocks:
+        interp.run(np.array([tuple(block) + (0,) * (3 - len(block))], np.int64))
+    out: dict[tuple[int, ...], set[str]] = {}
+    for records in recorder.records.values():
+        col = records.columns()
+        for event, linear in zip(col["event"].tolist(), col["block"].tolist()):
+            block = _Namer.block_of(linear, grid3)
+            out.setdefault(block, set()).add(("read", "write", "atomic")[recorder.events[event].effect])
+    return out

@@ -9,6 +9,7 @@ import numpy as np
 
 from tilecheck.errors import TilecheckError
 from tilecheck.runtime.differential import argument_names, fresh_arguments, output_arrays
+from tilecheck.interp.detect import touched_by
 from tilecheck.interp.engine import Interpreter, InterpreterError
 from tilecheck.runtime.launcher import module_for, normalize_grid
 from tilecheck.interp.schedule import Schedule
@@ -24,14 +25,20 @@ class ReplayResult:
     differing: dict[str, int] = field(default_factory=dict)  # array -> elements that differ between orders
     error: str | None = None
     note: str | None = None
+    touched: dict[tuple[int, ...], set[str]] | None = None  # which witness blocks touch the element, how
 
     def __str__(self) -> str:
         f = self.finding
         if self.error is not None:
             return f"replay of {f.kind}: the interpreter stopped: {self.error}"
-        if not self.reproduced:
-            return (f"replay of {f.kind} on {self.element}: both orders give the same outputs "
-                    f"(the racing accesses store equal values here)")
+        if self.touched is not None and not self.reproduced:
+            w = f.witness
+            missing = [b for b in {w.first.block, (w.second or w.first).block} if b not in self.touched]
+            return (f"replay of {f.kind} on {self.element}: did not reproduce: block(s) "
+                    f"{', '.join(map(str, sorted(missing)))} do not touch it when run with the given arguments")
+        if not self.differing:
+            return (f"replay of {f.kind} on {self.element}: both blocks touch it, but both orders give the "
+                    "same outputs (the racing accesses store equal values here)")
         w = f.witness
         order = f"block {w.first.block} then {w.second.block}" if w.second else "one order"
         text = (f"replay of {f.kind} on {self.element}: {order} -> {self.first_order!r}; "
@@ -64,13 +71,23 @@ def replay(finding: Any) -> ReplayResult:
     first = np.array([w.first.block], np.int64)
     second = np.array([w.second.block], np.int64) if w.second is not None else first
     result = _replay(finding, module, args, names, written, pure, index, grid3, first, second)
-    if not result.reproduced and result.error is None:
+    if result.error is None and finding.kind in ("write-write", "read-write", "unordered-in-block"):
+        blocks = [w.first.block] + ([w.second.block] if w.second is not None else [])
+        result.touched = touched_by(kernel, args, grid3, blocks, w.array,
+                                    w.element, w.offset)
+        both = all(b in result.touched for b in blocks)
+        result.reproduced = both
+        if not both or result.differing:
+            return result
+    if not result.differing and result.error is None:
         # equal inputs can hide the race (e.g. an all-ones array): retry with random float inputs
         rng = np.random.default_rng(0)
         noisy = tuple(rng.standard_normal(a.shape).astype(a.dtype) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
                       else a for a in args)
         retry = _replay(finding, module, noisy, names, written, pure, index, grid3, first, second)
-        if retry.reproduced:
+        retry.touched = result.touched
+        retry.reproduced = result.reproduced or retry.reproduced
+        if retry.differing:
             retry.note = "with random float inputs: the given ones hide the difference"
             return retry
     return result
