@@ -106,19 +106,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         return commands[args.command](args)
     except TilecheckError as exc:
         _debug_traceback(args, exc)
-        print(f"tilecheck: error: {exc}", file=sys.stderr)
+        print(f"tilecheck: error: {_in_context(args, str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return _interrupted()
     except BrokenPipeError:  # e.g. piped into `head`
         sys.stderr.close()
         return EXIT_OK
+    except OSError as exc:  # e.g. --output names a directory, or a folder that does not exist
+        _debug_traceback(args, exc)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"tilecheck: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - a tilecheck bug: exit 3 with one line, never 1 (a race)
         from tilecheck.jobs import internal_error_message
 
         _debug_traceback(args, exc)
         print(f"tilecheck: error: {internal_error_message(exc)}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _in_context(args: argparse.Namespace, message: str) -> str:
+    """``run``/``explain`` errors name the file, kernel and case (FILE::KERNEL[CASE]: cause), as
+    ``verify``'s do."""
+    target = getattr(args, "target", None)
+    if not target or "::" not in target or message.startswith(target.split("::")[0]):
+        return message
+    return f"{target}[{args.case}]: {message}"
 
 
 def _interrupted(summary: str = "") -> int:

@@ -61,7 +61,27 @@ def load_config(start: Path | None = None) -> Config:
     if unknown:
         raise TilecheckError(f"{path}: unknown [tool.tilecheck] keys: {', '.join(sorted(unknown))} "
                              f"(known: {', '.join(sorted(known))})")
+    _check_types(path, table)
     base = path.parent
     return Config(paths=[str(base / p) for p in table.get("paths", [])], timeout=float(table.get("timeout", 10.0)),
                   allow_unknown=table.get("allow-unknown", False), jobs=table.get("jobs"),
                   assume={k: list(v) for k, v in table.get("assume", {}).items()}, source=path)
+
+
+def _check_types(path: Path, table: dict[str, Any]) -> None:
+    """Each key's value has the type the table above shows; else a ``TilecheckError`` naming it."""
+    def is_strings(v: Any) -> bool:
+        return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+    def positive(v: Any, kind: type | tuple[type, ...]) -> bool:
+        return isinstance(v, kind) and not isinstance(v, bool) and 0 < v < float("inf")
+
+    checks = {"paths": (is_strings, "a list of paths, e.g. [\"kernels/\"]"),
+              "timeout": (lambda v: positive(v, (int, float)), "a positive number of seconds"),
+              "jobs": (lambda v: positive(v, int), "a positive integer"),
+              "allow-unknown": (lambda v: isinstance(v, bool) or is_strings(v), "true, false or a list of kernels"),
+              "assume": (lambda v: isinstance(v, dict) and all(is_strings(x) for x in v.values()),
+                         "a table of kernel = [\"distinct:NAME\", ...]")}
+    for key, (ok, what) in checks.items():
+        if key in table and not ok(table[key]):
+            raise TilecheckError(f"{path}: [tool.tilecheck] {key} must be {what}, got {table[key]!r}")

@@ -31,7 +31,9 @@ def where_raised(exc: BaseException) -> str:
     import traceback
     from pathlib import Path
 
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<")]
+    own = str(Path(__file__).resolve().parent)  # tilecheck's frames are not where the user's code failed
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith("<") and not str(Path(f.filename).resolve()).startswith(own)]
     if not frames:  # e.g. a SyntaxError, raised by the import machinery (its message has the line)
         return ""
     last = frames[-1]

@@ -57,6 +57,8 @@ class Stream:
 
     def align(self, alignment: int) -> None:
         """Skip padding so that the absolute offset is a multiple of ``alignment``."""
+        if alignment < 1:
+            raise self.error(f"alignment {alignment} (expected a positive number of bytes)")
         self.pos += -self.pos % alignment
         if self.pos > self.end:
             raise self.error("padding runs past the end of the section")

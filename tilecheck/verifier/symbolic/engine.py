@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tilecheck.errors import TilecheckError
-from tilecheck.ir import Block, Function, Module, Op, Value
+from tilecheck.ir import Block, Function, Module, Op, TileIRError, Value
 from tilecheck.ir import types as T
 from tilecheck.ir.opdefs import Effect
 from tilecheck.ir.summary import written_arguments
@@ -185,7 +185,13 @@ class State:
             results = tuple(self.havoc(r.type) for r in op.results)
         else:
             operands = [self.value(v) for v in op.operands]
-            results = rule(self, op, *operands)
+            try:
+                results = rule(self, op, *operands)
+            except (IndexError, KeyError, ValueError, TypeError, AttributeError) as exc:
+                # the readers check syntax, not typing: an op whose operands do not fit it ends here
+                raise TileIRError(f"cannot analyse {op.name} at {op.loc.outermost().short()}: {type(exc).__name__}: "
+                                  f"{exc} (is the Tile IR well-typed? if it is, this is a tilecheck bug: rerun with "
+                                  "--debug and report it)", op.loc) from exc
         if len(results) != len(op.results):
             raise TilecheckError(f"symbolic rule for {op.name} returned {len(results)} results, "
                                  f"expected {len(op.results)}", op.loc)
