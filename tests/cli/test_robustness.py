@@ -260,3 +260,11 @@ def test_an_internal_error_outside_verify_is_exit_3(monkeypatch, capsys):
     assert cli.main(["ir", "x"]) == 3
     err = capsys.readouterr().err
     assert "tilecheck: error: internal error: RuntimeError: boom" in err and "Traceback" not in err
+
+
+def test_the_bytecode_cutile_writes_is_verified(compiled, tmp_path):
+    # compile_kernel's bytes are cuTile's export_kernel(..., output_format="tileir_bytecode")
+    path = tmp_path / "swapped.tileirbc"
+    path.write_bytes(compiled("attention", "head_permute_swapped").bytecode)
+    out = tilecheck("verify", path, "--grid", "2,8,1")
+    assert out.returncode == 1 and "race: swapped has" in out.stdout, out.stdout + out.stderr
