@@ -94,7 +94,7 @@ def _package_root(path: Path) -> Path:
 def read_ir(path: Path) -> Any:
     """The Tile IR ``Module`` in a ``.tileir`` (text) or ``.tileirbc``/``.tilebc`` (bytecode) file;
     a ``TilecheckError`` naming the file when it cannot be read or decoded."""
-    from tilecheck.ir import BytecodeError, parse, read_bytecode
+    from tilecheck.ir import TileIRError, parse, read_bytecode
 
     try:
         data = path.read_bytes()
@@ -103,7 +103,7 @@ def read_ir(path: Path) -> Any:
     if path.suffix in BYTECODE_SUFFIXES:
         try:
             module = read_bytecode(data)
-        except BytecodeError as exc:
+        except TileIRError as exc:
             raise CollectError(f"{path}: {exc}") from None
     else:
         module = parse(_text(path, data), str(path))

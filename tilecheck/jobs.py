@@ -67,6 +67,9 @@ def worker_init() -> None:
 
 def internal_error_message(exc: BaseException) -> str:
     """One line for a tilecheck bug: the exception, the innermost frame, what to do."""
+    if isinstance(exc, MemoryError):
+        return ("out of memory (MemoryError) while checking this case: a smaller case (shapes, grid) needs less; "
+                "rerun with --debug for the traceback")
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
     text = str(exc).strip()

@@ -268,3 +268,16 @@ def test_the_bytecode_cutile_writes_is_verified(compiled, tmp_path):
     path.write_bytes(compiled("attention", "head_permute_swapped").bytecode)
     out = tilecheck("verify", path, "--grid", "2,8,1")
     assert out.returncode == 1 and "race: swapped has" in out.stdout, out.stdout + out.stderr
+
+
+def test_witnesses_name_scalars_and_aliasing_is_reported_once_with_the_bytes():
+    out = tilecheck("verify", KERNELS / "decode.py", "-j", "1")
+    assert out.returncode == 1
+    assert "cache (4, 2, 128, 64), pos=5" in out.stdout and "arg18" not in out.stdout
+    out = tilecheck("verify", KERNELS / "layouts.py", "-j", "1")
+    assert out.returncode == 1
+    pair = "bytes [0, 4096) of 'dst' are bytes [0, 4096) of 'src'"
+    assert out.stdout.count(f"'dst' is written and overlaps argument 'src' in memory: {pair}") == 1
+    assert f"witness: {pair} (4096 bytes); dst (1024), src (1024)" in out.stdout
+    assert "witness: dst[0] and dst[1] are the same bytes [0, 4) of 'dst'" in out.stdout
+    assert "block ()" not in out.stdout and "grid ()" not in out.stdout and "offset None" not in out.stdout

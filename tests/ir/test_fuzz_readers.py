@@ -45,3 +45,11 @@ def test_zero_alignment_is_a_bytecode_error_not_a_crash():
     seed[header:] = bytes([0x80 | 0x01, 0x01, 0x00]) + bytes(seed[header + 3:])
     with pytest.raises(ir.BytecodeError, match="alignment 0"):
         ir.read_bytecode(bytes(seed))
+
+
+def test_deep_nesting_is_an_error_not_a_recursion_error():
+    import pytest
+
+    text = "entry @k() {\n  %0 = make_token : " + "tile<" * 5000 + "f32" + ">" * 5000 + "\n}\n"
+    with pytest.raises(ir.TileIRError, match="nested too deeply"):
+        ir.parse(text, "deep.tileir")

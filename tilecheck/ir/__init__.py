@@ -12,7 +12,10 @@ def read_bytecode(data: bytes) -> Module:
     """Decode Tile IR bytecode (what cuTile's ``export_kernel`` writes) into a Module."""
     from tilecheck.ir.bytecode.reader import read_bytecode as _read
 
-    return _read(data)
+    try:
+        return _read(data)
+    except RecursionError:  # a type or region nested past Python's stack (or a cycle of type ids)
+        raise TileIRError("Tile IR bytecode nested too deeply to read (or a type that contains itself)") from None
 
 
 def from_cutile(kernel: object, args: "tuple[object, ...]") -> Module:
@@ -26,4 +29,7 @@ def parse(text: str, filename: str = "<text>") -> Module:
     """Parse the MLIR text form of Tile IR (``tileirdisasm`` output, ``.tileir`` files)."""
     from tilecheck.ir.text.parser import parse as _parse
 
-    return _parse(text, filename)
+    try:
+        return _parse(text, filename)
+    except RecursionError:  # e.g. tile<tile<tile<...>>> thousands deep
+        raise TileIRError(f"{filename}: Tile IR text nested too deeply to parse") from None
