@@ -281,3 +281,17 @@ def test_witnesses_name_scalars_and_aliasing_is_reported_once_with_the_bytes():
     assert f"witness: {pair} (4096 bytes); dst (1024), src (1024)" in out.stdout
     assert "witness: dst[0] and dst[1] are the same bytes [0, 4) of 'dst'" in out.stdout
     assert "block ()" not in out.stdout and "grid ()" not in out.stdout and "offset None" not in out.stdout
+
+
+def test_ctrl_c_inside_a_solver_query_is_an_interrupt_not_an_unknown_verdict():
+    # z3 catches SIGINT during check() and answers unknown ("interrupted from keyboard")
+    script = ("import z3\nfrom tilecheck.verifier import smt\nx, y, z = z3.Ints('x y z')\n"
+              "print('start', flush=True)\n"
+              "try:\n    print(smt.check([x*x*x + y*y*y == z*z*z, x > 100, y > 100, z > 100], 30))\n"
+              "except KeyboardInterrupt:\n    print('KeyboardInterrupt')\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "start"
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert out.strip() == "KeyboardInterrupt"

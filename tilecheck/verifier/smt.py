@@ -87,6 +87,7 @@ def minimize(constraints: list[BoolExpr], variables: list[IntExpr], first: Sat, 
                 solver.push()
                 solver.add(var < value)
                 if solver.check() != z3.sat:
+                    _raise_if_interrupted(solver)
                     solver.pop()
                     break
                 best = Sat(solver.model())
@@ -141,7 +142,15 @@ def check(constraints: Iterable[BoolExpr], timeout_s: float, rlimit: int = DEFAU
         return Sat(solver.model())
     if answer == z3.unsat:
         return Unsat()
+    _raise_if_interrupted(solver)
     return Unknown(solver.reason_unknown() or "unknown")
+
+
+def _raise_if_interrupted(solver: z3.Solver) -> None:
+    """z3 catches Ctrl-C during a check and answers ``unknown``: give it back to Python, so that an
+    interrupt stops the run rather than becoming an ``unknown`` verdict."""
+    if "interrupted from keyboard" in solver.reason_unknown():
+        raise KeyboardInterrupt
 
 
 def applications(term: Expr, decls: set[str]) -> Iterator[Expr]:
