@@ -180,7 +180,7 @@ def _well_formed(jobs: tuple[str, ...]) -> st.SearchStrategy[list[str]]:
     def pair(flag: str, *values: str) -> st.SearchStrategy[tuple[str, ...]]:
         return st.tuples(st.just(flag), st.sampled_from(values))
 
-    flag = lambda *names: st.sampled_from(names).map(lambda f: (f,))  # noqa: E731
+    flag = lambda *names: st.sampled_from(names).map(lambda f: (f,))
     verify = st.builds(lambda t, o: ["verify", t, "--timeout", "2", *o],
                        st.sampled_from(["D", "K", "T", "B", "D/.."]),
                        options(pair("--format", "text", "json", "sarif"), pair("--grid", "4", "4,1,1", "2,3", "8"),
@@ -250,7 +250,7 @@ def resolve(args: list[str], folder: Path) -> list[str]:
 
 _RACE = re.compile(r'^race: |"status": "race"|"ruleId": "(write-write|read-write|unordered-in-block|out-of-bounds|'
                    r'aliasing|order-dependent-atomic)"|NONDETERMINISTIC|order-dependent-atomic|tilecheck.detect, '
-                   r'this launch: \d+ race', re.M)
+                   r'this launch: \d+ race', re.MULTILINE)
 
 
 class Slow(Exception):
