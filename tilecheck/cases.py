@@ -25,7 +25,7 @@ class Case:
         (anything, ``SystemExit`` included) or returns something that is not a sequence."""
         try:
             made = self.args()
-        except Exception as exc:
+        except Exception as exc:  # user code may raise anything: report it, no traceback
             raise CaseError(f"the case's args factory raised {type(exc).__name__}: {_first_line(exc)}"
                             f"{where_raised(exc)}") from exc
         except SystemExit as exc:

@@ -68,7 +68,7 @@ def load_module(path: Path) -> Any:
     except TilecheckError as exc:  # e.g. @tilecheck.case on a plain function: already says what to do
         del sys.modules[name]
         raise CollectError(f"importing {path} failed: {exc}") from exc
-    except Exception as exc:
+    except Exception as exc:  # user code may raise anything: report it, no traceback
         del sys.modules[name]
         raise CollectError(f"importing {path} failed: {type(exc).__name__}: {_one_line(exc)}"
                            f"{where_raised(exc)}") from exc
