@@ -35,6 +35,8 @@ class Witness:
     grid: tuple[int, ...]
     shapes: dict[str, tuple[int, ...]]
     scalars: dict[str, int] = field(default_factory=dict)
+    # index-array contents the race needs that differ from the given arguments: name -> {coords: value}
+    contents: dict[str, dict[tuple[int, ...], int]] = field(default_factory=dict)
     # aliasing (two arguments, or one written array with itself): the other argument, the other
     # element (self-overlap), and per array the [start, end) byte offsets, from its element 0, it shares
     other: str | None = None
@@ -155,6 +157,10 @@ def describe(w: Witness) -> str:
         text += ", " + ", ".join(f"{k} {_tuple(v)}" for k, v in w.shapes.items())
     if w.scalars:
         text += ", " + ", ".join(f"{k}={v}" for k, v in w.scalars.items())
+    if w.contents:
+        values = [f"{name}[{', '.join(map(str, c))}] = {v}" for name, entries in w.contents.items()
+                  for c, v in sorted(entries.items())]
+        text += "; when " + ", ".join(values[:6]) + (f" (and {len(values) - 6} more)" if len(values) > 6 else "")
     return text
 
 

@@ -62,3 +62,18 @@ def locked_sum_foreign_release(x, acc, locks, T: ConstInt):
         pass
     ct.store(acc, index=(0,), tile=ct.load(acc, index=(0,), shape=(T,)) + t)
     ct.atomic_xchg(locks, 0, 0, memory_order=REL)
+
+
+@ct.kernel
+def xor_partner(x, y, m, T: ConstInt):
+    # block b writes tile b ^ m: a permutation of the tiles for any m < grid (race-free), but the
+    # verifier does not model xor of two unknowns, so its solver may pick colliding partners
+    b = ct.bid(0)
+    ct.store(y, index=(b ^ m,), tile=ct.load(x, index=(b,), shape=(T,)))
+
+
+@ct.kernel
+def xor_partner_halved(x, y, m, T: ConstInt):
+    # racy: (b ^ m) // 2 maps two blocks to each tile
+    b = ct.bid(0)
+    ct.store(y, index=((b ^ m) // 2,), tile=ct.load(x, index=(b,), shape=(T,)))

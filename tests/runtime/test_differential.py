@@ -149,7 +149,7 @@ def test_heatmap_without_matplotlib_says_how_to_get_it(tmp_path, monkeypatch, ca
         report.save_heatmap(str(tmp_path / "h.png"))
     target = f"{attention.__file__}::head_permute_safe"
     assert main(["run", target, "--repeat", "1", "--heatmap", str(tmp_path / "h.png")]) == 3
-    assert "error: the heatmap needs matplotlib" in capsys.readouterr().err
+    assert "the heatmap needs matplotlib" in capsys.readouterr().err
     assert not (tmp_path / "h.png").exists()
 
 

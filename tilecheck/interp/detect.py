@@ -28,7 +28,7 @@ import numpy as np
 from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.interp.engine import Interpreter, InterpreterError
-from tilecheck.interp.memory import as_host_array, bind_arguments, copies_keeping_overlaps
+from tilecheck.interp.memory import as_host_array, bind_arguments, copies_keeping_overlaps, copy_with_layout
 from tilecheck.interp.recorder import ATOMIC, READ, WRITE, Event, OutOfBounds, Recorder
 from tilecheck.interp.schedule import Schedule
 from tilecheck.ir import Function, Module, Op
@@ -581,3 +581,20 @@ def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tup
             block = _Namer.block_of(linear, grid3)
             out.setdefault(block, set()).add(("read", "write", "atomic")[recorder.events[event].effect])
     return out
+
+
+def with_contents(args: Sequence[Any], names: Sequence[str], contents: dict[str, dict[tuple[int, ...], int]]
+                  ) -> tuple[Any, ...]:
+    """``args`` (flat, named by ``names``) with ``contents`` (array name -> {coordinates: value})
+    written into copies of the arrays they name; coordinates outside an array are ignored."""
+    run_args = list(args)
+    for name, values in contents.items():
+        if name not in names:
+            continue
+        i = list(names).index(name)
+        array = copy_with_layout(as_host_array(name, run_args[i]))
+        for coords, value in values.items():
+            if len(coords) == array.ndim and all(0 <= c < n for c, n in zip(coords, array.shape)):
+                array[coords] = value
+        run_args[i] = array
+    return tuple(run_args)

@@ -81,7 +81,7 @@ def bind_arguments(module: Module, function: Function, args: Sequence[Any]) -> t
 
 
 # numpy has no bfloat16 or fp8: ml_dtypes' types stand in (same bits, numpy casts round to nearest even)
-_NARROW_FLOATS = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
+NARROW_FLOATS = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
                   "float8_e5m2": ml_dtypes.float8_e5m2}
 
 
@@ -90,7 +90,7 @@ def as_host_array(name: str, a: Any) -> np.ndarray:
     ``__array__``); bfloat16 and fp8 become ml_dtypes arrays over the same memory."""
     if isinstance(a, np.ndarray):
         return a
-    narrow = _NARROW_FLOATS.get(str(getattr(a, "dtype", "")).removeprefix("torch."))
+    narrow = NARROW_FLOATS.get(str(getattr(a, "dtype", "")).removeprefix("torch."))
     if narrow is not None and is_torch_tensor(a):
         import torch
 
@@ -105,7 +105,7 @@ def as_host_array(name: str, a: Any) -> np.ndarray:
 
 def is_float(dtype: np.dtype) -> bool:
     """numpy floats and the ml_dtypes narrow floats (kind "V" to numpy)."""
-    return dtype.kind == "f" or dtype.name in _NARROW_FLOATS
+    return dtype.kind == "f" or dtype.name in NARROW_FLOATS
 
 
 def copy_with_layout(a: np.ndarray) -> np.ndarray:
@@ -123,7 +123,7 @@ def as_strided(a: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...], 
     interface, whose type string ml_dtypes' fp8 e5m2 ("<f1") it cannot read back, so such arrays
     are re-strided as unsigned words of their size and viewed back."""
     words = a.view(f"u{a.itemsize}") if a.dtype.kind not in "biuf" or is_float(a.dtype) and a.dtype.itemsize < 2 \
-        or a.dtype.name in _NARROW_FLOATS else a
+        or a.dtype.name in NARROW_FLOATS else a
     view = np.lib.stride_tricks.as_strided(words, shape=shape, strides=strides, writeable=writeable)
     return view if words is a else view.view(a.dtype)
 

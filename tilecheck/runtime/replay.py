@@ -9,7 +9,8 @@ import numpy as np
 
 from tilecheck.errors import TilecheckError
 from tilecheck.runtime.differential import argument_names, fresh_arguments, output_arrays
-from tilecheck.interp.detect import touched_by
+from tilecheck.arrays import flat_arguments
+from tilecheck.interp.detect import touched_by, with_contents
 from tilecheck.interp.engine import Interpreter, InterpreterError
 from tilecheck.runtime.launcher import module_for, normalize_grid
 from tilecheck.interp.schedule import Schedule
@@ -66,6 +67,8 @@ def replay(finding: Any) -> ReplayResult:
     module, _ = module_for(kernel, args)
     grid3 = normalize_grid(grid if grid is not None else w.grid)
     written, pure = output_arrays(module)
+    if w.contents and module.params:  # the index contents the race needs, written into copies
+        args = with_contents(flat_arguments(args), [p.name for p in module.params], w.contents)
     names = argument_names(module, args)
     index = {name: i for i, name in enumerate(names)}
     first = np.array([w.first.block], np.int64)

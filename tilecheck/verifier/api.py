@@ -11,6 +11,7 @@ from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
 from tilecheck.ir.opdefs import Effect
 from tilecheck.verifier import smt
+from tilecheck.verifier.confirm import confirmer
 from tilecheck.verifier.footprints import reset_instances
 from tilecheck.verifier.locks import find_spin_locks
 from tilecheck.verifier.obligations import Checker, Level, LevelResult
@@ -75,7 +76,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
         last = n == len(levels) - 1
         # general levels are tried briefly: a harder query falls back to the more specific level
         budget = timeout_s if last else min(timeout_s, GENERAL_LEVEL_TIMEOUT_S)
-        result = Checker(fp, graph, locks, list(assume), level, budget, stop_early=not last).run()
+        confirm = confirmer(module, args, grid3) if level.shapes is not None else None
+        result = Checker(fp, graph, locks, list(assume), level, budget, stop_early=not last, confirm=confirm).run()
         results.append(result)
         if not result.races and not result.unknowns:
             break

@@ -7,8 +7,10 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from tilecheck.ir.loc import Loc
 from tilecheck.ir.types import ScalarType
@@ -28,6 +30,10 @@ from tilecheck.verifier.symbolic.engine import GRID, Footprints
 from tilecheck.ir.order import OrderGraph
 
 _FLOAT_ORDER_DEPENDENT = ("addf",)
+# Races are confirmed on the interpreter when the case has arguments; a model that does not
+# reproduce is excluded and the solver asked again, this many times, before answering unknown.
+CONFIRM_ROUNDS = 8
+_CONFIRMED_KINDS = ("write-write", "read-write", "unordered-in-block")
 
 
 @dataclass(frozen=True)
@@ -66,8 +72,13 @@ class Checker:
 
     def __init__(self, fp: Footprints, graph: OrderGraph, locks: list[SpinLock],
                  preconditions: list[Precondition], level: Level, timeout_s: float,
-                 stop_early: bool = False) -> None:
+                 stop_early: bool = False, confirm: Any = None) -> None:
         self.fp, self.graph, self.locks, self.level = fp, graph, locks, level
+        # confirm(witness, contents) -> bool: do the witness's blocks touch its element when run
+        # with the case's arguments (read-only arrays holding the model's ``contents``)?
+        self.confirm = getattr(confirm, "run", None)
+        # contents -> the entries that differ from the given arguments (what the race needs)
+        self.given_contents = getattr(confirm, "differing", None)
         self.timeout_s = timeout_s
         self.stop_early = stop_early
         self.preconditions = {p.array: [q for q in preconditions if q.array == p.array] for p in preconditions}
@@ -102,16 +113,7 @@ class Checker:
 
     def solve(self, constraints: list[smt.BoolExpr], what: str, locs: tuple[Loc, ...]) -> smt.Result:
         formula = smt.And(*constraints)
-        extra: list[smt.BoolExpr] = []
-        for index, func in self.fp.memory.items():
-            name = self.names.get(index, "")
-            apps = list(smt.applications(formula, {func.name()}))
-            element = self.fp.arrays[index].element
-            bits = element.bitwidth if isinstance(element, ScalarType) else 64
-            if 1 < bits < 64:  # array contents lie in the element type's range
-                extra += [smt.And(app >= -(1 << (bits - 1)), app < (1 << (bits - 1))) for app in apps]
-            for pre in self.preconditions.get(name, []):
-                extra += pre.constraints(apps)
+        extra = self.content_facts(formula)
         start = time.perf_counter()
         result = smt.check([formula, *extra], self.timeout_s)
         self.result.solver_s += time.perf_counter() - start
@@ -122,6 +124,21 @@ class Checker:
             if self.stop_early:
                 raise _Abort
         return result
+
+    def content_facts(self, formula: smt.BoolExpr) -> list[smt.BoolExpr]:
+        """What is known of the array contents ``formula`` reads: the element type's range and the
+        preconditions. Every query and every witness search includes them."""
+        extra: list[smt.BoolExpr] = []
+        for index, func in self.fp.memory.items():
+            name = self.names.get(index, "")
+            apps = list(smt.applications(formula, {func.name()}))
+            element = self.fp.arrays[index].element
+            bits = element.bitwidth if isinstance(element, ScalarType) else 64
+            if 1 < bits < 64:  # array contents lie in the element type's range
+                extra += [smt.And(app >= -(1 << (bits - 1)), app < (1 << (bits - 1))) for app in apps]
+            for pre in self.preconditions.get(name, []):
+                extra += pre.constraints(apps)
+        return extra
 
     # ---- obligations ---------------------------------------------------------------------------
     def run(self) -> LevelResult:
@@ -282,16 +299,67 @@ class Checker:
             return
         self.seen.add(key)
         if not self.stop_early:  # a canonical witness: smallest blocks, then iterations, then lanes
-            order = [*a.block, *(b.block if b else ()), *a.loop_vars, *(b.loop_vars if b else ()), *a.lanes,
-                     *(b.lanes if b else ())]
-            start = time.perf_counter()
-            sat = smt.minimize(constraints, order, sat, self.timeout_s)
-            self.result.solver_s += time.perf_counter() - start
+            confirmed = self.confirmed(kind, a, b, sat, constraints)
+            if confirmed is None:
+                return
+            sat = confirmed
         related = (b.access.op.loc,) if b is not None else ()
-        self.result.findings.append(Finding(kind, message, a.access.op.loc, related, self.witness(a, b, sat),
-                                            self.level.number))
+        witness = self.witness(a, b, sat)
+        if self.given_contents is not None:
+            needed = self.given_contents(self.contents(sat, constraints))
+            if needed:
+                witness = dataclasses.replace(witness, contents=needed)
+        self.result.findings.append(Finding(kind, message, a.access.op.loc, related, witness, self.level.number))
         if self.stop_early and kind != "order-dependent-atomic":
             raise _Abort
+
+    def canonical(self, a: Instance, b: Instance | None, sat: smt.Sat, constraints: list[smt.BoolExpr]) -> smt.Sat:
+        order = [*a.block, *(b.block if b else ()), *a.loop_vars, *(b.loop_vars if b else ()), *a.lanes,
+                 *(b.lanes if b else ())]
+        start = time.perf_counter()
+        sat = smt.minimize([*constraints, *self.content_facts(smt.And(*constraints))], order, sat, self.timeout_s)
+        self.result.solver_s += time.perf_counter() - start
+        return sat
+
+    def confirmed(self, kind: str, a: Instance, b: Instance | None, sat: smt.Sat,
+                  constraints: list[smt.BoolExpr]) -> smt.Sat | None:
+        """The canonical model, once the interpreter reproduces it (DESIGN §4, trust rules): a model
+        whose blocks do not both touch the element comes from an over-approximation; it is excluded
+        and the solver asked again. None (and an unknown) when no model reproduces."""
+        sat = self.canonical(a, b, sat, constraints)
+        if self.confirm is None or kind not in _CONFIRMED_KINDS or b is None:
+            return sat
+        constraints = list(constraints)
+        for _ in range(CONFIRM_ROUNDS):
+            if self.confirm(self.witness(a, b, sat), self.contents(sat, constraints)):
+                return sat
+            same = [p == sat.eval(p) for p in (*a.block, *b.block)]
+            if a.coords is not None:
+                same += [c == sat.eval(c) for c in a.coords]
+            constraints.append(smt.Not(smt.And(*same)))
+            result = self.solve(constraints, f"{kind} (after excluding a witness that did not reproduce)",
+                                (a.access.op.loc, b.access.op.loc))
+            if not isinstance(result, smt.Sat):
+                break
+            sat = self.canonical(a, b, result, constraints)
+        where = " and ".join(dict.fromkeys(f"{x.access.op.name} ({x.access.op.loc.outermost().short()})"
+                                           for x in (a, b)))
+        self.result.unknowns.append(
+            f"{kind} between {where}: the solver's witnesses did not reproduce on the interpreter with the given "
+            "arguments; a value the model over-approximates reaches the address")
+        return None
+
+    def contents(self, sat: smt.Sat, constraints: list[smt.BoolExpr]) -> dict[str, dict[tuple[int, ...], int]]:
+        """The model's values of the read-only array elements the constraints read, by array name."""
+        formula = smt.And(*constraints)
+        out: dict[str, dict[tuple[int, ...], int]] = {}
+        for index, func in self.fp.memory.items():
+            for app in smt.applications(formula, {func.name()}):
+                coords = tuple(sat.eval(c) for c in app.children())
+                value = sat.eval(app)
+                if all(isinstance(v, int) for v in (*coords, value)):
+                    out.setdefault(self.names.get(index, str(index)), {})[coords] = value
+        return out
 
     def witness(self, a: Instance, b: Instance | None, sat: smt.Sat) -> Witness:
         def side(inst: Instance) -> Side:

@@ -1,0 +1,32 @@
+"""The confirmation channel: a race at the given case is reported only once the interpreter
+reproduces its witness; models from over-approximations become unknown, never race."""
+import numpy as np
+
+import tilecheck
+from tests.interp import kernels as K
+
+
+def test_an_unreproducible_witness_is_unknown_with_the_reason():
+    args = (np.arange(64, dtype=np.float32), np.zeros(64, np.float32), 3, 8)
+    report = tilecheck.verify(K.xor_partner, args, (8, 1, 1))
+    assert report.status == "unknown", str(report)
+    assert any("did not reproduce" in r and "store_view_tko" in r for r in report.reasons)
+    assert tilecheck.detect(K.xor_partner, args, (8, 1, 1)).status == "verified"
+
+
+def test_a_reproducible_witness_stays_a_race():
+    args = (np.arange(64, dtype=np.float32), np.zeros(64, np.float32), 3, 8)
+    report = tilecheck.verify(K.xor_partner_halved, args, (8, 1, 1))
+    assert report.status == "race"
+    (f,) = report.races
+    assert f.replay().reproduced
+
+
+def test_a_race_that_needs_other_index_contents_is_confirmed_with_the_models_contents():
+    from corpus.kernels import atomics
+
+    case = tilecheck.cases_of(atomics.moe_scatter)[0]
+    args = case.make_args()  # distinct destinations: this launch is race-free...
+    assert tilecheck.detect(atomics.moe_scatter, args, case.grid).status == "verified"
+    report = tilecheck.verify(atomics.moe_scatter, args, case.grid)
+    assert report.status == "race"  # ...but with duplicates in dest_rows it races, and the model has them

@@ -1,0 +1,80 @@
+"""The confirmation channel (DESIGN §4, trust rules): a race witness at the given case is run on
+the interpreter before it is reported. The two witnessing blocks run alone on copies of the case's
+arguments, with the read-only arrays holding the values the solver's model gave the elements it
+read (so a race that needs other index contents is confirmed with those contents); both blocks
+must touch the witness's element, each the way the witness says."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+import numpy as np
+
+from tilecheck.arrays import flat_arguments, space_of
+from tilecheck.errors import TilecheckError
+from tilecheck.interp import InterpreterError
+from tilecheck.interp.detect import touched_by, with_contents
+from tilecheck.interp.memory import NARROW_FLOATS, as_host_array, as_strided
+from tilecheck.ir import Module
+from tilecheck.report import Witness
+
+Contents = dict[str, dict[tuple[int, ...], int]]
+
+
+@dataclass(frozen=True)
+class Confirmer:
+    run: Callable[[Witness, Contents], bool]  # do the witness's blocks touch its element?
+    differing: Callable[[Contents], Contents]  # the model's contents that the given arguments lack
+
+
+def confirmer(module: Module, args: Sequence[Any] | None, grid: tuple[int, int, int] | None) -> Confirmer | None:
+    """The confirmation channel of a case with arguments (None without: nothing to run)."""
+    if args is None or not module.params:
+        return None
+    names = [p.name for p in module.params]
+    flat = tuple(a if p.kind != "array" or space_of(a) != "cuda" else _stand_in(p)
+                 for p, a in zip(module.params, flat_arguments(tuple(args))))
+
+    def confirm(witness: Witness, contents: dict[str, dict[tuple[int, ...], int]]) -> bool:
+        blocks = [witness.first.block] + ([witness.second.block] if witness.second is not None else [])
+        try:
+            run_args = with_contents(flat, names, contents)
+            touched = touched_by(module, tuple(run_args), grid or witness.grid, blocks, witness.array,
+                                 witness.element, witness.offset)
+        except (InterpreterError, TilecheckError, OverflowError, ValueError):
+            return False
+        sides = [witness.first] + ([witness.second] if witness.second is not None else [])
+        return all(_effect(side.effect) & touched.get(tuple(side.block), set()) for side in sides)
+
+    def differing(contents: Contents) -> Contents:
+        out: Contents = {}
+        for name, values in contents.items():
+            if name not in names:
+                continue
+            given = as_host_array(name, flat[names.index(name)])
+            for coords, value in values.items():
+                inside = len(coords) == given.ndim and all(0 <= c < n for c, n in zip(coords, given.shape))
+                if inside and given[coords] != value:
+                    out.setdefault(name, {})[coords] = value
+        return out
+
+    return Confirmer(confirm, differing)
+
+
+def _stand_in(param: Any) -> np.ndarray:
+    """A zero host array with a device argument's layout: addresses depend on shapes, strides and
+    the index contents the model supplies, which is what confirmation needs."""
+    dtype = NARROW_FLOATS.get(param.dtype, param.dtype)
+    extent = 1 + sum((n - 1) * s for n, s in zip(param.shape, param.strides)) if all(param.shape) else 0
+    base = np.zeros(max(extent, 1), dtype)
+    return as_strided(base, param.shape, tuple(s * base.itemsize for s in param.strides))
+
+
+def _effect(effect: str) -> set[str]:
+    """What the interpreter records for an access of this kind."""
+    return {effect}
+
+
+
