@@ -83,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="verify every kernel of a labelled corpus and score the verdicts")
     ev.add_argument("corpus", help="a corpus directory (with manifest.toml) or a manifest file")
     ev.add_argument("--format", choices=("text", "json"), default="text")
-    ev.add_argument("--run", action="store_true", help="also run each kernel repeatedly on the CPU interpreter")
+    ev.add_argument("--run", action="store_true", help="also run each kernel repeatedly on the CPU interpreter "
+                    "and check its launch with tilecheck.detect (a contradiction with verify fails)")
     ev.add_argument("--runs", type=_positive(int), default=10, help="runs per kernel with --run (default 10)")
     ev.add_argument("--timeout", type=_positive(float), default=10.0, help="solver timeout per query, seconds")
 
@@ -332,11 +333,13 @@ def _run(args: argparse.Namespace) -> int:
     kernel, kargs, grid = _target(args.target, args.case)
     report = run_repeated(kernel, kargs, grid, runs=args.repeat, backend=args.backend, seed=args.seed)
     print(report)
+    detected = _detect(kernel, kargs, grid)
     if args.report:
         Path(args.report).write_text(report.to_json() + "\n")
     if args.heatmap:
-        report.save_heatmap(args.heatmap)
-    return EXIT_OK if report.deterministic else EXIT_RACE
+        report.save_heatmap(args.heatmap, races=detected.races if detected is not None else None)
+    racy = detected is not None and detected.status == "race"
+    return EXIT_OK if report.deterministic and not racy else EXIT_RACE
 
 
 def _explain(args: argparse.Namespace) -> int:
@@ -349,7 +352,33 @@ def _explain(args: argparse.Namespace) -> int:
     for f in races:
         print()
         print(f.replay())
-    return EXIT_RACE if races else EXIT_UNKNOWN if report.status == "unknown" else EXIT_OK
+    detected = _detect(kernel, kargs, grid)
+    if races or detected is not None and detected.status == "race":
+        return EXIT_RACE
+    return EXIT_UNKNOWN if report.status == "unknown" else EXIT_OK
+
+
+def _detect(kernel: object, kargs: tuple, grid: object) -> object:
+    """The exact detector on this launch, printed; None when it cannot run here (device arrays)."""
+    from tilecheck.interp import detect
+
+    try:
+        detected = detect(kernel, kargs, grid)
+    except TilecheckError as exc:
+        print(f"\ntilecheck.detect could not check this launch: {exc}")
+        return None
+    print()
+    if detected.status == "race":
+        print(f"tilecheck.detect, this launch: {len(detected.races)} race(s) "
+              "(exact: these blocks and lines race under some schedule)")
+        for f in detected.findings:
+            print()
+            print(f)
+    elif detected.status == "verified":
+        print("tilecheck.detect, this launch: no race under any schedule of these arguments")
+    else:
+        print("tilecheck.detect, this launch: " + "; ".join(detected.reasons))
+    return detected
 
 
 # ---- eval / ir -----------------------------------------------------------------------------------
@@ -365,6 +394,8 @@ def _eval(args: argparse.Namespace) -> int:
         if e.run is not None:
             extra = ("  runs: deterministic" if e.run["deterministic"] else
                      f"  runs: NONDETERMINISTIC, {e.run['fraction_differing']:.1%} of elements differ")
+        if e.detected is not None:
+            extra += f"  detect: {e.detected['status']}"
         print(f"{'ok ' if e.agrees else 'XX '}{e.status:9s} {e.id}{extra}", flush=True)
 
     result = evaluate(args.corpus, run=args.run, runs=args.runs, timeout_s=args.timeout, progress=progress)
