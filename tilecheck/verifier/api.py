@@ -20,7 +20,11 @@ from tilecheck.report import LEVELS, Finding, Report, Side, Witness
 from tilecheck.verifier.symbolic.engine import execute
 from tilecheck.ir.order import order_graph
 
-GENERAL_LEVEL_TIMEOUT_S = 1.0
+# A general level (all shapes, all grids) gets a small deterministic work budget per query (Z3's
+# rlimit, about a second of this machine's solving): a harder query falls back to the more specific
+# level. Budgets, not wall-clock time, decide verdicts, so the same input gives the same verdict on
+# any machine under any load; ``timeout_s`` stays as a backstop only.
+GENERAL_LEVEL_RLIMIT = 4_000_000
 DEFAULT_ASSUMPTIONS = (
     "array arguments do not alias one another (cuTile's own assumption; checked on the given arrays)",
     "no written array overlaps itself: distinct in-bounds indices are distinct addresses",
@@ -34,7 +38,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
 
     ``kernel`` is a ``@ct.kernel`` (then ``args`` is the tuple passed to ``ct.launch``) or a
     ``tilecheck.ir.Module`` (shapes and grid may stay symbolic). ``grid=None`` means any grid.
-    ``timeout_s`` bounds each solver query; a timeout makes the verdict ``unknown``, never verified.
+    Each solver query has a deterministic work budget (Z3's rlimit); ``timeout_s`` is a wall-clock
+    backstop per query. Running out of either makes the verdict ``unknown``, never verified.
     """
     start = time.perf_counter()
     module, params = _module(kernel, args)
@@ -42,7 +47,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     for pre in assume:
         if not isinstance(pre, Precondition):
             raise TilecheckError(f"assume= takes tilecheck.distinct(...) / tilecheck.bounded(...), got {pre!r}")
-    smt.reset_names()  # the same kernel gives the same formulas, whatever was verified before
+    smt.fresh_context()  # the same kernel gives the same formulas and answers, whatever was verified before
     reset_instances()
     fp = execute(module)
     graph = order_graph(fp.function)
@@ -75,9 +80,10 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     for n, level in enumerate(levels):
         last = n == len(levels) - 1
         # general levels are tried briefly: a harder query falls back to the more specific level
-        budget = timeout_s if last else min(timeout_s, GENERAL_LEVEL_TIMEOUT_S)
+        rlimit = smt.DEFAULT_RLIMIT if last else GENERAL_LEVEL_RLIMIT
         confirm = confirmer(module, args, grid3) if level.shapes is not None else None
-        result = Checker(fp, graph, locks, list(assume), level, budget, stop_early=not last, confirm=confirm).run()
+        result = Checker(fp, graph, locks, list(assume), level, timeout_s, stop_early=not last, confirm=confirm,
+                         rlimit=rlimit).run()
         results.append(result)
         if not result.races and not result.unknowns:
             break

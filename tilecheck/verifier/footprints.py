@@ -15,7 +15,7 @@ from tilecheck.ir.types import ScalarType
 from tilecheck.verifier import smt
 from tilecheck.verifier.symbolic.values import LANES, LoopVar
 
-BLOCK_IDS = (smt.Int("bid0"), smt.Int("bid1"), smt.Int("bid2"))
+BLOCK_IDS = smt.Vars(("bid0", "bid1", "bid2"))
 _instances = itertools.count()
 
 

@@ -72,7 +72,7 @@ class Checker:
 
     def __init__(self, fp: Footprints, graph: OrderGraph, locks: list[SpinLock],
                  preconditions: list[Precondition], level: Level, timeout_s: float,
-                 stop_early: bool = False, confirm: Any = None) -> None:
+                 stop_early: bool = False, confirm: Any = None, rlimit: int = smt.DEFAULT_RLIMIT) -> None:
         self.fp, self.graph, self.locks, self.level = fp, graph, locks, level
         # confirm(witness, contents) -> bool: do the witness's blocks touch its element when run
         # with the case's arguments (read-only arrays holding the model's ``contents``)?
@@ -80,6 +80,7 @@ class Checker:
         # contents -> the entries that differ from the given arguments (what the race needs)
         self.given_contents = getattr(confirm, "differing", None)
         self.timeout_s = timeout_s
+        self.rlimit = rlimit
         self.stop_early = stop_early
         self.preconditions = {p.array: [q for q in preconditions if q.array == p.array] for p in preconditions}
         self.result = LevelResult(level)
@@ -115,7 +116,7 @@ class Checker:
         formula = smt.And(*constraints)
         extra = self.content_facts(formula)
         start = time.perf_counter()
-        result = smt.check([formula, *extra], self.timeout_s)
+        result = smt.check([formula, *extra], self.timeout_s, self.rlimit)
         self.result.solver_s += time.perf_counter() - start
         self.result.queries += 1
         if isinstance(result, smt.Unknown):

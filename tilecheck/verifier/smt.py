@@ -72,6 +72,33 @@ def reset_names() -> None:
     _fresh = itertools.count()
 
 
+def fresh_context() -> None:
+    """Start a new Z3 context (and fresh names): Z3's search depends on the order its terms were
+    made, so a context shared with earlier verifications could change this one's answers and
+    models. Terms made before belong to the old context and must not be used again."""
+    z3.z3._main_ctx = z3.Context()
+    reset_names()
+
+
+class Vars(tuple):
+    """Named integer variables of the current context (``GRID``, ``LANES``, ...): a tuple whose items
+    are made in whichever context is current when they are read, so module-level names stay valid
+    across ``fresh_context``."""
+
+    def __new__(cls, names: Iterable[str]) -> Vars:
+        return super().__new__(cls, tuple(names))
+
+    def __getitem__(self, i: Any) -> Any:
+        names = tuple.__getitem__(self, i)
+        return tuple(z3.Int(n) for n in names) if isinstance(i, slice) else z3.Int(names)
+
+    def __iter__(self) -> Iterator[IntExpr]:
+        return (z3.Int(n) for n in tuple.__iter__(self))
+
+    def __add__(self, other: Any) -> tuple[Any, ...]:  # type: ignore[override]
+        return tuple(self) + tuple(other)
+
+
 def minimize(constraints: list[BoolExpr], variables: list[IntExpr], first: Sat, timeout_s: float,
              budget: int = 48) -> Sat:
     """The lexicographically smallest model over ``variables`` (one incremental solver), so that a

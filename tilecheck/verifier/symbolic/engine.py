@@ -29,7 +29,7 @@ from tilecheck.verifier.symbolic.values import (
     SymValue,
 )
 
-GRID = (smt.Int("grid0"), smt.Int("grid1"), smt.Int("grid2"))
+GRID = smt.Vars(("grid0", "grid1", "grid2"))
 
 
 @dataclass(frozen=True)

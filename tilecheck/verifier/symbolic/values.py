@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from tilecheck.verifier import smt
 
 MAX_RANK = 8
-LANES = tuple(smt.Int(f"lane{d}") for d in range(MAX_RANK))
+LANES = smt.Vars(f"lane{d}" for d in range(MAX_RANK))
 
 
 class SymValue:
