@@ -52,10 +52,15 @@ def load_config(start: Path | None = None) -> Config:
     if path is None:
         return Config()
     try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise TilecheckError(f"{path}: {exc}") from None
-    table: dict[str, Any] = data.get("tool", {}).get("tilecheck", {})
+    except OSError as exc:
+        raise TilecheckError(f"cannot read {path}: {exc.strerror or exc}") from None
+    tool = data.get("tool", {})
+    table = tool.get("tilecheck", {}) if isinstance(tool, dict) else {}
+    if not isinstance(table, dict):
+        raise TilecheckError(f"{path}: [tool.tilecheck] must be a table, got {table!r}")
     known = {"paths", "timeout", "allow-unknown", "jobs", "assume"}
     unknown = set(table) - known
     if unknown:

@@ -294,3 +294,25 @@ def test_ctrl_c_inside_a_solver_query_is_an_interrupt_not_an_unknown_verdict():
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=60)
     assert out.strip() == "KeyboardInterrupt"
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"tool = 1\n[x]\n", None), (b"[tool]\ntilecheck = 3\n", "[tool.tilecheck] must be a table, got 3"),
+    (b"\xff\xfe[tool.tilecheck]\n", "can't decode byte 0xff"), (b"[tool.tilecheck\n", "pyproject.toml"),
+    (b"[tool.tilecheck]\ntimeout = 'soon'\n", "timeout must be a positive number of seconds, got 'soon'"),
+    (b"[tool.tilecheck]\npaths = 5\n", "paths must be a list of paths"),
+    (b"[tool.tilecheck]\njobs = true\n", "jobs must be a positive integer, got True"),
+    (b"[tool.tilecheck]\nallow-unknown = 3\n", "allow-unknown must be true, false or a list"),
+    (b"[tool.tilecheck.assume]\nk = 'distinct:x'\n", "assume must be a table of kernel"),
+])
+def test_a_bad_pyproject_is_an_error_naming_it(tmp_path, content, message):
+    from tilecheck.config import load_config
+    from tilecheck.errors import TilecheckError
+
+    (tmp_path / "pyproject.toml").write_bytes(content)
+    if message is None:
+        assert load_config(tmp_path).paths == []
+        return
+    with pytest.raises(TilecheckError) as info:
+        load_config(tmp_path)
+    assert str(tmp_path / "pyproject.toml") in str(info.value) and message in str(info.value)
