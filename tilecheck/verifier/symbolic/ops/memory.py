@@ -1,6 +1,8 @@
 """Memory ops: each records an ``Access`` footprint; loaded values are unknowns."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from tilecheck.ir import Op
 from tilecheck.ir import types as T
 from tilecheck.ir.opdefs import Effect
@@ -25,7 +27,7 @@ def _view_coords(view: TileView, index: tuple[SymValue, ...]) -> tuple[smt.IntEx
     return tuple(coords)  # type: ignore[arg-type]
 
 
-def _bounds(coords: tuple[smt.IntExpr, ...], dims: tuple[smt.IntExpr, ...]) -> smt.BoolExpr:
+def _bounds(coords: Sequence[smt.IntExpr], dims: Sequence[smt.IntExpr]) -> smt.BoolExpr:
     return smt.And(*[smt.And(c >= 0, c < d) for c, d in zip(coords, dims)])
 
 
@@ -58,12 +60,26 @@ def _view_access(state, op: Op, effect: Effect, view: SymValue, index: tuple[Sym
         state.unsupported_op(op, f"{op.name}: index does not match the view's rank")
         return None
     tensor = view.tensor
-    inside = _bounds(coords, tensor.dims)
     element_coords = tuple(c + o for c, o in zip(coords, tensor.origin)) if tensor.origin else coords
-    # view ops never touch out-of-bounds elements: loads pad them, stores drop them
-    state.record(op, effect, tensor.array, element_coords, _linear(element_coords, tensor.strides), inside,
-                 inside, True, len(view.tile), element)
+    # A view op pads (loads) or drops (stores) elements outside the tensor, except along a dimension
+    # its ``inbounds`` flag marks (``check_bounds=False``): there it promises the tile stays inside,
+    # and an element outside is undefined behaviour: an access the bounds obligation checks.
+    promised = _promised_dims(op, view, len(coords))
+    dropped = _bounds([c for d, c in enumerate(coords) if d not in promised],
+                      [n for d, n in enumerate(tensor.dims) if d not in promised])
+    kept = _bounds([c for d, c in enumerate(coords) if d in promised],
+                   [n for d, n in enumerate(tensor.dims) if d in promised])
+    state.record(op, effect, tensor.array, element_coords, _linear(element_coords, tensor.strides), dropped,
+                 kept, not promised, len(view.tile), element)
     return coords
+
+
+def _promised_dims(op: Op, view: TileView, rank: int) -> set[int]:
+    """Tensor dimensions along which the op's ``inbounds`` flags promise its tile stays inside (the
+    flags follow the tile's dimensions; ``dim_map`` takes them to the tensor's)."""
+    flags = op.attrs.get("inbounds") or ()
+    dim_map = getattr(view, "dim_map", None) or tuple(range(rank))
+    return {dim_map[k] for k, flag in enumerate(flags) if flag and k < len(dim_map)}
 
 
 def _element(t: T.Type) -> T.Type | None:
