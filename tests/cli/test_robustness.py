@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -221,7 +222,13 @@ def test_ctrl_c_prints_interrupted_and_the_summary_and_exits_130():
     # a new session, so the signal goes to the whole process group as a terminal's Ctrl-C does
     proc = subprocess.Popen([sys.executable, "-m", "tilecheck", "verify", KERNELS, "-j", "2"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    time.sleep(3)
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:  # until the workers have started
+        if children.exists() and children.read_text().strip():
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)  # some cases finish, most do not
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
