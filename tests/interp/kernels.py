@@ -77,3 +77,25 @@ def xor_partner_halved(x, y, m, T: ConstInt):
     # racy: (b ^ m) // 2 maps two blocks to each tile
     b = ct.bid(0)
     ct.store(y, index=((b ^ m) // 2,), tile=ct.load(x, index=(b,), shape=(T,)))
+
+
+@ct.kernel
+def count_block_scoped(x, counts, T: ConstInt):
+    # racy: a tile-block-scoped atomic orders nothing across blocks, and every block adds to counts[0]
+    b = ct.bid(0)
+    t = ct.load(x, index=(b,), shape=(T,))
+    ct.atomic_add(counts, 0, ct.sum(t), memory_scope=ct.MemoryScope.BLOCK)
+
+
+@ct.kernel
+def count_device_scoped(x, counts, T: ConstInt):
+    b = ct.bid(0)
+    t = ct.load(x, index=(b,), shape=(T,))
+    ct.atomic_add(counts, 0, ct.sum(t))
+
+
+@ct.kernel
+def last_writer_wins(x, slot, T: ConstInt):
+    # every block exchanges its id into slot[0]: atomic, but which id remains depends on the order
+    b = ct.bid(0)
+    ct.atomic_xchg(slot, 0, b)

@@ -161,3 +161,18 @@ def test_fp8_e5m2_arrays_have_a_layout_and_a_flat_view():
     copy = copy_with_layout(a)
     assert copy.dtype == a.dtype and copy.strides == a.strides and np.array_equal(copy.astype(np.float32),
                                                                                   a.astype(np.float32))
+
+
+@pytest.mark.parametrize("kernel, expect", [(K.count_block_scoped, "race"), (K.count_device_scoped, "verified")])
+def test_atomics_order_blocks_only_at_device_scope(kernel, expect):
+    x, counts = np.ones(32, np.int32), np.zeros(1, np.int32)
+    assert tilecheck.detect(kernel, (x, counts, 8), (4, 1, 1)).status == expect
+    assert tilecheck.verify(kernel, (x, counts, 8), (4, 1, 1)).status == expect
+
+
+def test_exchanges_from_several_blocks_are_order_dependent_not_races():
+    x, slot = np.ones(32, np.int32), np.zeros(1, np.int32)
+    for report in (tilecheck.detect(K.last_writer_wins, (x, slot, 8), (4, 1, 1)),
+                   tilecheck.verify(K.last_writer_wins, (x, slot, 8), (4, 1, 1))):
+        assert report.status == "verified" and [f.kind for f in report.findings] == ["order-dependent-atomic"]
+        assert "which value remains" in report.findings[0].message

@@ -506,20 +506,26 @@ def _out_of_bounds(module: Module, rec: Recorder, grid: tuple[int, int, int], ca
 
 
 def _order_dependent(module: Module, rec: Recorder, grid: tuple[int, int, int], case: Any) -> list[Finding]:
+    """Float adds, exchanges or CASes from two blocks on one element (a valid spin lock's own
+    element aside): the value left depends on the order of the blocks."""
     namer = _Namer(module, case[1], grid)
+    locks = {key for key, lock in rec.lock_ids.items() if lock not in rec.broken}
     out = []
     for array, s in rec.summaries.items():
         if s.fmin is None:
             continue
-        hit = np.flatnonzero((s.fmin != s.fmax) & (s.fmax >= 0))
-        if not len(hit):
+        hit = [int(o) for o in np.flatnonzero((s.fmin != s.fmax) & (s.fmax >= 0)) if (array, int(o)) not in locks]
+        if not hit:
             continue
-        offset = int(hit[0])
-        loc = rec.float_ops[array].loc
-        side = Side("atomic_rmw_tko", loc, namer.block(int(s.fmin[offset])), {}, (), "atomic")
-        other = Side("atomic_rmw_tko", loc, namer.block(int(s.fmax[offset])), {}, (), "atomic")
-        out.append(Finding("order-dependent-atomic", f"float atomic add from several blocks on one element of "
-                           f"'{namer.name(array)}': the result depends on their order (rounding)", loc, (loc,),
+        offset = hit[0]
+        op = rec.float_ops[array]
+        side = Side(op.name, op.loc, namer.block(int(s.fmin[offset])), {}, (), "atomic")
+        other = Side(op.name, op.loc, namer.block(int(s.fmax[offset])), {}, (), "atomic")
+        what = "float atomic add" if op.attrs.get("mode") == "addf" else "atomic exchange or compare-and-swap"
+        why = "the result depends on their order (rounding)" if op.attrs.get("mode") == "addf" else \
+            "which value remains depends on their order"
+        out.append(Finding("order-dependent-atomic", f"{what} from several blocks on one element of "
+                           f"'{namer.name(array)}': {why}", op.loc, (op.loc,),
                            namer.witness(array, offset, side, other), 3, case))
     return out
 

@@ -29,6 +29,8 @@ _ACQUIRE = ("acquire", "acq_rel")
 _RELEASE = ("release", "acq_rel")
 _CROSS_BLOCK = ("device", "sys")  # a tile-block-scoped atomic orders nothing across blocks
 _NO_BLOCK = np.iinfo(np.int32).max
+# atomics whose result depends on the order of blocks: float add (rounding), exchange (and CAS)
+_ORDER_DEPENDENT = ("addf", "xchg")
 
 
 @dataclass
@@ -107,7 +109,7 @@ class Recorder:
         self.records: dict[int, Records] = {}  # watched elements (cross-block witnesses)
         self.detail: dict[Op, Records] = {}  # every access of ``detail_ops`` (in-block witnesses)
         self.oob: dict[Op, OutOfBounds] = {}  # the first out-of-bounds access of each op
-        self.float_ops: dict[int, Op] = {}  # the first float atomic add on each array
+        self.float_ops: dict[int, Op] = {}  # the first order-dependent atomic (float add, xchg, CAS) per array
         # spin locks as executed
         self.lock_arrays = lock_arrays
         self.lock_ids: dict[tuple[int, int], int] = {}
@@ -155,6 +157,8 @@ class Recorder:
                effect: str, *, run: tuple[int, int] | None = None, old: np.ndarray | None = None,
                arg: np.ndarray | None = None, expected: np.ndarray | None = None) -> None:
         code = _EFFECTS[effect]
+        if code == ATOMIC and op.attrs.get("memory_scope") not in _CROSS_BLOCK:
+            code = WRITE  # a tile-block-scoped atomic is atomic within its block only
         if array not in self.alias and self._untracked(array) and op not in self.detail_ops:
             return
         ids = linear_block_ids(ctx.blocks, self.grid)
@@ -256,7 +260,7 @@ class Recorder:
             s.writes[o] = True
         else:
             s.writes[o] = True
-            if op.attrs.get("mode") == "addf":
+            if op.attrs.get("mode") in _ORDER_DEPENDENT or op.name == "atomic_cas_tko":
                 self.float_ops.setdefault(array, op)
                 if s.fmin is None:
                     s.fmin, s.fmax = np.full(len(s.bmin), _NO_BLOCK, np.int32), np.full(len(s.bmin), -1, np.int32)

@@ -30,6 +30,8 @@ from tilecheck.verifier.symbolic.engine import GRID, Footprints
 from tilecheck.ir.order import OrderGraph
 
 _FLOAT_ORDER_DEPENDENT = ("addf",)
+_SWAP_MODES = ("xchg", "cas")
+_CROSS_BLOCK_SCOPES = ("device", "sys")
 # Races are confirmed on the interpreter when the case has arguments; a model that does not
 # reproduce is excluded and the solver asked again, this many times, before answering unknown.
 CONFIRM_ROUNDS = 8
@@ -159,7 +161,10 @@ class Checker:
                 if x.array != y.array or not (x.writes or y.writes):
                     continue
                 if x.is_atomic and y.is_atomic:
-                    self.order_dependent(x, y)
+                    if _device_scoped(x) and _device_scoped(y):
+                        self.order_dependent(x, y)
+                    else:  # a tile-block-scoped atomic orders nothing across blocks
+                        self.across_blocks(x, y)
                     continue
                 self.across_blocks(x, y)
                 self.inside_block(x, y)
@@ -264,20 +269,29 @@ class Checker:
             self.add("unordered-in-block", message, a, b, result, constraints)
 
     def order_dependent(self, x: Access, y: Access) -> None:
+        """Atomics from two blocks on one element whose result depends on their order: float adds
+        (rounding), exchanges and compare-and-swaps (which value remains). Integer add, min, max
+        and the bitwise ones commute. The acquire and release of a recognised spin lock are its
+        protocol, not a result."""
         modes = (x.atomic_mode, y.atomic_mode)
         is_float = x.element is not None and x.element.is_float
-        if not is_float or not any(m in _FLOAT_ORDER_DEPENDENT for m in modes):
+        lock_ops = {lock.acquire.op for lock in self.locks} | {lock.release.op for lock in self.locks}
+        if x.op in lock_ops or y.op in lock_ops:
+            return
+        floats = is_float and any(m in _FLOAT_ORDER_DEPENDENT for m in modes)
+        swaps = any(m in _SWAP_MODES for m in modes)
+        if not floats and not swaps:
             return
         pair = self.two_blocks(x, y)
         if pair is None:
             return
         a, b, constraints = pair
-        result = self.solve(constraints, "float atomics", (x.op.loc, y.op.loc))
+        result = self.solve(constraints, "order-dependent atomics", (x.op.loc, y.op.loc))
         if isinstance(result, smt.Sat):
-            self.add("order-dependent-atomic",
-                     f"float atomic {x.atomic_mode} from several blocks on one element of "
-                     f"'{self.names.get(x.array)}': the result depends on their order (rounding)", a, b, result,
-                     constraints)
+            what = (f"float atomic {x.atomic_mode}" if floats else f"atomic {'/'.join(dict.fromkeys(m for m in modes if m in _SWAP_MODES))}")
+            why = "the result depends on their order (rounding)" if floats else "which value remains depends on their order"
+            self.add("order-dependent-atomic", f"{what} from several blocks on one element of "
+                     f"'{self.names.get(x.array)}': {why}", a, b, result, constraints)
 
     def bounds(self, x: Access) -> None:
         a = instantiate(x, "b1")
@@ -377,6 +391,11 @@ class Checker:
         return Witness(self.names.get(a.access.array, str(a.access.array)), element,
                        None if element is not None else sat.eval(a.linear), side(a),
                        side(b) if b is not None else None, tuple(sat.eval(g) for g in GRID), shapes, scalars)
+
+
+def _device_scoped(x: Access) -> bool:
+    """An atomic whose scope spans blocks (device or system): atomic with respect to other blocks."""
+    return x.op.attrs.get("memory_scope") in _CROSS_BLOCK_SCOPES
 
 
 def _common_loops(x: Access, y: Access) -> int:
