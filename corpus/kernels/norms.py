@@ -139,3 +139,55 @@ def cross_entropy_ignore_index(logits, target, loss, V: ConstInt):
     lse = m + ct.log(ct.sum(ct.exp(x - m)))
     picked = ct.gather(logits, (row, t), check_bounds=False)
     ct.store(loss, index=(row,), tile=lse - picked)
+
+
+@tilecheck.case(grid=(32, 1, 1), args=lambda: (np.ones((32, 128), np.float32), np.zeros((8, 128), np.float32),
+                                               np.zeros(8, np.int32), 64))
+@ct.kernel
+def partial_sums_release_twice(DY, DW, Locks, TN: ConstInt):
+    # Racy: the block releases, writes the partial sum back outside the lock, and releases again
+    # (the second release can also free a lock another block holds by then).
+    row = ct.bid(0)
+    group = row % DW.shape[0]
+    for j in range(ct.num_tiles(DY, axis=1, shape=(1, TN))):
+        tdy = ct.load(DY, index=(row, j), shape=(1, TN), padding_mode=ZERO)
+        while ct.atomic_cas(Locks, group, 0, 1, memory_order=ct.MemoryOrder.ACQUIRE) == 1:
+            pass
+        acc = ct.load(DW, index=(group, j), shape=(1, TN), padding_mode=ZERO) + tdy
+        ct.atomic_xchg(Locks, group, 0, memory_order=ct.MemoryOrder.RELEASE)
+        ct.store(DW, index=(group, j), tile=acc)
+        ct.atomic_xchg(Locks, group, 0, memory_order=ct.MemoryOrder.RELEASE)
+
+
+@tilecheck.case(grid=(32, 1, 1), args=lambda: (np.ones((32, 128), np.float32), np.zeros((8, 128), np.float32),
+                                               np.zeros(8, np.int32), 64))
+@ct.kernel
+def partial_sums_foreign_release(DY, DW, Locks, TN: ConstInt):
+    # Racy: before taking its own lock, each block "releases" the next group's lock, which another
+    # block may hold: two blocks can then be inside that group's critical section at once.
+    row = ct.bid(0)
+    group = row % DW.shape[0]
+    for j in range(ct.num_tiles(DY, axis=1, shape=(1, TN))):
+        tdy = ct.load(DY, index=(row, j), shape=(1, TN), padding_mode=ZERO)
+        ct.atomic_xchg(Locks, (group + 1) % DW.shape[0], 0, memory_order=ct.MemoryOrder.RELEASE)
+        while ct.atomic_cas(Locks, group, 0, 1, memory_order=ct.MemoryOrder.ACQUIRE) == 1:
+            pass
+        acc = ct.load(DW, index=(group, j), shape=(1, TN), padding_mode=ZERO) + tdy
+        ct.store(DW, index=(group, j), tile=acc)
+        ct.atomic_xchg(Locks, group, 0, memory_order=ct.MemoryOrder.RELEASE)
+
+
+@tilecheck.case(grid=(32, 1, 1), args=lambda: (np.ones((32, 128), np.float32), np.zeros((8, 128), np.float32),
+                                               np.zeros(8, np.int32), 64))
+@ct.kernel
+def partial_sums_locked(DY, DW, Locks, TN: ConstInt):
+    # Race-free: acquire, read-modify-write the group's partial sum, release once.
+    row = ct.bid(0)
+    group = row % DW.shape[0]
+    for j in range(ct.num_tiles(DY, axis=1, shape=(1, TN))):
+        tdy = ct.load(DY, index=(row, j), shape=(1, TN), padding_mode=ZERO)
+        while ct.atomic_cas(Locks, group, 0, 1, memory_order=ct.MemoryOrder.ACQUIRE) == 1:
+            pass
+        acc = ct.load(DW, index=(group, j), shape=(1, TN), padding_mode=ZERO) + tdy
+        ct.store(DW, index=(group, j), tile=acc)
+        ct.atomic_xchg(Locks, group, 0, memory_order=ct.MemoryOrder.RELEASE)

@@ -6,7 +6,8 @@ blocks, as in cuTile's layer-norm backward:
     ct.atomic_xchg(Locks, i, 0, memory_order=RELEASE)
 
 Accesses ordered after the acquire loop and before the release (by tokens) are protected by the
-lock element; two blocks holding the *same* lock element cannot run them concurrently.
+lock element; two blocks holding the *same* lock element cannot run them concurrently. The lock
+counts only when the acquire-CAS and one release are the only writes to the lock array.
 """
 from __future__ import annotations
 
@@ -95,4 +96,13 @@ def find_spin_locks(function: Function, accesses: list[Access], graph: OrderGrap
                 and any(graph.reaches(("res", loop, k), ("op", a.op)) for k in range(len(loop.results)))
                 and graph.reaches(("op", a.op), ("op", release_op)))
             locks.append(SpinLock(acquire, by_op[release_op], loop, protected))
-    return locks
+    return [lock for lock in locks if _only_protocol_writes(lock, accesses)]
+
+
+def _only_protocol_writes(lock: SpinLock, accesses: list[Access]) -> bool:
+    """A lock orders its critical sections only if its acquire-CAS and its one release are the only
+    ops that write the lock array. Any other write — a second release after the write-back, a
+    release of an element the block never took, a store — can free an element another block holds,
+    and two blocks are then inside one critical section."""
+    protocol = {lock.acquire.op, lock.release.op}
+    return all(a.op in protocol for a in accesses if a.array == lock.acquire.array and a.writes)
