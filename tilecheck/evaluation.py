@@ -135,10 +135,14 @@ def load_manifest(root: Path) -> list[dict[str, Any]]:
     if not path.exists():
         raise TilecheckError(f"no manifest.toml in {root}")
     try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise TilecheckError(f"{path}: {exc}") from None
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise TilecheckError(f"{path}: not a manifest ({exc})") from None
+    except OSError as exc:
+        raise TilecheckError(f"cannot read {path}: {exc.strerror or exc}") from None
     entries = data.get("kernel", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise TilecheckError(f"{path}: expected [[kernel]] tables (file = ..., expect = ...)")
     for i, e in enumerate(entries):
         for key in ("file", "expect"):
             if key not in e:

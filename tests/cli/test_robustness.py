@@ -323,3 +323,17 @@ def test_a_bad_pyproject_is_an_error_naming_it(tmp_path, content, message):
     with pytest.raises(TilecheckError) as info:
         load_config(tmp_path)
     assert str(tmp_path / "pyproject.toml") in str(info.value) and message in str(info.value)
+
+
+def test_eval_of_a_file_that_is_not_a_manifest_exits_3(tmp_path, capsys):
+    from tilecheck import cli
+
+    binary = tmp_path / "b.tileirbc"
+    binary.write_bytes((IR_DATA / "vector_add.tilebc").read_bytes())
+    odd = tmp_path / "m.toml"
+    odd.write_text("kernel = 1\n")
+    for path, message in [(binary, "not a manifest ('utf-8' codec can't decode"),
+                          (odd, "expected [[kernel]] tables")]:
+        assert cli.main(["eval", str(path)]) == 3
+        err = capsys.readouterr().err
+        assert f"tilecheck: error: {path}: {message}" in err and "internal error" not in err
