@@ -14,7 +14,8 @@ _RULE_TEXT = {
     "read-write": "A tile block reads an element another block writes, with no ordering",
     "unordered-in-block": "Conflicting accesses inside one tile block that no token orders",
     "out-of-bounds": "A pointer access may leave its array and no mask excludes it",
-    "order-dependent-atomic": "Float atomics from several blocks: the result depends on their order",
+    "order-dependent-atomic": "Atomics from several blocks whose result depends on their order (float add, exchange)",
+    "assumption-violated": "The given arguments break one of the kernel's own assumptions: nothing is proved for them",
     "aliasing": "A written array overlaps another argument or itself",
     "unknown": "The kernel could not be verified",
 }

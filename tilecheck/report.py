@@ -9,7 +9,8 @@ from typing import Any
 from tilecheck.ir.loc import Loc
 
 KINDS = ("write-write", "read-write", "unordered-in-block", "out-of-bounds", "order-dependent-atomic",
-         "aliasing")
+         "aliasing", "assumption-violated")
+NOT_RACES = ("order-dependent-atomic", "assumption-violated")  # a warning; a case outside the kernel's contract
 LEVELS = {1: "all grids and shapes", 2: "the given shapes", 3: "the given shapes and grid"}
 
 
@@ -62,7 +63,7 @@ class Finding:
 
     @property
     def is_race(self) -> bool:
-        return self.kind != "order-dependent-atomic"
+        return self.kind not in NOT_RACES
 
     def replay(self) -> Any:
         """Replay the witness on the CPU interpreter (``tilecheck.replay``)."""
@@ -71,7 +72,7 @@ class Finding:
         return replay(self)
 
     def __str__(self) -> str:
-        severity = "error" if self.is_race else "warning"
+        severity = "error" if self.is_race or self.kind == "assumption-violated" else "warning"
         lines = [f"{_where(self.loc)}: {severity}: {self.kind}: {self.message}"]
         lines += _snippet(self.loc)
         for other in self.related_locs:

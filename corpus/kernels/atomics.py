@@ -36,15 +36,3 @@ def moe_scatter(x, dest_rows, out, TM: ConstInt, TD: ConstInt):
     cols = ct.arange(TD, dtype=ct.int32)
     t = ct.load(x, index=(bid, 0), shape=(TM, TD))
     ct.scatter(out, (dst[:, None], cols[None, :]), t)
-
-
-@tilecheck.case(grid=(8, 1, 1), args=lambda: (np.arange(1024, dtype=np.int32) % 16,
-                                              np.zeros(16, np.int32), 128))
-@ct.kernel
-def histogram_atomic_block_scope(x, hist, TILE: ConstInt):
-    # Racy: the same histogram with tile-block-scoped atomics, which are atomic only within a
-    # block; the eight blocks' updates of one bin are not ordered against one another.
-    bid = ct.bid(0)
-    idx = bid * TILE + ct.arange(TILE, dtype=ct.int32)
-    bins = ct.gather(x, idx)
-    ct.atomic_add(hist, bins, ct.full((TILE,), 1, dtype=ct.int32), memory_scope=ct.MemoryScope.BLOCK)

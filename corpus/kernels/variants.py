@@ -140,3 +140,26 @@ def continue_next_row(flag, x, y, K: ConstInt, N: ConstInt):
             ct.scatter(x, ((row + 1) % ct.num_blocks(0), cols), ct.full((N,), 0.0, dtype=ct.float32))
             continue
         ct.scatter(y, (row, cols), ct.gather(x, (row, cols)) + 1.0)
+
+
+@tilecheck.case(grid=(8, 1, 1), args=lambda: (np.arange(1024, dtype=np.int32) % 16,
+                                              np.zeros(16, np.int32), 128))
+@ct.kernel
+def histogram_atomic_block_scope(x, hist, TILE: ConstInt):
+    # Racy: the same histogram with tile-block-scoped atomics, which are atomic only within a
+    # block; the eight blocks' updates of one bin are not ordered against one another.
+    bid = ct.bid(0)
+    idx = bid * TILE + ct.arange(TILE, dtype=ct.int32)
+    bins = ct.gather(x, idx)
+    ct.atomic_add(hist, bins, ct.full((TILE,), 1, dtype=ct.int32), memory_scope=ct.MemoryScope.BLOCK)
+
+
+@tilecheck.case(grid=(8, 1, 1), args=lambda: (np.ones(1000, np.float32), np.zeros(1000, np.float32), 128))
+@ct.kernel
+def copy_unchecked_tail(x, y, TILE: ConstInt):
+    # Out of bounds: the last tile runs past 1000 elements, and check_bounds=False promises the
+    # compiler it does not (undefined behaviour, not padding).
+    bid = ct.bid(0)
+    t = ct.load(x, index=(bid,), shape=(TILE,), check_bounds=False)
+    ct.store(y, index=(bid,), tile=t, check_bounds=False)
+

@@ -85,7 +85,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
         result = Checker(fp, graph, locks, list(assume), level, timeout_s, stop_early=not last, confirm=confirm,
                          rlimit=rlimit).run()
         results.append(result)
-        if not result.races and not result.unknowns:
+        if not result.races and not result.unknowns and not _violated(result):
             break
     final = results[-1]
     case = (kernel, tuple(args) if args is not None else None, grid3)
@@ -94,8 +94,11 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     report.reasons += final.unknowns
     if report.races:
         report.status = "race"
-    elif final.unknowns or fp.unsupported:
+    elif final.unknowns or fp.unsupported or _violated(final):
         report.status = "unknown"
+        if _violated(final):
+            report.reasons.append("the given arguments break the kernel's own assumptions (see the findings): "
+                                  "nothing is proved for them")
     else:
         report.status = "verified"
         general = [r for r in results[:-1] if r.races]
@@ -109,6 +112,10 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
                     "total_s": round(time.perf_counter() - start, 4), "accesses": len(fp.accesses)}
     return report
 
+
+
+def _violated(result: LevelResult) -> bool:
+    return any(f.kind == "assumption-violated" for f in result.findings)
 
 
 def _module(kernel: Any, args: Sequence[Any] | None) -> tuple[Module, tuple[Any, ...]]:

@@ -94,7 +94,7 @@ class Checker:
                 self.protected.setdefault(index, []).append(lock)
 
     # ---- constraints shared by every query ---------------------------------------------------
-    def base(self, tags: tuple[str, ...]) -> list[smt.BoolExpr]:
+    def base(self, tags: tuple[str, ...], facts: bool = True) -> list[smt.BoolExpr]:
         out: list[smt.BoolExpr] = []
         for d, g in enumerate(GRID):
             out.append(g >= 1)
@@ -111,7 +111,8 @@ class Checker:
         for tag in tags:
             block = block_vars(tag)
             out += [smt.And(b >= 0, b < g) for b, g in zip(block, GRID)]
-            out += [rename_blocks(f, tag) for f in self.fp.facts]
+            if facts:
+                out += [rename_blocks(f, tag) for f in self.fp.facts]
         return out
 
     def solve(self, constraints: list[smt.BoolExpr], what: str, locs: tuple[Loc, ...]) -> smt.Result:
@@ -153,6 +154,8 @@ class Checker:
 
     def _run(self) -> None:
         accesses = self.fp.accesses
+        if not self.check_assumptions():
+            return
         self.check_locks()
         for i, x in enumerate(accesses):
             if not x.checks_bounds:
@@ -168,6 +171,58 @@ class Checker:
                     continue
                 self.across_blocks(x, y)
                 self.inside_block(x, y)
+
+    def check_assumptions(self) -> bool:
+        """No vacuous proofs (DESIGN §4): the kernel's own assumptions (cuTile's assume ops: strides
+        >= 0, divisibility, bounds) must be satisfiable at this level, or every query is trivially
+        unsatisfiable. At a concrete case each one the arguments violate is an
+        ``assumption-violated`` finding naming it; at a symbolic level the level is unknown."""
+        if not self.fp.facts:
+            return True
+        result = self.solve(self.base(("b1",)), "the kernel's assumptions", ())
+        if not isinstance(result, smt.Unsat):
+            return True
+        if self.level.shapes is None:
+            self.result.unknowns.append("the kernel's own assumptions (assume ops) cannot all hold at this level")
+            return False
+        plain = self.base(("b1",), facts=False)
+        symbols = self.symbol_names()
+        for fact, op in zip(self.fp.facts, self.fp.fact_ops or [None] * len(self.fp.facts)):
+            if op is None or not isinstance(self.solve([*plain, rename_blocks(fact, "b1")], "an assumption",
+                                                       (op.loc,)), smt.Unsat):
+                continue
+            values = self.concrete_values()
+            named = sorted(symbols[n] for n in smt.free_constants(fact) if n in symbols)
+            given = ", ".join(f"{symbols[n]} = {values[n]}" for n in sorted(smt.free_constants(fact))
+                              if n in symbols and n in values)
+            loc = op.loc
+            self.result.findings.append(Finding(
+                "assumption-violated", f"the given arguments break the kernel's assumption "
+                f"`{smt.simplify(fact)}` ({given or ', '.join(named) or 'no argument named'}): a proof under it "
+                "would be vacuous", loc, (), None, self.level.number))
+        if not any(f.kind == "assumption-violated" for f in self.result.findings):
+            self.result.unknowns.append("the kernel's own assumptions (assume ops) cannot all hold for the given case")
+        return False
+
+    def symbol_names(self) -> dict[str, str]:
+        """Names of the shape, stride and scalar symbols, as a user would write them."""
+        out = {}
+        for info in self.fp.arrays.values():
+            out.update({str(sym): f"{info.name}.shape[{d}]" for d, sym in enumerate(info.shape)})
+            out.update({str(sym): f"{info.name}.strides[{d}]" for d, sym in enumerate(info.strides)})
+        out.update({str(sym): self.fp.scalar_name(i) for i, sym in self.fp.scalars.items()})
+        return out
+
+    def concrete_values(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for info in self.fp.arrays.values():
+            if self.level.shapes is not None and info.name in self.level.shapes:
+                out.update({str(s): v for s, v in zip(info.shape, self.level.shapes[info.name])})
+            if self.level.strides is not None and info.name in self.level.strides:
+                out.update({str(s): v for s, v in zip(info.strides, self.level.strides[info.name])})
+        if self.level.scalars is not None:
+            out.update({str(self.fp.scalars[i]): v for i, v in self.level.scalars.items() if i in self.fp.scalars})
+        return out
 
     def check_locks(self) -> None:
         """Keep only locks whose acquire and release provably use the same lock element."""

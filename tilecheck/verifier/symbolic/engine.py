@@ -66,6 +66,7 @@ class Footprints:
     memory: dict[int, smt.FuncDecl]  # contents of read-only arrays, by coordinates
     # entry-arg index -> the Python parameter's name, for scalars of kernels from cuTile Python
     scalar_names: dict[int, str] = field(default_factory=dict)
+    fact_ops: list[Op | None] = field(default_factory=list)  # the assume op behind each fact (None: a modelling fact)
 
     def scalar_name(self, index: int) -> str:
         """What witnesses call a scalar argument: its parameter name, else ``arg<index>``."""
@@ -82,6 +83,7 @@ class State:
     ctx: Context = field(default_factory=lambda: Context(smt.BoolVal(True)))
     accesses: list[Access] = field(default_factory=list)
     facts: list[smt.BoolExpr] = field(default_factory=list)
+    fact_ops: list[Op | None] = field(default_factory=list)
     unsupported: list[Unsupported] = field(default_factory=list)
     memory: dict[int, smt.FuncDecl] = field(default_factory=dict)
     scalars: dict[int, smt.IntExpr] = field(default_factory=dict)
@@ -114,7 +116,7 @@ class State:
         exits = [e for e in (self.returned, self.skipped) if not smt.is_false(e)]
         return smt.And(self.ctx.path, *(smt.Not(e) for e in exits)) if exits else self.ctx.path
 
-    def fact(self, term: smt.BoolExpr) -> None:
+    def fact(self, term: smt.BoolExpr, op: Op | None = None) -> None:
         """Record a constraint every execution satisfies (from ``assume``). Facts about values
         that vary by loop iteration or lane are dropped (sound: fewer facts, more behaviours)."""
         names = smt.free_constants(term)
@@ -124,6 +126,7 @@ class State:
         if not (smt.is_true(live) or not self.ctx.loops):
             return
         self.facts.append(term if smt.is_true(live) else smt.Implies(live, term))
+        self.fact_ops.append(op)
 
     def unsupported_op(self, op: Op, reason: str) -> None:
         self.unsupported.append(Unsupported(op, reason))
@@ -253,7 +256,7 @@ def execute(module: Module, function: Function | None = None) -> Footprints:
     scalar_names = {p.first_arg: p.name for p in module.params if p.kind == "scalar"} \
         if function is module.entry else {}
     return Footprints(function, arrays, state.accesses, state.facts, state.scalars, state.unsupported,
-                      state.read_only, state.memory, scalar_names)
+                      state.read_only, state.memory, scalar_names, state.fact_ops)
 
 
 def _trace_arg(value: Value, function: Function) -> int | None:

@@ -241,7 +241,7 @@ def assume(state, op: Op, x: SymValue):
                 parts.append(x.term >= pred.lb)
             if pred.ub is not None:
                 parts.append(x.term <= pred.ub)
-            state.fact(smt.And(*parts) if parts else smt.BoolVal(True))
+            state.fact(smt.And(*parts) if parts else smt.BoolVal(True), op)
         elif isinstance(pred, DivBy) and pred.every is None and pred.divisor > 0:
-            state.fact(x.term % pred.divisor == 0)
+            state.fact(x.term % pred.divisor == 0, op)
     return (x,)
