@@ -112,3 +112,19 @@ def continue_ignored_row(flag, x, y, K: ConstInt, N: ConstInt):
             ct.scatter(x, (row, cols), ct.full((N,), 0.0, dtype=ct.float32))
             continue
         ct.scatter(y, (row, cols), ct.gather(x, (row, cols)) + 1.0)
+
+
+def _accumulate_row(x, y, row, T: ConstInt):
+    # an early return inside an inlined helper: cuTile lowers it to a single-trip `loop` ending in
+    # `break`, which runs once, not once per iteration of a loop
+    if row % 2 == 1:
+        return
+    acc = ct.load(y, index=(row,), shape=(T,))
+    ct.store(y, index=(row,), tile=acc + ct.load(x, index=(row,), shape=(T,)))
+
+
+@tilecheck.case(grid=(8, 1, 1), args=lambda: (np.ones(64, np.float32), np.zeros(64, np.float32), 8))
+@ct.kernel
+def helper_early_return(x, y, T: ConstInt):
+    # Race-free: each even block updates its own tile, odd blocks return early from the helper.
+    _accumulate_row(x, y, ct.bid(0), T)

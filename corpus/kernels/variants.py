@@ -163,3 +163,25 @@ def copy_unchecked_tail(x, y, TILE: ConstInt):
     t = ct.load(x, index=(bid,), shape=(TILE,), check_bounds=False)
     ct.store(y, index=(bid,), tile=t, check_bounds=False)
 
+
+
+def _accumulate_from_next(x, y, row, T: ConstInt):
+    if row % 2 == 1:
+        return
+    nxt = ct.load(y, index=(row + 1,), shape=(T,), padding_mode=ct.PaddingMode.ZERO)
+    ct.store(y, index=(row,), tile=nxt + ct.load(x, index=(row,), shape=(T,)))
+
+
+def _bump_row(y, row, T: ConstInt):
+    if row % 2 == 0:
+        return
+    ct.store(y, index=(row,), tile=ct.full((T,), 1.0, dtype=ct.float32))
+
+
+@tilecheck.case(grid=(8, 1, 1), args=lambda: (np.ones(64, np.float32), np.zeros(64, np.float32), 8))
+@ct.kernel
+def helper_early_return_reads_next(x, y, T: ConstInt):
+    # Racy: even blocks read the tile of the next (odd) block, which writes it; both inside
+    # helpers that return early.
+    _accumulate_from_next(x, y, ct.bid(0), T)
+    _bump_row(y, ct.bid(0), T)

@@ -66,12 +66,38 @@ def _induction(state, op: Op, k: int, var, lb: SymValue, step: SymValue, init: S
 def loop_(state, op: Op, *inits: SymValue):
     body = op.regions[0].block
     var = smt.fresh_int("loop")
+    if single_trip(op):
+        # every iteration ends in `break`: one iteration, entered with the initial values (how
+        # cuTile lowers an early `return` inside an inlined helper)
+        loop = LoopVar(op, var, var == 0, True)
+        with state.in_region(var == 0, loop):
+            for arg, init in zip(body.args, inits):
+                state.env[arg] = init
+            state.run_block(body)
+        return tuple(state.havoc(r.type, "loop") for r in op.results)
     loop = LoopVar(op, var, var >= 0, True)
     with state.in_region(var >= 0, loop):
         for arg in body.args:
             state.env[arg] = state.havoc(arg.type, "iter")
         state.run_block(body)
     return tuple(state.havoc(r.type, "loop") for r in op.results)
+
+
+def single_trip(loop: Op) -> bool:
+    """The body ends in ``break`` and no ``continue`` returns to its top: it runs at most once."""
+    body = loop.regions[0].block
+    if not body.ops or body.ops[-1].name != "break":
+        return False
+
+    def continues(ops) -> bool:  # a continue of this loop: nested ifs count, nested loops do not
+        for inner in ops:
+            if inner.name == "continue":
+                return True
+            if inner.name not in ("for", "loop") and any(continues(r.block.ops) for r in inner.regions):
+                return True
+        return False
+
+    return not continues(body.ops)
 
 
 def _merge(state, cond: smt.BoolExpr, result, a: SymValue, b: SymValue) -> SymValue:

@@ -1,0 +1,57 @@
+"""Control-flow shapes cuTile emits, for the verifier's tests (cuTile needs kernels in a file)."""
+import cuda.tile as ct
+
+ConstInt = ct.Constant[int]
+
+
+def _store_row(x, y, row, T: ConstInt):
+    # an early return inside an inlined helper: cuTile makes it a single-trip loop ending in break
+    if row >= x.shape[0] // T:
+        return
+    t = ct.load(x, index=(row,), shape=(T,))
+    ct.store(y, index=(row,), tile=t + 1.0)
+
+
+@ct.kernel
+def helper_early_return(x, y, T: ConstInt):
+    _store_row(x, y, ct.bid(0), T)
+
+
+def _accumulate(x, y, row, T: ConstInt):
+    if row % 2 == 1:
+        return
+    acc = ct.load(y, index=(row,), shape=(T,))
+    ct.store(y, index=(row,), tile=acc + ct.load(x, index=(row,), shape=(T,)))
+
+
+@ct.kernel
+def helper_early_return_rmw(x, y, T: ConstInt):
+    # read-modify-write of the block's own tile, inside a helper that may return early
+    _accumulate(x, y, ct.bid(0), T)
+
+
+@ct.kernel
+def prefix_rows(x, sizes, y, G: ConstInt, T: ConstInt):
+    # group g owns rows [start, start + sizes[g]) where start is the running sum of the sizes
+    g = ct.bid(0)
+    start = 0
+    for i in range(G):
+        if i < g:
+            start += ct.load(sizes, index=(i,), shape=(1,)).item()
+    ct.store(y, index=(start // T,), tile=ct.load(x, index=(g,), shape=(T,)))
+
+
+@ct.kernel
+def continue_after_inner_for(x, y, N: ConstInt, T: ConstInt):
+    # rows flagged by x[r, 0] < 0 are summed into y[b] by an inner loop, then skipped by `continue`;
+    # the others are copied: every access stays in the block's own row of y
+    b = ct.bid(0)
+    for r in range(N):
+        head = ct.load(x, index=(b * N + r, 0), shape=(1, 1)).item()
+        if head < 0:
+            acc = ct.zeros((1, T), dtype=ct.float32)
+            for j in range(2):
+                acc += ct.load(x, index=(b * N + r, j), shape=(1, T))
+            ct.store(y, index=(b * N + r, 0), tile=acc)
+            continue
+        ct.store(y, index=(b * N + r, 0), tile=ct.load(x, index=(b * N + r, 0), shape=(1, T)))
