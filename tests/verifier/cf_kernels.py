@@ -55,3 +55,19 @@ def continue_after_inner_for(x, y, N: ConstInt, T: ConstInt):
             ct.store(y, index=(b * N + r, 0), tile=acc)
             continue
         ct.store(y, index=(b * N + r, 0), tile=ct.load(x, index=(b * N + r, 0), shape=(1, T)))
+
+
+@ct.kernel
+def skip_counter(x, y, N: ConstInt, T: ConstInt):
+    # block b writes rows from b * N on; a flagged row advances the slot by 2 on a `continue` path,
+    # the others by 1: the slots run past b * N + N into the next block's rows (racy for most data).
+    # A closed form `b * N + r` taken from the final continue alone would hide it.
+    b = ct.bid(0)
+    slot = b * N
+    for r in range(N):
+        head = ct.load(x, index=(r, 0), shape=(1, 1)).item()
+        if head < 0:
+            slot += 2
+            continue
+        ct.store(y, index=(slot, 0), tile=ct.load(x, index=(r, 0), shape=(1, T)))
+        slot += 1

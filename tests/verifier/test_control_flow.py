@@ -34,3 +34,15 @@ def test_continue_after_an_inner_for():
     x = np.random.default_rng(0).standard_normal((16, 8)).astype(np.float32)
     args = (x, np.zeros((16, 4), np.float32), 4, 4)
     assert tilecheck.verify(C.continue_after_inner_for, args, (4, 1, 1)).status == "verified"
+
+
+@pytest.mark.parametrize("flagged_row", [None, 1])
+def test_a_counter_an_early_continue_updates_differently_has_no_closed_form(flagged_row):
+    """The closed form init + n * c held only for the final continue; an early one adding 2 made the
+    kernel 'verified' although some contents make it race (row 1 flagged: this launch races)."""
+    x = np.ones((8, 4), np.float32)
+    if flagged_row is not None:
+        x[flagged_row, 0] = -1
+    args = (x, np.zeros((64, 4), np.float32), 8, 4)
+    assert tilecheck.verify(C.skip_counter, args, (4, 1, 1)).status != "verified"
+    assert tilecheck.detect(C.skip_counter, args, (4, 1, 1)).status == ("race" if flagged_row else "verified")

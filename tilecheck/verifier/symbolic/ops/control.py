@@ -47,6 +47,9 @@ def _induction(state, op: Op, k: int, var, lb: SymValue, step: SymValue, init: S
     if not isinstance(lb, IntTile) or not isinstance(step, IntTile):
         return None
     arg = body.args[k + 1]
+    if k >= len(term.operands) or any(len(c.operands) <= k or c.operands[k] is not term.operands[k]
+                                      for c in _continues(body.ops)):
+        return None  # an early `continue` passes on another value: the closed form would be wrong
     update = term.operands[k].owner if k < len(term.operands) else None
     if not isinstance(update, Op) or update.name not in ("addi", "subi") or update.operands[0] is not arg:
         return None
@@ -86,18 +89,19 @@ def loop_(state, op: Op, *inits: SymValue):
 def single_trip(loop: Op) -> bool:
     """The body ends in ``break`` and no ``continue`` returns to its top: it runs at most once."""
     body = loop.regions[0].block
-    if not body.ops or body.ops[-1].name != "break":
-        return False
+    return bool(body.ops) and body.ops[-1].name == "break" and not _continues(body.ops)
 
-    def continues(ops) -> bool:  # a continue of this loop: nested ifs count, nested loops do not
-        for inner in ops:
-            if inner.name == "continue":
-                return True
-            if inner.name not in ("for", "loop") and any(continues(r.block.ops) for r in inner.regions):
-                return True
-        return False
 
-    return not continues(body.ops)
+def _continues(ops) -> list[Op]:
+    """The ``continue`` ops of the loop whose body holds ``ops``: in nested ifs, not nested loops."""
+    out = []
+    for inner in ops:
+        if inner.name == "continue":
+            out.append(inner)
+        elif inner.name not in ("for", "loop"):
+            for region in inner.regions:
+                out += _continues(region.block.ops)
+    return out
 
 
 def _merge(state, cond: smt.BoolExpr, result, a: SymValue, b: SymValue) -> SymValue:
