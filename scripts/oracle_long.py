@@ -1,0 +1,237 @@
+"""Long run of the oracle test (issue 11): ``verify`` against ``detect`` on N generated kernels.
+
+    nice python scripts/oracle_long.py --examples 10000 --seed 1 --out oracle-runs/seed1
+
+The property and the grammar are the CI test's (tests/test_oracle.py, tests/oracle_kernels.py), run
+in one process under hypothesis with a fixed seed and generation only (no shrinking). Every
+disagreement (``verify`` says verified, ``detect`` finds a race) is written to ``--out`` as a runnable
+module: kernel, ``make_args()``, ``GRID``, ``ASSUME``, and both reports in a trailing comment; with
+``--minimize`` the first ones of each class are also reduced statement by statement
+(``*.min.py``). Launches where ``verify`` reports a defect and ``detect`` none (false alarms, allowed)
+are counted; with ``--repeat R`` they are also run R times under adversarial schedules, and a
+nondeterministic output where ``detect`` found nothing at all is reported as a detector miss.
+
+At the end it prints (and writes to ``summary.json``): examples, the verify x detect status matrix,
+disagreements by class, the false-alarm count and rate, unknown reasons, generator errors, time.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+import tilecheck
+from tests.oracle_kernels import Outcome, cases, load, minimize, source_features
+
+
+class Timeout(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise Timeout()
+
+
+class Run:
+    """Counters and files of one long run."""
+
+    def __init__(self, out: Path, timeout_s: int, repeat: int, minimize_per_class: int) -> None:
+        self.out = out
+        self.work = Path(tempfile.mkdtemp(prefix="oracle-"))
+        self.timeout_s = timeout_s
+        self.repeat = repeat
+        self.minimize_per_class = minimize_per_class
+        self.matrix: collections.Counter[str] = collections.Counter()
+        self.classes: collections.Counter[str] = collections.Counter()
+        self.minimized: collections.Counter[str] = collections.Counter()
+        self.unknown: collections.Counter[str] = collections.Counter()
+        self.errors: collections.Counter[str] = collections.Counter()
+        self.detector_misses = 0
+        self.repeated = 0
+        self.times: list[float] = []
+        self.phase: collections.Counter[str] = collections.Counter()
+        self.features: collections.Counter[str] = collections.Counter()
+        self.examples = 0
+        self.start = time.perf_counter()
+
+    def one(self, case: Any) -> None:
+        self.examples += 1
+        self.features.update(case.features)
+        started = time.perf_counter()
+        try:
+            outcome = self._check(case.source)
+        except Timeout:
+            self.errors["timeout"] += 1
+            self._write(f"timeout_{case.digest}.py", case.source, "more than the time limit")
+            outcome = None
+        except Exception as exc:  # noqa: BLE001 - a generator bug (cuTile refused the kernel) or a checker's crash
+            key = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}"
+            self.errors[key] += 1
+            self._write(f"error_{case.digest}.py", case.source, f"{type(exc).__name__}: {exc}")
+            outcome = None
+        self.times.append(time.perf_counter() - started)
+        if outcome is not None:
+            self._record(case, outcome)
+        if self.examples % 100 == 0:
+            # cuTile modules compiled for earlier cases are never asked for again
+            from tilecheck.ir import cutile
+
+            cutile._COMPILED.clear()
+            print(f"[{self.examples}] {time.perf_counter() - self.start:.0f}s {dict(self.matrix)} "
+                  f"disagreements={sum(self.classes.values())}", flush=True)
+
+    def _check(self, source: str) -> Outcome:
+        """Both checkers on one module, within the time limit (``Timeout``)."""
+        signal.alarm(self.timeout_s)
+        try:
+            loaded = load(source, self.work)
+            t = time.perf_counter()
+            report = tilecheck.verify(loaded.kernel, loaded.args, loaded.grid, assume=loaded.assume)
+            self.phase["verify"] += time.perf_counter() - t
+            t = time.perf_counter()
+            found = tilecheck.detect(loaded.kernel, loaded.args, loaded.grid, assume=loaded.assume)
+            self.phase["detect"] += time.perf_counter() - t
+        finally:
+            signal.alarm(0)
+        return Outcome(report, found)
+
+    def _record(self, case: Any, outcome: Outcome) -> None:
+        v, d = outcome.verify, outcome.detect
+        self.matrix[f"{v.status}/{d.status}"] += 1
+        for report, side in ((v, "verify"), (d, "detect")):
+            if report.status == "unknown":
+                reason = report.reasons[0] if report.reasons else "?"
+                self.unknown[f"{side}: {_generic(reason)}"] += 1
+        if outcome.false_alarm and self.repeat:
+            self._repeat(case, outcome)
+        if not outcome.disagreement:
+            return
+        kinds = sorted({f.kind for f in d.findings if f.kind in _DEFECT_KINDS})
+        rough = f"{'+'.join(kinds)} | {'+'.join(sorted(case.features & _SUSPECT))}"
+        self._write(f"disagree_{case.digest}.py", case.source, outcome.describe())
+        cls = rough
+        if self.minimized[rough] < self.minimize_per_class:
+            self.minimized[rough] += 1
+            small = minimize(case.source, lambda s: self._still(s, kinds))
+            cls = f"{'+'.join(kinds)} | {'+'.join(sorted(source_features(small)))}"
+            self._write(f"disagree_{case.digest}.min.py", small, self._check(small).describe())
+        self.classes[cls] += 1
+        print(f"disagreement {case.digest}: {cls}", flush=True)
+
+    def _still(self, source: str, kinds: list[str]) -> bool:
+        try:
+            outcome = self._check(source)
+        except Exception:  # noqa: BLE001 - a reduction that no longer compiles or runs is not interesting
+            return False
+        found = {f.kind for f in outcome.detect.findings}
+        return outcome.disagreement and bool(found & set(kinds))
+
+    def _repeat(self, case: Any, outcome: Outcome) -> None:
+        if outcome.detect.findings:  # order-dependent atomics make outputs differ legitimately
+            return
+        loaded = load(case.source, self.work)
+        self.repeated += 1
+        signal.alarm(self.timeout_s)
+        try:
+            runs = tilecheck.run_repeated(loaded.kernel, loaded.args, loaded.grid, runs=self.repeat, seed=1)
+        except Timeout:
+            self.errors["timeout (repeated runs)"] += 1
+            return
+        finally:
+            signal.alarm(0)
+        if not runs.deterministic:
+            self.detector_misses += 1
+            self._write(f"detector_miss_{case.digest}.py", case.source, f"{outcome.describe()}\n\n{runs}")
+            print(f"detector miss {case.digest}", flush=True)
+
+    def _write(self, name: str, source: str, note: str) -> None:
+        self.out.mkdir(parents=True, exist_ok=True)
+        comment = "\n".join("# " + line if line else "#" for line in note.splitlines())
+        (self.out / name).write_text(f"{source}\n\n{comment}\n")
+
+    def summary(self) -> dict[str, Any]:
+        elapsed = time.perf_counter() - self.start
+        checked = sum(self.matrix.values())
+        alarms = self.matrix["race/verified"] + self.matrix["out-of-bounds/verified"]
+        detect_race_free = sum(n for k, n in self.matrix.items() if k.endswith("/verified"))
+        times = sorted(self.times) or [0.0]
+        return {
+            "examples": self.examples, "checked": checked, "matrix (verify/detect)": dict(self.matrix),
+            "disagreements": sum(self.classes.values()), "disagreements by class": dict(self.classes),
+            "verify race or out-of-bounds / detect verified": alarms,
+            "false-alarm rate (of launches detect finds race-free)": round(alarms / max(detect_race_free, 1), 4),
+            "false-alarm rate (of all checked)": round(alarms / max(checked, 1), 4),
+            "false alarms run repeatedly": self.repeated, "detector misses": self.detector_misses,
+            "unknown reasons": dict(self.unknown.most_common(20)), "errors": dict(self.errors),
+            "seconds": round(elapsed, 1), "seconds per example (mean, p95, max)":
+                (round(elapsed / max(self.examples, 1), 3), round(times[int(0.95 * (len(times) - 1))], 3),
+                 round(times[-1], 3)),
+            "seconds in verify / detect": (round(self.phase["verify"], 1), round(self.phase["detect"], 1)),
+            "grammar features (examples using each)": dict(sorted(self.features.items())),
+        }
+
+
+_DEFECT_KINDS = ("write-write", "read-write", "unordered-in-block", "aliasing", "out-of-bounds")
+# grammar features that name a disagreement's class before it is minimised
+_SUSPECT = frozenset({
+    "lock-ok", "lock-early", "lock-twice", "lock-other", "lock-mismatch", "lock-relaxed-acquire",
+    "lock-relaxed-release", "lock-cas-release", "counter", "helper", "while", "break", "continue",
+    "return-kernel", "unused-axis", "unchecked", "tiled-view-overlap", "slice-overlap", "in-place",
+    "assume-distinct", "assume-bounded", "idx-duplicates", "idx-out-of-range", "atomic-xchg", "atomic-cas",
+    "tile2d", "ticket", "cumsum", "atomic-block-scope", "lock-block-scope", "view-unchecked", "view-relaxed",
+    "view-relaxed-block"})
+
+
+def _generic(reason: str) -> str:
+    """A reason without file names and numbers, so equal causes count together."""
+    import re
+
+    reason = re.sub(r"\S*oracle_\w+\.py:\d+", "<loc>", reason)
+    return re.sub(r"\d+", "N", reason)[:140]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=10000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=None, help="folder for disagreements (default oracle-runs/seed<S>)")
+    parser.add_argument("--timeout", type=int, default=60, help="seconds per example before it counts as a timeout")
+    parser.add_argument("--repeat", type=int, default=8,
+                        help="adversarial runs of each false alarm that detect found clean (0: none)")
+    parser.add_argument("--minimize", type=int, default=2, help="disagreements minimised per class")
+    opts = parser.parse_args(argv)
+    out = opts.out or Path("oracle-runs") / f"seed{opts.seed}"
+    run = Run(out, opts.timeout, opts.repeat, opts.minimize)
+    signal.signal(signal.SIGALRM, _alarm)
+
+    @seed(opts.seed)
+    @settings(max_examples=opts.examples, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(case=cases())
+    def property_(case: Any) -> None:
+        run.one(case)
+
+    try:
+        property_()
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    summary = run.summary()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    print(json.dumps(summary, indent=2))
+    return 1 if summary["disagreements"] or run.detector_misses else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""The oracle test of issue 11: ``tilecheck.verify`` (static, every schedule) against
+``tilecheck.detect`` (exact for one launch) on kernels generated from a grammar
+(``tests/oracle_kernels.py``).
+
+The relation: ``verify`` says verified => ``detect`` finds no race at that launch, with random data;
+equivalently, ``detect`` finds a race => ``verify`` does not say verified. ``unknown`` on either
+side is no disagreement, and ``verify`` reporting a race that ``detect`` does not find is allowed
+(the verifier over-approximates, e.g. the contents of index arrays).
+
+Each disagreement found (by this test or by ``scripts/oracle_long.py``) is kept as a runnable file in
+``tests/data/oracle/``: the kernel, ``make_args()``, ``GRID``, ``ASSUME``, ``TRUTH`` (``"race"``,
+``"out-of-bounds"`` or ``"race-free"``, from ``run_repeated`` and reading the kernel) and, while the bug is open, ``XFAIL``
+(the reason): those run as strict xfails, so they flip when the bug is fixed.
+"""
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from tests.oracle_kernels import cases, check, load, load_file
+
+DATA = Path(__file__).parent / "data" / "oracle"
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """Where generated modules are written (cuTile reads a kernel's source file)."""
+    return tmp_path_factory.mktemp("oracle")
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases())
+def test_verified_launch_has_no_race(case, workdir):
+    outcome = check(load(case, workdir))
+    assert not outcome.disagreement, f"{case.source}\n{outcome.describe()}"
+
+
+def _regressions():
+    out = []
+    for path in sorted(DATA.glob("*.py")):
+        reason = _constant(path, "XFAIL")
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+        out.append(pytest.param(path, marks=marks, id=path.stem))
+    return out
+
+
+def _constant(path: Path, name: str) -> str | None:
+    """A module-level string constant of a data file, read without importing it."""
+    import ast
+
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    return None
+
+
+@pytest.mark.parametrize("path", _regressions())
+def test_regression(path):
+    """A disagreement found once: both checkers now agree with each other and with the truth."""
+    outcome = check(load_file(path))
+    truth = _constant(path, "TRUTH")
+    assert truth in ("race", "out-of-bounds", "race-free"), f"{path.name}: TRUTH = {truth!r}"
+    assert not outcome.disagreement, outcome.describe()
+    if truth == "race-free":
+        assert outcome.detect.status == "verified", outcome.describe()
+    else:
+        assert outcome.detect.status == truth, outcome.describe()
+        assert outcome.verify.status != "verified", outcome.describe()
