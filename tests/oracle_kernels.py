@@ -387,7 +387,12 @@ class _Builder:
         trips = self.draw(st.integers(1, 3))
         j = self.fresh("j")
         self.features.add("for")
-        return self._loop(scope, indent, j, trips, [f"for {j} in range({trips}):"])
+        # the trip count: constant, or at most ``trips`` from the block id or from loaded data
+        bound = self.pick([str(trips), str(trips), str(trips), f"b % {trips} + 1",
+                           f"ct.load(idx, b, shape=()) % {trips}"])
+        if bound != str(trips):
+            self.features.add("for-dynamic")
+        return self._loop(scope, indent, j, trips, [f"for {j} in range({bound}):"])
 
     def _while(self, scope: _Scope, indent: int) -> list[str]:
         trips = self.draw(st.integers(1, 3))
