@@ -66,6 +66,8 @@ class Run:
         self.times: list[float] = []
         self.phase: collections.Counter[str] = collections.Counter()
         self.features: collections.Counter[str] = collections.Counter()
+        self.alarm_kinds: collections.Counter[str] = collections.Counter()
+        self.alarm_features: collections.Counter[str] = collections.Counter()
         self.examples = 0
         self.start = time.perf_counter()
 
@@ -119,6 +121,11 @@ class Run:
                 self.unknown[f"{side}: {_generic(reason)}"] += 1
         if v.status == d.status == "verified":
             self.agreed_safe += 1
+        if outcome.false_alarm:
+            kinds = sorted({f.kind for f in v.findings if f.kind in _DEFECT_KINDS})
+            self.alarm_kinds["+".join(kinds)] += 1
+            for feature in case.features & (_SUSPECT | {"index-array"}):
+                self.alarm_features[feature] += 1
         sampled = v.status == d.status == "verified" and self.sample and self.agreed_safe % self.sample == 0
         if self.repeat and (outcome.false_alarm or sampled) and not case.features & _ORDER_DEPENDENT:
             self._repeat(case, outcome)
@@ -179,6 +186,8 @@ class Run:
             "verify race or out-of-bounds / detect verified": alarms,
             "false-alarm rate (of launches detect finds race-free)": round(alarms / max(detect_race_free, 1), 4),
             "false-alarm rate (of all checked)": round(alarms / max(checked, 1), 4),
+            "false alarms by verify's finding kinds": dict(self.alarm_kinds.most_common()),
+            "false alarms by grammar feature (a launch counts once per feature)": dict(self.alarm_features.most_common(15)),
             "launches run repeatedly (false alarms, sampled agreements)": self.repeated,
             "detector misses": self.detector_misses,
             "unknown reasons": dict(self.unknown.most_common(20)), "errors": dict(self.errors),
@@ -200,7 +209,8 @@ _SUSPECT = frozenset({
     "return-kernel", "unused-axis", "unchecked", "tiled-view-overlap", "slice-overlap", "in-place",
     "assume-distinct", "assume-bounded", "idx-duplicates", "idx-out-of-range", "atomic-xchg", "atomic-cas",
     "tile2d", "ticket", "cumsum", "atomic-block-scope", "lock-block-scope", "view-unchecked", "view-relaxed",
-    "view-relaxed-block"})
+    "view-relaxed-block", "for-dynamic", "mask", "bits", "counter-continue", "counter-conditional",
+    "counter-break"})
 
 
 def _generic(reason: str) -> str:

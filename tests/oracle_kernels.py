@@ -154,10 +154,12 @@ class _Builder:
             bad += [f"b + {j}", j]
         if scope.counters:
             good += list(scope.counters)
-        if self.chance(0.7):
-            return self.pick(good)
-        self.features.add("bad-index")
-        return self.pick(bad)
+        chosen = self.pick(good) if self.chance(0.7) else self.pick(bad)
+        if chosen in bad:
+            self.features.add("bad-index")
+        if any(op in chosen for op in ("^", ">>", "&")):
+            self.features.add("bits")
+        return chosen
 
     def elements(self, scope: _Scope) -> str:
         """A tile of element indices (shape (T,))."""
