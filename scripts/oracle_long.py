@@ -45,6 +45,15 @@ def _alarm(signum: int, frame: Any) -> None:
     raise Timeout()
 
 
+_STOP: list[int] = []
+
+
+def _stop(signum: int, frame: Any) -> None:
+    """Ctrl-C or SIGTERM: finish the example under way, then print the summary (an interrupt inside
+    a solver query or the interpreter could otherwise be read as that example's outcome)."""
+    _STOP.append(signum)
+
+
 class Run:
     """Counters and files of one long run."""
 
@@ -72,6 +81,8 @@ class Run:
         self.start = time.perf_counter()
 
     def one(self, case: Any) -> None:
+        if _STOP:
+            raise KeyboardInterrupt  # between examples: hypothesis passes it on without shrinking
         self.examples += 1
         self.features.update(case.features)
         started = time.perf_counter()
@@ -236,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     out = opts.out or Path("oracle-runs") / f"seed{opts.seed}"
     run = Run(out, opts.timeout, opts.repeat, opts.sample, opts.minimize)
     signal.signal(signal.SIGALRM, _alarm)
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
 
     @seed(opts.seed)
     @settings(max_examples=opts.examples, deadline=None, database=None, phases=[Phase.generate],
