@@ -208,7 +208,7 @@ def _verify(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     strict_hit = args.strict and any(f["kind"] == "order-dependent-atomic" for r in results if r.report
                                      for f in r.report["findings"])
-    if any(r.status == "race" for r in results) or strict_hit:
+    if any(r.status in ("race", "out-of-bounds") for r in results) or strict_hit:
         return EXIT_RACE
     allow = args.allow_unknown
     if any(r.status == "unknown" and not (allow or config.unknown_allowed(r.id, r.kernel)) for r in results):
@@ -338,7 +338,7 @@ def _run(args: argparse.Namespace) -> int:
         Path(args.report).write_text(report.to_json() + "\n")
     if args.heatmap:
         report.save_heatmap(args.heatmap, races=detected.races if detected is not None else None)
-    racy = detected is not None and detected.status == "race"
+    racy = detected is not None and detected.failed
     return EXIT_OK if report.deterministic and not racy else EXIT_RACE
 
 
@@ -353,7 +353,7 @@ def _explain(args: argparse.Namespace) -> int:
         print()
         print(f.replay())
     detected = _detect(kernel, kargs, grid)
-    if races or detected is not None and detected.status == "race":
+    if races or report.failed or detected is not None and detected.failed:
         return EXIT_RACE
     return EXIT_UNKNOWN if report.status == "unknown" else EXIT_OK
 
@@ -368,9 +368,11 @@ def _detect(kernel: object, kargs: tuple, grid: object) -> object:
         print(f"\ntilecheck.detect could not check this launch: {exc}")
         return None
     print()
-    if detected.status == "race":
-        print(f"tilecheck.detect, this launch: {len(detected.races)} race(s) "
-              "(exact: these blocks and lines race under some schedule)")
+    if detected.failed:
+        oob = sum(f.kind == "out-of-bounds" for f in detected.findings)
+        print(f"tilecheck.detect, this launch: {len(detected.races)} race(s)"
+              + (f", {oob} out-of-bounds access(es)" if oob else "")
+              + " (exact: these blocks and lines race under some schedule)")
         for f in detected.findings:
             print()
             print(f)

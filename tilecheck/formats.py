@@ -22,7 +22,8 @@ _RULE_TEXT = {
 
 
 def summary(results: list[JobResult], no_case: list[str]) -> dict[str, int]:
-    counts = {s: sum(1 for r in results if r.status == s) for s in ("verified", "race", "unknown", "error")}
+    counts = {s: sum(1 for r in results if r.status == s)
+              for s in ("verified", "race", "out-of-bounds", "unknown", "error")}
     counts["no_case"] = len(no_case)
     counts["kernels"] = len(results) + len(no_case)
     return counts
@@ -39,8 +40,9 @@ def render_text(results: list[JobResult], no_case: list[str]) -> str:
         out.append(f"== {k}: no case declared (add @tilecheck.case(grid=..., args=...))")
         out.append("")
     s = summary(results, no_case)
-    out.append(f"{s['kernels']} kernel case(s): {s['verified']} verified, {s['race']} racy, {s['unknown']} unknown, "
-               f"{s['error']} error(s), {s['no_case']} without a case")
+    oob = f"{s['out-of-bounds']} out of bounds, " if s["out-of-bounds"] else ""
+    out.append(f"{s['kernels']} kernel case(s): {s['verified']} verified, {s['race']} racy, {oob}{s['unknown']} "
+               f"unknown, {s['error']} error(s), {s['no_case']} without a case")
     return "\n".join(out)
 
 

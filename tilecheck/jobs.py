@@ -37,7 +37,7 @@ class JobResult:
     path: str
     kernel: str | None  # None: an error about a whole file (it did not import, or holds no kernel)
     case: int | None
-    status: str  # verified | race | unknown | error
+    status: str  # verified | race | out-of-bounds | unknown | error
     text: str
     report: dict[str, Any] | None = None
     seconds: float = 0.0

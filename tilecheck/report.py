@@ -10,7 +10,10 @@ from tilecheck.ir.loc import Loc
 
 KINDS = ("write-write", "read-write", "unordered-in-block", "out-of-bounds", "order-dependent-atomic",
          "aliasing", "assumption-violated")
-NOT_RACES = ("order-dependent-atomic", "assumption-violated")  # a warning; a case outside the kernel's contract
+RACE_KINDS = ("write-write", "read-write", "unordered-in-block", "aliasing")
+# Report.status: verified | race (a data race) | out-of-bounds (no race, but an access may leave its
+# array: undefined behaviour too, and it fails CI the same way) | unknown
+DEFECT_STATUSES = ("race", "out-of-bounds")
 LEVELS = {1: "all grids and shapes", 2: "the given shapes", 3: "the given shapes and grid"}
 
 
@@ -63,7 +66,12 @@ class Finding:
 
     @property
     def is_race(self) -> bool:
-        return self.kind not in NOT_RACES
+        return self.kind in RACE_KINDS
+
+    @property
+    def is_defect(self) -> bool:
+        """A race or an out-of-bounds access: what makes a verdict fail."""
+        return self.is_race or self.kind == "out-of-bounds"
 
     def replay(self) -> Any:
         """Replay the witness on the CPU interpreter (``tilecheck.replay``)."""
@@ -72,7 +80,7 @@ class Finding:
         return replay(self)
 
     def __str__(self) -> str:
-        severity = "error" if self.is_race or self.kind == "assumption-violated" else "warning"
+        severity = "error" if self.is_defect or self.kind == "assumption-violated" else "warning"
         lines = [f"{_where(self.loc)}: {severity}: {self.kind}: {self.message}"]
         lines += _snippet(self.loc)
         for other in self.related_locs:
@@ -87,7 +95,7 @@ class Finding:
 @dataclass
 class Report:
     kernel: str
-    status: str  # verified | race | unknown
+    status: str  # verified | race | out-of-bounds | unknown
     findings: list[Finding] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
     level: str | None = None
@@ -103,9 +111,16 @@ class Report:
     def races(self) -> list[Finding]:
         return [f for f in self.findings if f.is_race]
 
+    @property
+    def failed(self) -> bool:
+        """A defect was found: a race or an out-of-bounds access."""
+        return self.status in DEFECT_STATUSES
+
     def __str__(self) -> str:
         head = {"verified": f"verified: {self.kernel} is race-free for {self.level}",
                 "race": f"race: {self.kernel} has {len(self.races)} data race(s)",
+                "out-of-bounds": f"out-of-bounds: {self.kernel} may access memory outside its arrays "
+                                 f"({sum(f.kind == 'out-of-bounds' for f in self.findings)} access(es); no data race)",
                 "unknown": f"unknown: {self.kernel} could not be verified"}[self.status]
         lines = [head]
         for f in self.findings:

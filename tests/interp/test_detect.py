@@ -134,7 +134,7 @@ def test_corpus_launches_agree_with_their_labels(root, entry):
     if entry["expect"] == "verified":
         assert report.status == "verified", str(report)
     elif f"{entry['file']}::{entry['kernel']}" not in data_dependent:
-        assert report.status == "race", str(report)
+        assert report.failed, str(report)  # a race, or an out-of-bounds access (the corpus calls both racy)
     else:
         assert report.status == "verified"  # the launch's own data is race-free
 

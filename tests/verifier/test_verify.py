@@ -72,7 +72,9 @@ def test_bijective_head_permutation_twin_is_verified(shape):
 ])
 def test_racy_kernel_and_fixed_twin(racy, safe, kind):
     report = check(racy)
-    assert report.status == "race" and kind in kinds(report), report
+    # an out-of-bounds access alone is its own status, not a race (it fails CI the same way)
+    assert report.status == ("out-of-bounds" if kind == "out-of-bounds" else "race") and kind in kinds(report), report
+    assert report.failed
     for f in report.findings:
         assert f.loc.is_known() and f.witness is not None
     if safe is not None:

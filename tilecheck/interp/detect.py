@@ -109,7 +109,8 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
         report.stats = {"runs": runs, "total_s": round(time.perf_counter() - start, 4)}
         return report
     report.findings = sorted(findings.values(), key=_order)
-    report.status = "race" if report.races or any(f.kind == "out-of-bounds" for f in report.findings) else "verified"
+    report.status = "race" if report.races else \
+        "out-of-bounds" if any(f.kind == "out-of-bounds" for f in report.findings) else "verified"
     report.stats = {"runs": runs, "total_s": round(time.perf_counter() - start, 4)}
     return report
 

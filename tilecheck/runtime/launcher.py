@@ -22,11 +22,13 @@ from tilecheck.verifier import Report
 
 
 class RaceError(TilecheckError):
-    """``launch`` refused a kernel whose verification found a race (``.report`` has the witness)."""
+    """``launch`` refused a kernel whose verification found a race or an out-of-bounds access
+    (``.report`` has the witness)."""
 
     def __init__(self, report: Report) -> None:
         self.report = report
-        super().__init__(f"refusing to launch {report.kernel}: it has a data race (pass unsafe=True to run it "
+        what = "a data race" if report.status == "race" else "an access outside its arrays"
+        super().__init__(f"refusing to launch {report.kernel}: it has {what} (pass unsafe=True to run it "
                          f"anyway)\n{report}")
 
 
@@ -79,15 +81,15 @@ def check_launch(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int],
     if aliasing:
         raise AliasingError(prefix + "; ".join(f.message for f in aliasing))
     report = verified_report(module, code, args, grid)
-    if report.status in ("race", "unknown") and _on_host(args):
+    if report.status != "verified" and _on_host(args):
         # decided for this launch, data included: refused only if the launch itself races
         launch_report = detect(kernel, args, grid)
-        if launch_report.status == "race":
+        if launch_report.failed:
             raise RaceError(launch_report)
         if launch_report.status == "verified":
             warnings.warn(LaunchWarning(_not_at_this_launch(report)), stacklevel=3)
             return module, launch_report
-    if report.status == "race":
+    if report.failed:
         raise RaceError(report)
     if report.status == "unknown" and refuse_unknown:
         raise UnverifiedError(report)
@@ -104,8 +106,8 @@ def _on_host(args: Sequence[Any]) -> bool:
 
 def _not_at_this_launch(report: Report) -> str:
     """The static finding, and that the launch at hand does not have it."""
-    if report.status == "race":
-        f = report.races[0]
+    if report.failed:
+        f = next(f for f in report.findings if f.is_defect)
         where = f.loc.outermost().short()
         what = f"{f.kind} on '{f.witness.array}'" if f.witness is not None else f.kind
         text = f"{report.kernel}: the static check reports {what} ({where}) for some contents of its index arrays"

@@ -94,6 +94,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     report.reasons += final.unknowns
     if report.races:
         report.status = "race"
+    elif any(f.kind == "out-of-bounds" for f in report.findings):
+        report.status = "out-of-bounds"
     elif final.unknowns or fp.unsupported or _violated(final):
         report.status = "unknown"
         if _violated(final):

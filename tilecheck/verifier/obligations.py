@@ -58,7 +58,8 @@ class LevelResult:
 
     @property
     def races(self) -> list[Finding]:
-        return [f for f in self.findings if f.is_race]
+        """Races and out-of-bounds accesses: the findings that keep a level from being a proof."""
+        return [f for f in self.findings if f.is_defect]
 
 
 class _Abort(Exception):
