@@ -63,6 +63,9 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
         if written:
             report.notes.append(f"precondition on '{pre.array}' ignored: the kernel writes that array")
         report.assumptions.append(pre.describe())
+    broken = _broken_preconditions(module, params, args, assume)
+    assume = [pre for pre in assume if pre not in {b for b, _ in broken}]
+    report.assumptions = [a for a in report.assumptions if a not in {b.describe() for b, _ in broken}]
     if fp.facts:
         report.assumptions.append("the kernel's own assume ops (e.g. shapes and strides are non-negative)")
     for lock in locks:
@@ -89,7 +92,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
             break
     final = results[-1]
     case = (kernel, tuple(args) if args is not None else None, grid3)
-    report.findings = [dataclasses.replace(f, case=case) for f in aliasing + final.findings]
+    report.findings = [dataclasses.replace(f, case=case) for f in aliasing + [f for _, f in broken] + final.findings]
     report.level = final.level.label
     report.reasons += final.unknowns
     if report.races:
@@ -114,6 +117,32 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
                     "total_s": round(time.perf_counter() - start, 4), "accesses": len(fp.accesses)}
     return report
 
+
+
+def _broken_preconditions(module: Module, params: tuple[Any, ...], args: Sequence[Any] | None,
+                          assume: Sequence[Precondition]) -> list[tuple[Precondition, Finding]]:
+    """The user's preconditions the given arguments break (DESIGN §4: a proof under a precondition
+    the case does not meet would be vacuous). Each is a finding naming the argument; the proof goes
+    on without it."""
+    if args is None or not params:
+        return []
+    from tilecheck.arrays import flat_arguments
+    from tilecheck.interp.memory import as_host_array
+
+    values = {p.name: a for p, a in zip(params, flat_arguments(tuple(args)))}
+    out = []
+    for pre in assume:
+        if pre.array not in values:
+            continue
+        try:
+            problem = pre.violation(as_host_array(pre.array, values[pre.array]))
+        except TilecheckError:  # a device array: its contents are not read here
+            continue
+        if problem:
+            out.append((pre, Finding("assumption-violated", f"the given '{pre.array}' breaks its precondition "
+                                     f"({pre.describe()}): {problem}; verified without it", module.entry.loc,
+                                     (), None, 3)))
+    return out
 
 
 def _violated(result: LevelResult) -> bool:

@@ -30,4 +30,3 @@ def make_args():
 GRID = (8, 1, 1)
 ASSUME = [tilecheck.bounded("idx", 0, 63), tilecheck.distinct("idx")]
 TRUTH = "out-of-bounds"
-XFAIL = "verify trusts tilecheck.bounded('idx', 0, 63) without checking the given idx (idx[5] = 70)"

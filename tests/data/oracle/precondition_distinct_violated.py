@@ -33,4 +33,4 @@ def make_args():
 GRID = (8, 1, 1)
 ASSUME = [tilecheck.distinct("idx")]
 TRUTH = "race"
-XFAIL = "verify trusts tilecheck.distinct('idx') without checking the given idx, which has duplicates"
+
