@@ -111,9 +111,21 @@ def test_distinct_precondition_makes_moe_scatter_safe():
 
 
 def test_bounded_precondition_is_listed_and_used():
-    report = check(atomics.moe_scatter, assume=[tilecheck.bounded("dest_rows", 0, 0)])
+    case = tilecheck.cases_of(atomics.moe_scatter)[0]
+    x, _, out, tm, td = case.make_args()
+    zeros = np.zeros(64, np.int32)  # meets bounded(0, 0)
+    report = tilecheck.verify(atomics.moe_scatter, (x, zeros, out, tm, td), case.grid,
+                              assume=[tilecheck.bounded("dest_rows", 0, 0)])
     assert report.status == "race"  # every row goes to row 0: certainly racy
     assert any("lie in [0, 0]" in a for a in report.assumptions)
+
+
+def test_a_precondition_the_given_arguments_break_is_a_finding_not_an_assumption():
+    report = check(atomics.moe_scatter, assume=[tilecheck.bounded("dest_rows", 0, 0)])  # dest_rows is 0..63
+    (broken,) = [f for f in report.findings if f.kind == "assumption-violated"]
+    assert "'dest_rows'" in broken.message and "value 1 at flat position 1" in broken.message
+    assert not any("lie in [0, 0]" in a for a in report.assumptions)
+    assert report.status == "race"  # verified without it: duplicates in dest_rows race
 
 
 def test_aliasing_arguments_and_stride_zero_outputs():
