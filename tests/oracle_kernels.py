@@ -6,18 +6,20 @@ kernel (``k``), the plain helper functions it calls (cuTile inlines them), ``mak
 data, index arrays included), ``GRID`` and ``ASSUME`` (preconditions passed to both checkers). The
 module is self-contained, so a disagreement is saved as one runnable file.
 
-The grammar (issue 11): ``for`` and ``while`` loops with early ``continue`` / ``break``, early
-``return`` from the kernel and from helpers (cuTile turns the latter into a single-trip loop ending
-in ``break``), loop-carried counters advanced differently on some paths, stores guarded by block-id
-parity or by loaded values, spin locks right and wrong (released early, released twice, another
-block's element released, lock and data mismatched, relaxed or block-scoped orders, a CAS release, a
-write-back under a condition), atomic add / max / xchg / cas (relaxed or block-scoped too), tickets
-from an atomic counter used as tile indices, view loads and stores with ``check_bounds=False`` or
-relaxed orders, tiled views (overlapping or not), slices (overlapping or not), 1-D strided and 2-D
-transposed or strided arrays with 2-D tiles, gather / scatter with masks, scans and index arrays
-(permutations, duplicates, out-of-range entries, ``check_bounds=False``), xor / shift / and index
-arithmetic, and 1-3-D grids whose axes the kernel may ignore. Tile index expressions are drawn from
-a block-injective family or a deliberately wrong one, so racy and race-free kernels are both common.
+The grammar (issue 11): ``for`` and ``while`` loops (constant or data-dependent trip counts) with
+early ``continue`` / ``break``, early ``return`` from the kernel and from helpers (cuTile turns the
+latter into a single-trip loop ending in ``break``), loop-carried counters advanced differently on
+some paths, stores guarded by block-id parity or by loaded values, spin locks right and wrong
+(released early, released twice, another block's element released, lock and data mismatched,
+relaxed or block-scoped orders, a CAS release, a write-back under a condition), atomic add / max /
+xchg / cas (relaxed or block-scoped too), tickets from an atomic counter used as tile indices, view
+loads and stores with ``check_bounds=False`` or relaxed orders, tiled views (overlapping or not),
+slices (overlapping or not), 1-D strided and 2-D transposed or strided arrays with 2-D tiles, two
+arguments sharing one buffer, gather / scatter with masks, scans and index arrays (permutations,
+duplicates, out-of-range entries, ``check_bounds=False``), xor / shift / and index arithmetic,
+preconditions on the index array (kept or broken by the data), and 1-3-D grids whose axes the
+kernel may ignore. Tile index expressions are drawn from a block-injective family or a deliberately
+wrong one, so racy and race-free kernels are both common.
 """
 from __future__ import annotations
 
@@ -543,24 +545,30 @@ def arguments(draw: Any, n: int, tile: int, n_locks: int, features: set[str]) ->
            "duplicates": f"rng.integers(0, {n}, {n}).astype(np.int32)",
            "out-of-range": f"np.where(rng.random({n}) < 0.1, rng.choice([-1, {n}, {n + 7}], {n}), "
                            f"rng.permutation({n})).astype(np.int32)"}[idx_kind]
-    layout_y = draw(st.sampled_from(["plain", "plain", "plain", "strided"]))
-    layout_x = draw(st.sampled_from(["plain"] * 4 + ["strided"]))
+    layout_y = draw(st.sampled_from(["plain"] * 6 + ["strided"] * 3 + ["aliases-x"]))
+    layout_x = draw(st.sampled_from(["plain"] * 4 + ["strided"])) if layout_y != "aliases-x" else "plain"
     features.add(f"y-{layout_y}")
     features.add(f"x-{layout_x}")
     x = f"rng.standard_normal({n}).astype(np.float32)"
     if layout_x == "strided":
         x = f"rng.standard_normal({2 * n}).astype(np.float32)[::2]"
     y = f"np.zeros({n}, np.float32)" if layout_y == "plain" else f"np.zeros({2 * n}, np.float32)[::2]"
+    if layout_y == "aliases-x":  # one buffer: y is x itself, or x shifted by a tile
+        shift = draw(st.sampled_from([0, tile]))
+        x = f"rng.standard_normal({n + tile}).astype(np.float32)"
+        y = f"x[{shift}:{shift + n}]"
     rows, cols = M_TILE * draw(st.integers(2, 5)), M_TILE * draw(st.integers(1, 4)) + draw(st.sampled_from([0, 0, 2]))
     layout_m = draw(st.sampled_from(["plain", "plain", "transposed", "strided"]))
     features.add(f"m-{layout_m}")
     m = {"plain": f"rng.standard_normal(({rows}, {cols})).astype(np.float32)",
          "transposed": f"rng.standard_normal(({cols}, {rows})).astype(np.float32).T",
          "strided": f"rng.standard_normal(({rows}, {2 * cols})).astype(np.float32)[:, ::2]"}[layout_m]
-    lines = ["def make_args():", f"    rng = np.random.default_rng({seed})", f"    x = {x}", f"    y = {y}",
-             f"    c = rng.integers(0, 4, {n}).astype(np.int32)", f"    acc = np.zeros({n_locks + 1} * {tile}, np.float32)",
-             f"    idx = {idx}", f"    lk = np.zeros({n_locks}, np.int32)", f"    m = {m}",
-             "    cnt = np.zeros(2, np.int32)", f"    return (x, y, c, acc, idx, lk, m, cnt, {tile})"]
+    lines = ["def make_args():", f"    rng = np.random.default_rng({seed})", f"    x = {x}", f"    y = {y}"]
+    if layout_y == "aliases-x":
+        lines.append(f"    x = x[:{n}]")
+    lines += [f"    c = rng.integers(0, 4, {n}).astype(np.int32)", f"    acc = np.zeros({n_locks + 1} * {tile}, np.float32)",
+              f"    idx = {idx}", f"    lk = np.zeros({n_locks}, np.int32)", f"    m = {m}",
+              "    cnt = np.zeros(2, np.int32)", f"    return (x, y, c, acc, idx, lk, m, cnt, {tile})"]
     assume = []
     if _chance(draw, 0.25):
         assume.append('tilecheck.distinct("idx")')
