@@ -610,10 +610,8 @@ class Outcome:
 # Open disagreement classes: a predicate on the outcome, and the file in tests/data/oracle/ whose
 # strict xfail tracks the bug. The property test does not fail on them (it would fail on every
 # example of a known bug); remove an entry when its file's xfail flips.
-KNOWN: dict[str, Any] = {
-    "precondition_distinct_violated.py":  # verify trusts a user precondition the given data breaks
-        lambda outcome: any("violates its precondition" in note for note in outcome.detect.notes),
-}
+# (precondition_distinct_violated.py, verify trusting a precondition the data breaks: fixed in d567c31)
+KNOWN: dict[str, Any] = {}
 
 
 def known_class(outcome: Outcome) -> str | None:

@@ -5,6 +5,7 @@ verify: verified, assuming "values of 'idx' lie in [0, 63] (precondition)". dete
 (idx[5] = 70 reaches a scatter compiled with check_bounds=False: undefined behaviour), with a note
 that the given idx violates its precondition. Triage: the verifier is wrong: the given case breaks
 a user precondition, which must be an assumption-violated finding, not a proof (DESIGN §4).
+Fixed in d567c31 (verify checks distinct / bounded against the given arguments).
 """
 import cuda.tile as ct
 import numpy as np

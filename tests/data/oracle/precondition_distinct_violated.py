@@ -9,6 +9,7 @@ case must satisfy the user's preconditions ("a violated one is a finding naming 
 proof"); it checks the kernel's own assume ops (issue 12, item 4) but not tilecheck.distinct /
 tilecheck.bounded, so a violated precondition yields a vacuous 'verified'. Expected: an
 assumption-violated finding naming idx, status not verified.
+Fixed in d567c31 (verify checks distinct / bounded against the given arguments).
 """
 import cuda.tile as ct
 import numpy as np
@@ -33,4 +34,3 @@ def make_args():
 GRID = (8, 1, 1)
 ASSUME = [tilecheck.distinct("idx")]
 TRUTH = "race"
-
