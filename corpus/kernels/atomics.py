@@ -36,3 +36,13 @@ def moe_scatter(x, dest_rows, out, TM: ConstInt, TD: ConstInt):
     cols = ct.arange(TD, dtype=ct.int32)
     t = ct.load(x, index=(bid, 0), shape=(TM, TD))
     ct.scatter(out, (dst[:, None], cols[None, :]), t)
+
+
+@tilecheck.case(grid=(8, 1, 1), args=lambda: (np.ones((8, 64), np.float32), np.zeros(64, np.float32), 64))
+@ct.kernel
+def last_row_relaxed_device(x, last, TN: ConstInt):
+    # Race-free but order-dependent: every block stores its row to `last` with relaxed device-scope
+    # stores, which are morally strong (no data race); which row remains depends on the order.
+    row = ct.bid(0)
+    ct.store(last, index=(0,), tile=ct.load(x, index=(row, 0), shape=(1, TN)).reshape((TN,)),
+             memory_order=ct.MemoryOrder.RELAXED, memory_scope=ct.MemoryScope.DEVICE)

@@ -185,3 +185,13 @@ def helper_early_return_reads_next(x, y, T: ConstInt):
     # helpers that return early.
     _accumulate_from_next(x, y, ct.bid(0), T)
     _bump_row(y, ct.bid(0), T)
+
+
+@tilecheck.case(grid=(8, 1, 1), args=lambda: (np.ones((8, 64), np.float32), np.zeros(64, np.float32), 64))
+@ct.kernel
+def last_row_relaxed_block(x, last, TN: ConstInt):
+    # Racy: the same relaxed stores at tile-block scope, whose scope does not include the other
+    # blocks: not morally strong across blocks.
+    row = ct.bid(0)
+    ct.store(last, index=(0,), tile=ct.load(x, index=(row, 0), shape=(1, TN)).reshape((TN,)),
+             memory_order=ct.MemoryOrder.RELAXED, memory_scope=ct.MemoryScope.BLOCK)

@@ -522,7 +522,9 @@ def _order_dependent(module: Module, rec: Recorder, grid: tuple[int, int, int], 
         op = rec.float_ops[array]
         side = Side(op.name, op.loc, namer.block(int(s.fmin[offset])), {}, (), "atomic")
         other = Side(op.name, op.loc, namer.block(int(s.fmax[offset])), {}, (), "atomic")
-        what = "float atomic add" if op.attrs.get("mode") == "addf" else "atomic exchange or compare-and-swap"
+        what = "float atomic add" if op.attrs.get("mode") == "addf" else \
+            f"{op.attrs.get('memory_ordering_semantics')} stores" if op.name.startswith("store") else \
+            "atomic exchange or compare-and-swap"
         why = "the result depends on their order (rounding)" if op.attrs.get("mode") == "addf" else \
             "which value remains depends on their order"
         out.append(Finding("order-dependent-atomic", f"{what} from several blocks on one element of "

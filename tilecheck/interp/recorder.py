@@ -157,8 +157,11 @@ class Recorder:
                effect: str, *, run: tuple[int, int] | None = None, old: np.ndarray | None = None,
                arg: np.ndarray | None = None, expected: np.ndarray | None = None) -> None:
         code = _EFFECTS[effect]
-        if code == ATOMIC and op.attrs.get("memory_scope") not in _CROSS_BLOCK:
+        cross = op.attrs.get("memory_scope") in _CROSS_BLOCK
+        if code == ATOMIC and not cross:
             code = WRITE  # a tile-block-scoped atomic is atomic within its block only
+        elif code != ATOMIC and cross and op.attrs.get("memory_ordering_semantics", "weak") != "weak":
+            code = ATOMIC  # a relaxed/acquire/release access at device scope is strong: no race with another
         if array not in self.alias and self._untracked(array) and op not in self.detail_ops:
             return
         ids = linear_block_ids(ctx.blocks, self.grid)
@@ -260,7 +263,8 @@ class Recorder:
             s.writes[o] = True
         else:
             s.writes[o] = True
-            if op.attrs.get("mode") in _ORDER_DEPENDENT or op.name == "atomic_cas_tko":
+            if op.attrs.get("mode") in _ORDER_DEPENDENT or op.name in ("atomic_cas_tko", "store_view_tko",
+                                                                      "store_ptr_tko"):
                 self.float_ops.setdefault(array, op)
                 if s.fmin is None:
                     s.fmin, s.fmax = np.full(len(s.bmin), _NO_BLOCK, np.int32), np.full(len(s.bmin), -1, np.int32)

@@ -164,11 +164,16 @@ class Checker:
             for y in accesses[i:]:
                 if x.array != y.array or not (x.writes or y.writes):
                     continue
-                if x.is_atomic and y.is_atomic:
-                    if _device_scoped(x) and _device_scoped(y):
-                        self.order_dependent(x, y)
-                    else:  # a tile-block-scoped atomic orders nothing across blocks
-                        self.across_blocks(x, y)
+                if _strong(x) and _strong(y):
+                    # morally strong (memory model): atomics, or relaxed/acquire/release loads and
+                    # stores, at a scope spanning blocks: no data race across blocks; the value may
+                    # depend on the order. Inside one block, tokens must still order them.
+                    self.order_dependent(x, y)
+                    if not (x.is_atomic and y.is_atomic):
+                        self.inside_block(x, y)
+                    continue
+                if x.is_atomic and y.is_atomic:  # a tile-block-scoped atomic orders nothing across blocks
+                    self.across_blocks(x, y)
                     continue
                 self.across_blocks(x, y)
                 self.inside_block(x, y)
@@ -336,7 +341,8 @@ class Checker:
             return
         floats = is_float and any(m in _FLOAT_ORDER_DEPENDENT for m in modes)
         swaps = any(m in _SWAP_MODES for m in modes)
-        if not floats and not swaps:
+        stores = not x.is_atomic and not y.is_atomic and x.writes and y.writes  # strong (relaxed) stores
+        if not floats and not swaps and not stores:
             return
         pair = self.two_blocks(x, y)
         if pair is None:
@@ -344,7 +350,8 @@ class Checker:
         a, b, constraints = pair
         result = self.solve(constraints, "order-dependent atomics", (x.op.loc, y.op.loc))
         if isinstance(result, smt.Sat):
-            what = (f"float atomic {x.atomic_mode}" if floats else f"atomic {'/'.join(dict.fromkeys(m for m in modes if m in _SWAP_MODES))}")
+            what = (f"float atomic {x.atomic_mode}" if floats else f"{x.ordering} stores" if stores
+                    else f"atomic {'/'.join(dict.fromkeys(m for m in modes if m in _SWAP_MODES))}")
             why = "the result depends on their order (rounding)" if floats else "which value remains depends on their order"
             self.add("order-dependent-atomic", f"{what} from several blocks on one element of "
                      f"'{self.names.get(x.array)}': {why}", a, b, result, constraints)
@@ -449,9 +456,11 @@ class Checker:
                        side(b) if b is not None else None, tuple(sat.eval(g) for g in GRID), shapes, scalars)
 
 
-def _device_scoped(x: Access) -> bool:
-    """An atomic whose scope spans blocks (device or system): atomic with respect to other blocks."""
-    return x.op.attrs.get("memory_scope") in _CROSS_BLOCK_SCOPES
+def _strong(x: Access) -> bool:
+    """A strong access whose scope spans blocks (device or system): an atomic, or a load/store
+    with a memory order other than weak. Two of them on one element are "morally strong": not a
+    data race (Tile IR memory model)."""
+    return (x.is_atomic or x.ordering != "weak") and x.op.attrs.get("memory_scope") in _CROSS_BLOCK_SCOPES
 
 
 def _common_loops(x: Access, y: Access) -> int:

@@ -31,5 +31,3 @@ def make_args():
 GRID = (4, 1, 1)
 ASSUME = []
 TRUTH = "race-free"
-XFAIL = ("verify and detect treat relaxed device-scope view stores as weak accesses (a write-write race); "
-         "the memory model calls them morally strong: no data race (issue 12, item 10)")
