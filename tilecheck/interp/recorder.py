@@ -310,6 +310,10 @@ class Recorder:
             if op.name == "atomic_cas_tko" and expected is not None:
                 if old[i] != expected[i]:
                     continue  # a failed CAS writes nothing
+                if lock is not None and lock in held and ordering in _RELEASE and cross \
+                        and arg[i] == self.free_value.get(lock):
+                    held.remove(lock)  # released by a CAS of the taken value back to the free one
+                    continue
                 if ordering in _ACQUIRE and cross and arg[i] != expected[i]:
                     if lock is None:
                         lock = self.lock_ids[key] = len(self.lock_ids)

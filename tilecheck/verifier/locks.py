@@ -85,6 +85,8 @@ def find_spin_locks(function: Function, accesses: list[Access], graph: OrderGrap
                 continue
             if release_op.name == "atomic_rmw_tko" and release_op.attrs.get("mode") == "xchg":
                 released = _constant(release_op.operand("arg"))
+            elif release_op.name == "atomic_cas_tko" and _constant(release_op.operand("cmp")) == taken:
+                released = _constant(release_op.operand("val"))  # CAS taken -> free: the holder's release
             else:
                 continue
             if released != free or not graph.reaches(("op", loop), ("op", release_op)) and not any(

@@ -35,5 +35,3 @@ def make_args():
 GRID = (8, 1, 1)
 ASSUME = []
 TRUTH = "race-free"
-XFAIL = ("a spin lock released by atomic_cas(lk, e, 1, 0, RELEASE) is not recognised by verify or detect "
-         "(both report read-write / write-write on its critical section)")
