@@ -151,7 +151,7 @@ class Run:
             small = minimize(case.source, lambda s: self._still(s, kinds))
             cls = f"{'+'.join(kinds)} | {'+'.join(sorted(source_features(small)))}"
             self._write(f"disagree_{case.digest}.min.py", small, self._check(small).describe())
-        known = known_class(outcome)
+        known = known_class(case.source, outcome)
         if known:
             cls = f"{cls} (known: tests/data/oracle/{known})"
         self.classes[cls] += 1
@@ -224,7 +224,7 @@ _SUSPECT = frozenset({
     "assume-distinct", "assume-bounded", "idx-duplicates", "idx-out-of-range", "atomic-xchg", "atomic-cas",
     "tile2d", "ticket", "cumsum", "atomic-block-scope", "lock-block-scope", "view-unchecked", "view-relaxed",
     "view-relaxed-block", "for-dynamic", "mask", "bits", "counter-continue", "counter-conditional",
-    "counter-break"})
+    "counter-break", "index-overflow"})
 
 
 def _generic(reason: str) -> str:

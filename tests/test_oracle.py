@@ -33,8 +33,9 @@ def workdir(tmp_path_factory):
 @given(case=cases())
 def test_verified_launch_has_no_race(case, workdir):
     outcome = check(load(case, workdir))
-    if known_class(outcome):
-        note(f"open disagreement class, tracked by tests/data/oracle/{known_class(outcome)}")
+    known = known_class(case.source, outcome)
+    if known:
+        note(f"open disagreement class, tracked by tests/data/oracle/{known}")
         return
     assert not outcome.disagreement, f"{case.source}\n{outcome.describe()}"
 
