@@ -110,7 +110,12 @@ def _not_at_this_launch(report: Report) -> str:
         f = next(f for f in report.findings if f.is_defect)
         where = f.loc.outermost().short()
         what = f"{f.kind} on '{f.witness.array}'" if f.witness is not None else f.kind
-        text = f"{report.kernel}: the static check reports {what} ({where}) for some contents of its index arrays"
+        when = "for some contents of its index arrays"
+        if f.witness is not None and f.witness.contents:
+            values = [f"{name}[{', '.join(map(str, c))}] = {v}" for name, entries in f.witness.contents.items()
+                      for c, v in sorted(entries.items())][:4]
+            when = "when " + ", ".join(values)
+        text = f"{report.kernel}: the static check reports {what} ({where}) {when}"
     else:
         reason = report.reasons[0] if report.reasons else "no reason given"
         text = f"{report.kernel}: the static check could not verify it ({reason})"
