@@ -86,15 +86,18 @@ NARROW_FLOATS = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.floa
 
 
 def as_host_array(name: str, a: Any) -> np.ndarray:
-    """A numpy view of a host array argument (numpy, torch CPU, anything with DLPack or
-    ``__array__``); bfloat16 and fp8 become ml_dtypes arrays over the same memory."""
+    """A numpy view of a host array argument (numpy, torch CPU — detached, so tensors that require
+    grad work —, anything with DLPack or ``__array__``); bfloat16 and fp8 become ml_dtypes arrays
+    over the same memory."""
     if isinstance(a, np.ndarray):
         return a
+    if is_torch_tensor(a):  # same memory; torch refuses to export a tensor that requires grad
+        a = a.detach()
     narrow = NARROW_FLOATS.get(str(getattr(a, "dtype", "")).removeprefix("torch."))
     if narrow is not None and is_torch_tensor(a):
         import torch
 
-        return a.detach().view(torch.uint8 if np.dtype(narrow).itemsize == 1 else torch.int16).numpy().view(narrow)
+        return a.view(torch.uint8 if np.dtype(narrow).itemsize == 1 else torch.int16).numpy().view(narrow)
     if hasattr(a, "__array__") or hasattr(a, "__dlpack__"):
         try:
             return np.from_dlpack(a) if hasattr(a, "__dlpack__") else np.asarray(a)
