@@ -292,13 +292,16 @@ class _Builder:
         index = f"({self.pick(rows)}, {self.pick(cols)})"
         shape = f"({M_TILE}, {M_TILE})"
         tiles = [t for t, d in scope.tiles if d == "m"]
+        extra = self.pick(["", "", "", "", ", order=(1, 0)", ", check_bounds=False"])
+        if extra:
+            self.features.add("tile2d-order" if "order" in extra else "view-unchecked")
         if self.chance(0.5):
             name = self.fresh("t")
             scope.tiles += ((name, "m"),)
-            return [" " * indent + f"{name} = ct.load(m, index={index}, shape={shape}, padding_mode=ZERO)"]
+            return [" " * indent + f"{name} = ct.load(m, index={index}, shape={shape}, padding_mode=ZERO{extra})"]
         value = self.pick([f"ct.full({shape}, 1.0, dtype=ct.float32) * b"] + [f"{t} + 1.0" for t in tiles]
                           + [f"ct.transpose({t})" for t in tiles])
-        return [" " * indent + f"ct.store(m, index={index}, tile={value})"]
+        return [" " * indent + f"ct.store(m, index={index}, tile={value}{extra})"]
 
     def _gather(self, scope: _Scope, indent: int) -> list[str]:
         name = self.fresh("t")
