@@ -16,6 +16,7 @@ _RULE_TEXT = {
     "out-of-bounds": "A pointer access may leave its array and no mask excludes it",
     "order-dependent-atomic": "Atomics from several blocks whose result depends on their order (float add, exchange)",
     "assumption-violated": "The given arguments break one of the kernel's own assumptions: nothing is proved for them",
+    "overflow": "Index arithmetic leaves its integer type's range at the given case (it wraps around)",
     "aliasing": "A written array overlaps another argument or itself",
     "unknown": "The kernel could not be verified",
 }

@@ -9,7 +9,7 @@ from typing import Any
 from tilecheck.ir.loc import Loc
 
 KINDS = ("write-write", "read-write", "unordered-in-block", "out-of-bounds", "order-dependent-atomic",
-         "aliasing", "assumption-violated")
+         "aliasing", "assumption-violated", "overflow")
 RACE_KINDS = ("write-write", "read-write", "unordered-in-block", "aliasing")
 # Report.status: verified | race (a data race) | out-of-bounds (no race, but an access may leave its
 # array: undefined behaviour too, and it fails CI the same way) | unknown
@@ -80,7 +80,7 @@ class Finding:
         return replay(self)
 
     def __str__(self) -> str:
-        severity = "error" if self.is_defect or self.kind == "assumption-violated" else "warning"
+        severity = "error" if self.is_defect or self.kind in ("assumption-violated", "overflow") else "warning"
         lines = [f"{_where(self.loc)}: {severity}: {self.kind}: {self.message}"]
         lines += _snippet(self.loc)
         for other in self.related_locs:

@@ -18,3 +18,18 @@ def test_a_reversed_output_breaks_the_stride_assumption_and_is_not_verified():
 def test_the_same_kernel_with_a_forward_output_has_its_race_found():
     x, y = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
     assert tilecheck.verify(K.xor_partner_halved, (x, y, 3, 8), (8, 1, 1)).status == "race"
+
+
+def test_index_arithmetic_that_wraps_at_the_given_case_is_an_overflow_finding():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "data" / "oracle" / "index_overflow_wraps.py"
+    spec = importlib.util.spec_from_file_location("index_overflow_wraps", path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    report = tilecheck.verify(m.k, m.make_args(), m.GRID)
+    assert report.status == "unknown"
+    (f,) = [f for f in report.findings if f.kind == "overflow"]
+    assert "4294967296" in f.message and "(4, 0, 0)" in f.message
+    assert any("checked at this case" in a for a in report.assumptions)

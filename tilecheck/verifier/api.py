@@ -94,6 +94,9 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     case = (kernel, tuple(args) if args is not None else None, grid3)
     report.findings = [dataclasses.replace(f, case=case) for f in aliasing + [f for _, f in broken] + final.findings]
     report.level = final.level.label
+    if final.level.grid is not None and final.level.shapes is not None:
+        report.assumptions = [a + " (add, sub and mul feeding an address: checked at this case)"
+                              if a.startswith("integer index arithmetic") else a for a in report.assumptions]
     report.reasons += final.unknowns
     if report.races:
         report.status = "race"
@@ -101,9 +104,12 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
         report.status = "out-of-bounds"
     elif final.unknowns or fp.unsupported or _violated(final):
         report.status = "unknown"
-        if _violated(final):
+        if any(f.kind == "assumption-violated" for f in final.findings):
             report.reasons.append("the given arguments break the kernel's own assumptions (see the findings): "
                                   "nothing is proved for them")
+        if any(f.kind == "overflow" for f in final.findings):
+            report.reasons.append("index arithmetic overflows at the given case (see the findings); the model "
+                                  "assumes it does not, so nothing is proved")
     else:
         report.status = "verified"
         general = [r for r in results[:-1] if r.races]
@@ -146,7 +152,8 @@ def _broken_preconditions(module: Module, params: tuple[Any, ...], args: Sequenc
 
 
 def _violated(result: LevelResult) -> bool:
-    return any(f.kind == "assumption-violated" for f in result.findings)
+    """The model does not hold for the case: it breaks an assumption, or its index arithmetic overflows."""
+    return any(f.kind in ("assumption-violated", "overflow") for f in result.findings)
 
 
 def _module(kernel: Any, args: Sequence[Any] | None) -> tuple[Module, tuple[Any, ...]]:

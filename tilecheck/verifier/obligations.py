@@ -157,6 +157,7 @@ class Checker:
         accesses = self.fp.accesses
         if not self.check_assumptions():
             return
+        self.check_overflow()
         self.check_locks()
         for i, x in enumerate(accesses):
             if not x.checks_bounds:
@@ -209,6 +210,27 @@ class Checker:
         if not any(f.kind == "assumption-violated" for f in self.result.findings):
             self.result.unknowns.append("the kernel's own assumptions (assume ops) cannot all hold for the given case")
         return False
+
+    def check_overflow(self) -> None:
+        """At the given case (shapes and grid concrete) the model's assumption that index arithmetic
+        does not overflow is checkable: an address computation that leaves its integer type's range
+        (Tile IR integers wrap) is an ``overflow`` finding with a witness, and the model does not hold."""
+        if self.level.shapes is None or self.level.grid is None:
+            return
+        feeding = address_slice(self.fp.function)
+        for op, term, lo, hi, live in self.fp.overflows:
+            if op not in feeding:
+                continue
+            value_term = rename_blocks(term, "b1")
+            constraints = [*self.base(("b1",)), rename_blocks(live, "b1"), smt.Or(value_term < lo, value_term > hi)]
+            result = self.solve(constraints, "integer overflow", (op.loc,))
+            if not isinstance(result, smt.Sat):
+                continue
+            where = tuple(result.eval(b) for b in block_vars("b1"))
+            self.result.findings.append(Finding(
+                "overflow", f"{op.name} computes {result.eval(value_term)} in block {where}, outside the "
+                f"{op.results[0].type} range [{lo}, {hi}]: it wraps around, and an address is computed from it",
+                op.loc, (), None, self.level.number))
 
     def symbol_names(self) -> dict[str, str]:
         """Names of the shape, stride and scalar symbols, as a user would write them."""
@@ -454,6 +476,33 @@ class Checker:
         return Witness(self.names.get(a.access.array, str(a.access.array)), element,
                        None if element is not None else sat.eval(a.linear), side(a),
                        side(b) if b is not None else None, tuple(sat.eval(g) for g in GRID), shapes, scalars)
+
+
+def address_slice(function: Any) -> set[Any]:
+    """The ops whose results (transitively) feed an address: view indices and pointer offsets."""
+    work = []
+    for op in function.walk():
+        if op.name in ("load_view_tko", "store_view_tko", "atomic_red_view_tko"):
+            work += list(op.operand_group("index"))
+        elif op.name == "offset":
+            work += list(op.operands)
+    seen, ops = set(), set()
+    while work:
+        v = work.pop()
+        if id(v) in seen or v.owner is None:
+            continue
+        seen.add(id(v))
+        if hasattr(v.owner, "operands"):  # an op result
+            ops.add(v.owner)
+            work += list(v.owner.operands)
+            continue
+        for parent in function.walk():  # a block argument: the enclosing op's operands, its terminators'
+            for region in parent.regions:
+                if region.block is v.owner:
+                    work += list(parent.operands)
+                    work += [u for top in region.block.ops for t in top.walk()
+                             if t.opdef is not None and t.opdef.terminator for u in t.operands]
+    return ops
 
 
 def _strong(x: Access) -> bool:

@@ -28,4 +28,3 @@ def make_args():
 GRID = (8, 1, 1)
 ASSUME = []
 TRUTH = "race"
-XFAIL = "verify assumes index arithmetic does not overflow; b * 2**30 wraps in i32 (issue 12, item 5)"

@@ -67,6 +67,8 @@ class Footprints:
     # entry-arg index -> the Python parameter's name, for scalars of kernels from cuTile Python
     scalar_names: dict[int, str] = field(default_factory=dict)
     fact_ops: list[Op | None] = field(default_factory=list)  # the assume op behind each fact (None: a modelling fact)
+    # integer results that may leave their type's range: (op, term, lo, hi, condition under which it runs)
+    overflows: list[tuple[Op, smt.IntExpr, int, int, smt.BoolExpr]] = field(default_factory=list)
 
     def scalar_name(self, index: int) -> str:
         """What witnesses call a scalar argument: its parameter name, else ``arg<index>``."""
@@ -84,6 +86,7 @@ class State:
     accesses: list[Access] = field(default_factory=list)
     facts: list[smt.BoolExpr] = field(default_factory=list)
     fact_ops: list[Op | None] = field(default_factory=list)
+    overflows: list[tuple[Op, smt.IntExpr, int, int, smt.BoolExpr]] = field(default_factory=list)
     unsupported: list[Unsupported] = field(default_factory=list)
     memory: dict[int, smt.FuncDecl] = field(default_factory=dict)
     scalars: dict[int, smt.IntExpr] = field(default_factory=dict)
@@ -127,6 +130,20 @@ class State:
             return
         self.facts.append(term if smt.is_true(live) else smt.Implies(live, term))
         self.fact_ops.append(op)
+
+    def may_overflow(self, op: Op, term: smt.IntExpr) -> None:
+        """Note an integer result the model computes without wrap-around: at a concrete case the
+        checker asks whether it leaves its type's range (Tile IR integers wrap)."""
+        t = op.results[0].type
+        element = t.element if isinstance(t, T.TileType) else t
+        bits = getattr(element, "bitwidth", None)
+        if not isinstance(element, T.ScalarType) or not element.is_integer or bits is None or bits < 8:
+            return
+        if smt.const_value(term) is not None:
+            return
+        shape = t.shape if isinstance(t, T.TileType) else ()
+        lanes = [smt.And(LANES[d] >= 0, LANES[d] < n) for d, n in enumerate(shape)]
+        self.overflows.append((op, term, -(1 << (bits - 1)), (1 << (bits - 1)) - 1, smt.And(self.live(), *lanes)))
 
     def unsupported_op(self, op: Op, reason: str) -> None:
         self.unsupported.append(Unsupported(op, reason))
@@ -256,7 +273,7 @@ def execute(module: Module, function: Function | None = None) -> Footprints:
     scalar_names = {p.first_arg: p.name for p in module.params if p.kind == "scalar"} \
         if function is module.entry else {}
     return Footprints(function, arrays, state.accesses, state.facts, state.scalars, state.unsupported,
-                      state.read_only, state.memory, scalar_names, state.fact_ops)
+                      state.read_only, state.memory, scalar_names, state.fact_ops, state.overflows)
 
 
 def _trace_arg(value: Value, function: Function) -> int | None:

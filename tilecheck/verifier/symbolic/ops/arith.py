@@ -56,6 +56,7 @@ def add_sub(state, op: Op, lhs: SymValue, rhs: SymValue):
         return (state.havoc(op.results[0].type),)
     sign = 1 if op.name == "addi" else -1
     term = lhs.term + rhs.term if sign > 0 else lhs.term - rhs.term
+    state.may_overflow(op, term)
     return (IntTile(term, _shape(op), _merge_forms(lhs, rhs, sign)),)
 
 
@@ -68,6 +69,7 @@ def mul(state, op: Op, lhs: SymValue, rhs: SymValue):
         form = _scale_form(rhs.form, lhs.term)
     elif lhs.form is not None and rhs.form is None:
         form = _scale_form(lhs.form, rhs.term)
+    state.may_overflow(op, lhs.term * rhs.term)
     return (IntTile(lhs.term * rhs.term, _shape(op), form),)
 
 
