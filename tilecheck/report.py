@@ -147,8 +147,13 @@ class Report:
 
         findings = []
         for f in self.findings:
+            witness = asdict(f.witness) if f.witness is not None else None
+            if witness is not None:  # {name: {coords: value}} -> a list (JSON keys are strings)
+                witness["contents"] = [{"array": name, "index": list(coords), "value": value}
+                                       for name, entries in witness["contents"].items()
+                                       for coords, value in sorted(entries.items())]
             d = {"kind": f.kind, "message": f.message, "loc": f.loc, "related_locs": f.related_locs,
-                 "witness": asdict(f.witness) if f.witness is not None else None, "level": f.level}
+                 "witness": witness, "level": f.level}
             findings.append(conv(d))
         return {"kernel": self.kernel, "status": self.status, "level": self.level, "findings": findings,
                 "assumptions": self.assumptions, "reasons": self.reasons, "notes": self.notes,

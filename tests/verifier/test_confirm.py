@@ -30,3 +30,15 @@ def test_a_race_that_needs_other_index_contents_is_confirmed_with_the_models_con
     assert tilecheck.detect(atomics.moe_scatter, args, case.grid).status == "verified"
     report = tilecheck.verify(atomics.moe_scatter, args, case.grid)
     assert report.status == "race"  # ...but with duplicates in dest_rows it races, and the model has them
+
+
+def test_witness_contents_survive_json():
+    import json
+
+    from corpus.kernels import atomics
+
+    case = tilecheck.cases_of(atomics.moe_scatter)[0]
+    report = tilecheck.verify(atomics.moe_scatter, case.make_args(), case.grid)
+    witness = json.loads(report.to_json())["findings"][0]["witness"]
+    assert witness["contents"] and {"array", "index", "value"} == set(witness["contents"][0])
+    assert witness["contents"][0]["array"] == "dest_rows"
