@@ -151,6 +151,9 @@ class _Builder:
         bad = ["b // 2", "b % 2", "0", "(b + 1) % nb", "b >> 1", "b & 1"]
         if len(self.axes) > 1 and not scope.in_helper:
             bad.append(f"b{self.axes[0]}")
+        if not scope.in_helper:  # from y's shape: injective or not depending on the given sizes
+            good += ["b % nt", "nt - 1 - b"]
+            bad += ["nt // 2 + b"]
         if scope.loops:
             j, k = scope.loops[-1]
             good += [f"b * {k} + {j}", f"b * {k} + {j}", f"{j} * nb + b"]
@@ -522,7 +525,8 @@ def cases(draw: Any, budget: int = 6) -> OracleCase:
     body = builder.block(_Scope(), 4, min_len=1)
     names = " + ".join(_linear(axes))
     counts = " * ".join(f"ct.num_blocks({a})" for a in axes)
-    head = [f"    b{a} = ct.bid({a})" for a in axes] + [f"    b = {names}", f"    nb = {counts}"]
+    head = [f"    b{a} = ct.bid({a})" for a in axes] + [f"    b = {names}", f"    nb = {counts}",
+                                                      "    nt = ct.num_tiles(y, axis=0, shape=(T,))"]
     head += ["    " + line for line in prologue]
     if len(axes) < sum(g > 1 for g in grid):
         builder.features.add("unused-axis")
@@ -680,7 +684,7 @@ def _candidates(source: str) -> list[str]:
     body becomes ``pass``), an ``if`` replaced by its body, or one grid axis shrunk."""
     lines = source.split("\n")
     out = []
-    protected = ("b = ", "nb = ", "b0 = ", "b1 = ", "b2 = ")
+    protected = ("b = ", "nb = ", "nt = ", "b0 = ", "b1 = ", "b2 = ")
     bodies = []
     i = 0
     while i < len(lines):
