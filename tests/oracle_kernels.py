@@ -621,11 +621,8 @@ class Outcome:
 # Open disagreement classes: a predicate on (module source, outcome), and the file in
 # tests/data/oracle/ whose strict xfail tracks the bug. The property test does not fail on them (it
 # would fail on every example of a known bug); remove an entry when its file's xfail flips.
-# (precondition_distinct_violated.py, verify trusting a precondition the data breaks: fixed in d567c31)
-KNOWN: dict[str, Any] = {
-    "index_overflow_wraps.py":  # verify assumes index arithmetic never overflows
-        lambda source, outcome: f"b * {WRAPS}" in source,
-}
+# Fixed so far: precondition_distinct_violated.py (d567c31), index_overflow_wraps.py (ae9e483).
+KNOWN: dict[str, Any] = {}
 
 
 def known_class(source: str, outcome: Outcome) -> str | None:

@@ -7,7 +7,7 @@ verify: verified, assuming "integer index arithmetic does not overflow". detect 
 computes in i32 like the GPU): write-write on y[0] between blocks 0 and 4; run_repeated gives
 differing y. Triage: the verifier is wrong: at the given case the overflow is
 checkable, and assuming it away here proves a racing launch safe (issue 12, item 5: report an
-overflow finding with a witness instead).
+overflow finding with a witness instead). Fixed in ae9e483 (an overflow finding at the given case).
 """
 import cuda.tile as ct
 import numpy as np
