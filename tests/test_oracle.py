@@ -9,9 +9,11 @@ side is no disagreement, and ``verify`` reporting a race that ``detect`` does no
 
 Each disagreement found (by this test or by ``scripts/oracle_long.py``) is kept as a runnable file in
 ``tests/data/oracle/``: the kernel, ``make_args()``, ``GRID``, ``ASSUME``, ``TRUTH`` (``"race"``,
-``"out-of-bounds"`` or ``"race-free"``, from ``run_repeated`` and reading the kernel) and, while the bug is open, ``XFAIL``
-(the reason): those run as strict xfails, so they flip when the bug is fixed. While a class is open,
-``tests.oracle_kernels.KNOWN`` recognises it so the property test stays green on it.
+``"out-of-bounds"`` or ``"race-free"``, from ``run_repeated`` and reading the kernel) and, while the
+bug is open, ``XFAIL`` (the reason): those run as strict xfails, so they flip when the bug is fixed.
+While a class is open, ``tests.oracle_kernels.KNOWN`` recognises it so the property test stays green
+on it. The same files hold bugs both checkers share (found by reading the grammar's cases against
+the Tile IR memory model), which the relation cannot see.
 """
 from pathlib import Path
 
