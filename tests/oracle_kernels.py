@@ -641,8 +641,8 @@ def check(loaded: Loaded) -> Outcome:
 
 # ---- classifying and minimising a disagreement -----------------------------------------------------
 _SOURCE_FEATURES = {
-    "lock": r"while ct\.atomic_cas\(lk", "lock-release-other": r"atomic_xchg\(lk, \(", "relaxed": r"RELAXED",
-    "cas-release": r"atomic_cas\(lk, [^,]+, 1, 0", "helper": r"^def h\d", "return": r"^\s+return$",
+    "lock": r"while ct\.atomic_cas\(lk", "lock-release-other": r"atomic_xchg\(lk, \(", "relaxed": r"order=RELAXED",
+    "cas-release": r"atomic_cas\(lk, [^,]+, 1, 0", "helper": r"^\s+h\d+\(", "return": r"^\s+return$",
     "continue": r"^\s+continue$", "break": r"^\s+break$", "for": r"^\s+for j", "while": r"^\s+while w",
     "counter": r"^\s+p\d+ \+= ", "index-array": r"ct\.gather\(idx", "unchecked": r"check_bounds=False",
     "tiled-view": r"tiled_view", "slice": r"\.slice\(", "atomic-rmw": r"atomic_(add|max)\(",
@@ -703,6 +703,10 @@ def _candidates(source: str) -> list[str]:
         return found
 
     for first, end in bodies:
+        name = lines[first - 1][len("def "):].split("(")[0]
+        if name != "k" and not any(f"{name}(" in line for line in lines[:first - 1] + lines[end:]):
+            out.append("\n".join(lines[:first - 1] + lines[end:]))  # a helper no one calls any more
+            continue
         for a, b in sorted(nested(first, end), key=lambda g: g[0] - g[1]):
             if lines[a].strip().startswith(protected) or lines[a].strip() in ("pass", "else:"):
                 continue
