@@ -4,10 +4,18 @@
 - ``--tilecheck-launches``: every ``cuda.tile.launch`` a test makes is verified first (with its real grid
   and arguments, cached per kernel and case). A ``race`` or ``unknown`` verdict is then decided for that
   launch by ``tilecheck.detect`` (host arrays): a race at the launch fails the test; otherwise the
-  launch runs and the summary lists it (an ``unknown`` on device arrays is listed as such). ``--tilecheck-backend=cpu`` runs those launches on the CPU interpreter instead of a GPU.
+  launch runs and the summary lists it (an ``unknown`` on device arrays is listed as such).
+  Launches made through cuTile's autotuner (``cuda.tile.tune.exhaustive_search``) are checked too:
+  every configuration of the search space, before any is timed.
+  ``--tilecheck-backend=cpu`` runs launches on the CPU interpreter instead of a GPU, and picks an
+  autotuned configuration by rule (the first that passes its check: ``tilecheck.runtime.autotune``).
+- ``--tilecheck-cpu-device[=sm_90]``: a CUDA-only test suite on a CPU-only machine: implies the two
+  options above and installs ``tilecheck.cpu_device`` (``device="cuda"`` tensors are CPU tensors,
+  ``torch.cuda`` answers as the named GPU) before the suite's own conftest is loaded.
 - ``@pytest.mark.race_free``: the same launch checking, for one test.
+- Under pytest-xdist each worker checks its own tests; the controller's summary merges theirs.
 
-Heavy modules (z3, cuda.tile, numpy) are imported only when one of these is used.
+Heavy modules (z3, cuda.tile, numpy, torch) are imported only when one of these is used.
 """
 from __future__ import annotations
 
@@ -18,18 +26,42 @@ import pytest
 
 _STATE = pytest.StashKey["_State"]()
 
+# outcomes of a checked launch, in the order the summary lists them
+_OUTCOMES = {
+    "refused": "refused",
+    "at-launch": "race-free at the launch only (tilecheck.detect)",
+    "unknown": "unknown (not verified, launched anyway)",
+    "autotuned": "autotuned",
+}
+
 
 @dataclass
 class _State:
     check_all_launches: bool
     backend: str
+    cpu_device: Any = None  # tilecheck.cpu_device.CpuDevice while installed
     current: str | None = None
-    verified: int = 0
-    unknown: list[tuple[str, str]] = field(default_factory=list)
-    # launches whose static verdict was race or unknown, run because tilecheck.detect found no race there
-    at_launch: list[tuple[str, str]] = field(default_factory=list)
+    verified: dict[str, int] = field(default_factory=dict)  # kernel -> launches verified
+    # (kernel, outcome, nodeid, text), each once; plain values so xdist can send them
+    events: list[tuple[str, str, str, str]] = field(default_factory=list)
     original_launch: Any = None
+    original_search: Any = None
     active: int = 0  # >0 while launches are intercepted
+
+    def note(self, kernel: str, outcome: str, text: str) -> None:
+        event = (kernel, outcome, self.current or "?", text)
+        if event not in self.events:
+            self.events.append(event)
+
+    def merge(self, data: dict[str, Any]) -> None:
+        for kernel, n in data.get("verified", {}).items():
+            self.verified[kernel] = self.verified.get(kernel, 0) + n
+        for event in data.get("events", []):
+            if tuple(event) not in self.events:
+                self.events.append(tuple(event))
+
+    def export(self) -> dict[str, Any]:
+        return {"verified": dict(self.verified), "events": [list(e) for e in self.events]}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -37,15 +69,51 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--tilecheck", action="store_true", default=False,
                     help="verify every @tilecheck.case of the kernels in collected modules, as test items")
     group.addoption("--tilecheck-launches", action="store_true", default=False,
-                    help="verify every kernel launched through cuda.tile.launch before it runs")
-    group.addoption("--tilecheck-backend", choices=("gpu", "cpu"), default="gpu",
+                    help="verify every kernel launched through cuda.tile.launch (or its autotuner) before it runs")
+    group.addoption("--tilecheck-backend", choices=("gpu", "cpu"), default=None,
                     help="with --tilecheck-launches: run launches on the GPU (default) or the CPU interpreter")
+    group.addoption("--tilecheck-cpu-device", nargs="?", const="sm_90", default=None, metavar="ARCH",
+                    help="run a CUDA-only test suite without a GPU: device='cuda' tensors become CPU "
+                         "tensors, torch.cuda answers as GPU ARCH (default sm_90), launches run on the "
+                         "interpreter, checked (implies --tilecheck-launches --tilecheck-backend=cpu)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """``--tilecheck-cpu-device`` must be in place before a conftest asks torch about the GPU."""
+    arch = getattr(early_config.known_args_namespace, "tilecheck_cpu_device", None)
+    if arch is None:
+        return
+    from tilecheck.cpu_device import CpuDevice, parse_arch
+    from tilecheck.errors import TilecheckError
+
+    try:
+        gpu = parse_arch(arch)
+    except TilecheckError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if getattr(early_config.known_args_namespace, "tilecheck_backend", None) == "gpu":
+        raise pytest.UsageError("--tilecheck-cpu-device runs launches on the CPU; it cannot be combined "
+                                "with --tilecheck-backend=gpu")
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise pytest.UsageError("--tilecheck-cpu-device stands in for CUDA in torch; install torch "
+                                "(the CPU build is enough)") from None
+    state = _State(True, "cpu")
+    state.cpu_device = CpuDevice(gpu)
+    state.cpu_device.install()
+    early_config.stash[_STATE] = state
+    _intercept(state)
+    early_config.add_cleanup(lambda: _release(state))
+    early_config.add_cleanup(state.cpu_device.uninstall)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "race_free: verify every cuda.tile.launch this test makes before it "
                                        "runs; a race fails the test (what --tilecheck-launches does for all)")
-    state = _State(config.getoption("--tilecheck-launches"), config.getoption("--tilecheck-backend"))
+    if _STATE in config.stash:  # --tilecheck-cpu-device: set up before the conftests
+        return
+    state = _State(config.getoption("--tilecheck-launches"), config.getoption("--tilecheck-backend") or "gpu")
     config.stash[_STATE] = state
     if state.check_all_launches:
         _intercept(state)
@@ -58,12 +126,15 @@ def _intercept(state: _State) -> None:
     if state.active > 1:
         return
     import cuda.tile as ct
+    import cuda.tile.tune as tune
+
+    from tilecheck.runtime.autotune import checked_exhaustive_search
 
     state.original_launch = ct.launch
 
     def launch(stream: Any, grid: Any, kernel: Any, kernel_args: Any, *rest: Any, **kw: Any) -> Any:
         __tracebackhide__ = True
-        _check_launch(state, grid, kernel, tuple(kernel_args))
+        _check_launch(state, _grid(grid), kernel, tuple(kernel_args))
         if state.backend == "cpu":
             from tilecheck.runtime import launch as cpu_launch
 
@@ -73,39 +144,70 @@ def _intercept(state: _State) -> None:
     launch.__tilecheck_original__ = state.original_launch  # type: ignore[attr-defined]  # for the cuda backend
     ct.launch = launch
 
+    def searched(kernel: Any, outcomes: list[Any], chosen: Any) -> None:
+        passed = sum(o.passed for o in outcomes)
+        rejected = [f"{o.config} ({type(o.error).__name__})" for o in outcomes if not o.passed]
+        how = "the first that passes its check (--tilecheck-backend=cpu times nothing)" \
+            if state.backend == "cpu" else "timed by cuTile's search"
+        text = (f"{len(outcomes)} configuration(s) checked, {passed} passed"
+                + (f", rejected by cuTile: {'; '.join(rejected)}" if rejected else "")
+                + f"; chose {chosen}: {how}")
+        state.note(_kernel_name(kernel), "autotuned", text)
+
+    def check(grid: tuple[int, int, int], kernel: Any, args: tuple[Any, ...]) -> None:
+        __tracebackhide__ = True
+        _check_launch(state, grid, kernel, args)
+
+    state.original_search = tune.exhaustive_search
+    tune.exhaustive_search = checked_exhaustive_search(state.original_search, check,
+                                                       time_on_gpu=state.backend != "cpu", on_search=searched)
+
 
 def _release(state: _State) -> None:
     state.active -= 1
     if state.active == 0 and state.original_launch is not None:
         import cuda.tile as ct
+        import cuda.tile.tune as tune
 
         ct.launch = state.original_launch
-        state.original_launch = None
+        tune.exhaustive_search = state.original_search
+        state.original_launch = state.original_search = None
 
 
-def _check_launch(state: _State, grid: Any, kernel: Any, args: tuple[Any, ...]) -> None:
+def _grid(grid: Any) -> tuple[int, int, int]:
+    from tilecheck.grid import normalize_grid
+
+    return normalize_grid(grid)
+
+
+def _kernel_name(kernel: Any) -> str:
+    return getattr(getattr(kernel, "_pyfunc", None), "__name__", None) or getattr(kernel, "name", "?")
+
+
+def _check_launch(state: _State, grid: tuple[int, int, int], kernel: Any, args: tuple[Any, ...]) -> None:
     __tracebackhide__ = True
-    from tilecheck.runtime.launcher import check_launch, normalize_grid
-
     import warnings
 
-    from tilecheck.runtime.launcher import LaunchWarning
+    from tilecheck.errors import TilecheckError
+    from tilecheck.ir import FrontendError
+    from tilecheck.runtime.launcher import LaunchWarning, check_launch
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", LaunchWarning)
-        _, report = check_launch(kernel, args, normalize_grid(grid), prefix="tilecheck: ",
-                                 refuse_unknown=False)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", LaunchWarning)
+            _, report = check_launch(kernel, args, grid, prefix="tilecheck: ", refuse_unknown=False)
+    except FrontendError:
+        raise  # not a verdict: cuTile could not compile it (the autotuner counts it as a failed config)
+    except TilecheckError as exc:
+        state.note(_kernel_name(kernel), "refused", str(exc).splitlines()[0])
+        raise
     if report.level == "this launch":
         text = str(caught[0].message) if caught else f"{report.kernel}: race-free at this launch"
-        entry = (state.current or "?", text)
-        if entry not in state.at_launch:
-            state.at_launch.append(entry)
+        state.note(report.kernel, "at-launch", text)
     elif report.status == "unknown":
-        entry = (state.current or "?", f"{report.kernel}: " + "; ".join(report.reasons[:2]))
-        if entry not in state.unknown:
-            state.unknown.append(entry)
+        state.note(report.kernel, "unknown", f"{report.kernel}: " + "; ".join(report.reasons[:2]))
     else:
-        state.verified += 1
+        state.verified[report.kernel] = state.verified.get(report.kernel, 0) + 1
 
 
 @pytest.hookimpl(wrapper=True)
@@ -123,16 +225,41 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
         state.current = None
 
 
+# ---- pytest-xdist: each worker sends what it saw; the controller merges it ----------------------
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    state = session.config.stash.get(_STATE, None)
+    if workeroutput is not None and state is not None:
+        workeroutput["tilecheck"] = state.export()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    data = getattr(node, "workeroutput", {}).get("tilecheck")
+    state = node.config.stash.get(_STATE, None)
+    if data and state is not None:
+        state.merge(data)
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
-    if state is None or not (state.verified or state.unknown or state.at_launch):
+    if state is None or not (state.verified or state.events):
         return
     terminalreporter.section("tilecheck")
-    terminalreporter.write_line(f"{state.verified} kernel launch check(s) verified")
-    for nodeid, text in state.at_launch:
-        terminalreporter.write_line(f"race-free at the launch only (tilecheck.detect): {nodeid}: {text}")
-    for nodeid, text in state.unknown:
-        terminalreporter.write_line(f"unknown (not verified, launched anyway): {nodeid}: {text}")
+    if state.cpu_device is not None:
+        gpu = state.cpu_device.gpu
+        terminalreporter.write_line(f"CUDA stood in for by the CPU ({gpu.name}, {gpu.arch}); launches ran on "
+                                    "the interpreter")
+    terminalreporter.write_line(f"{sum(state.verified.values())} kernel launch check(s) verified")
+    kernels = sorted(set(state.verified) | {e[0] for e in state.events})
+    for kernel in kernels:
+        counts = [f"{state.verified[kernel]} verified"] if kernel in state.verified else []
+        counts += [f"{n} {outcome}" for outcome in _OUTCOMES
+                   if (n := sum(1 for e in state.events if e[0] == kernel and e[1] == outcome))]
+        terminalreporter.write_line(f"{kernel}: {', '.join(counts)}")
+        for outcome, label in _OUTCOMES.items():
+            for _, _, nodeid, text in (e for e in state.events if e[0] == kernel and e[1] == outcome):
+                terminalreporter.write_line(f"  {label}: {nodeid}: {text}")
 
 
 # ---- declared cases as test items ----------------------------------------------------------------
