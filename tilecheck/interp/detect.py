@@ -122,7 +122,7 @@ def _copies(module: Module, args: tuple[Any, ...]) -> tuple[Any, ...]:
     leaves: list[np.ndarray] = []
 
     def collect(a: Any) -> None:
-        if isinstance(a, tuple):
+        if isinstance(a, (tuple, list)):  # tuple arguments, and the arrays of list arguments
             for x in a:
                 collect(x)
         elif _is_array(a):
@@ -133,8 +133,8 @@ def _copies(module: Module, args: tuple[Any, ...]) -> tuple[Any, ...]:
     copies = iter(copies_keeping_overlaps(leaves))
 
     def rebuild(a: Any) -> Any:
-        if isinstance(a, tuple):
-            return tuple(rebuild(x) for x in a)
+        if isinstance(a, (tuple, list)):
+            return type(a)(rebuild(x) for x in a)
         return next(copies) if _is_array(a) else a
 
     return tuple(rebuild(a) for a in args)
@@ -161,10 +161,11 @@ def _conflicts(rec: Recorder) -> dict[int, np.ndarray]:
             continue
         hit = (s.bmin != s.bmax) & s.plain & s.writes & (s.bmax >= 0)
         if s.lmin is not None and hit.any():
-            broken = np.zeros(max(len(rec.lock_ids), 1), bool)
-            broken[list(rec.broken)] = True
-            lock = np.clip(s.lmin, 0, len(broken) - 1)
-            protected = (s.lmin == s.lmax) & (s.lmin >= 0) & ~broken[lock]
+            # every access under one and the same set of locks, one of them never broken; other
+            # elements are looked at pair by pair in the second run (two sets may share a lock)
+            valid = np.array([bool(locks - rec.broken) for locks in rec.lock_sets] or [False], bool)
+            lock = np.clip(s.lmin, 0, len(valid) - 1)
+            protected = (s.lmin == s.lmax) & (s.lmin >= 0) & valid[lock]
             hit &= ~protected
         out[array] = hit
     return out
@@ -342,7 +343,7 @@ def _cross_block(module: Module, rec: Recorder, first: Recorder, grid: tuple[int
             for kb in present[ia:]:
                 if effect[ka] == READ and effect[kb] == READ or effect[ka] == ATOMIC and effect[kb] == ATOMIC:
                     continue
-                hit = _pair_witness(col, op_of, ka, kb, per_op, rec.broken)
+                hit = _pair_witness(col, op_of, ka, kb, per_op, rec)
                 if hit is None:
                     continue
                 i, j = hit
@@ -378,7 +379,7 @@ def _element_blocks(col: dict[str, np.ndarray], mine: np.ndarray) -> tuple[np.nd
 
 
 def _pair_witness(col: dict[str, np.ndarray], op_of: np.ndarray, ka: int, kb: int, per_op: dict[int, Any],
-                  broken: set[int]) -> tuple[int, int] | None:
+                  rec: Recorder) -> tuple[int, int] | None:
     """The least element where op ``ka`` and op ``kb`` are used by two blocks that no valid lock
     keeps apart, as two record indices (least blocks first)."""
     ea, amin, amax = per_op[ka]
@@ -392,8 +393,7 @@ def _pair_witness(col: dict[str, np.ndarray], op_of: np.ndarray, ka: int, kb: in
             for j in rows[op_of[rows] == kb].tolist():
                 if col["block"][i] == col["block"][j]:
                     continue
-                lock_i, lock_j = int(col["lock"][i]), int(col["lock"][j])
-                if lock_i == lock_j and lock_i >= 0 and lock_i not in broken:
+                if rec.protected_by_common_lock(int(col["lock"][i]), int(col["lock"][j])):
                     continue
                 return (i, j) if col["block"][i] <= col["block"][j] else (j, i)
     return None

@@ -126,8 +126,9 @@ class Interpreter:
         self.schedule.drive([self.wave(w) for w in waves])
 
     def needs_single_block_waves(self) -> bool:
-        """A ``loop`` (e.g. a spin lock) in lockstep could wait on a block of its own wave forever."""
-        return any(op.name == "loop" for op in self.function.walk())
+        """A ``loop`` (e.g. a spin lock) in lockstep could wait on a block of its own wave forever; an
+        ``int_to_ptr`` (an array of a list argument) may name a different array in each block."""
+        return any(op.name in ("loop", "int_to_ptr") for op in self.function.walk())
 
     def wave(self, blocks: np.ndarray) -> Steps:
         width = len(blocks)

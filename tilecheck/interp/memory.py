@@ -56,6 +56,10 @@ def bind_arguments(module: Module, function: Function, args: Sequence[Any]) -> t
             if p.kind == "scalar":
                 values.append(np.asarray(a))
                 continue
+            if p.kind == "list":
+                arrays[len(values)] = _bind_list(p, a, arrays)
+                values += [None, np.asarray(len(a), np.int32)]  # the table's base pointer (engine), the length
+                continue
             arr = as_host_array(p.name, a)
             if arr.ndim != p.ndim or str(arr.dtype) != p.dtype:
                 raise ArgumentError(f"argument '{p.name}': the kernel was compiled for {p.dtype} with "
@@ -80,6 +84,31 @@ def bind_arguments(module: Module, function: Function, args: Sequence[Any]) -> t
     return values, arrays
 
 
+# A list's table holds, for array k of all lists bound so far (memory id -k), the word k * LIST_HANDLE
+# where cuTile puts the data pointer: ``int_to_ptr`` turns such a word back into a pointer to that array.
+LIST_HANDLE = 1 << 40
+
+
+def _bind_list(p: Any, items: Any, arrays: dict[int, ArrayMemory]) -> ArrayMemory:
+    """The arrays of list parameter ``p`` (memory ids -1, -2, ... in binding order) and its table,
+    laid out as cuTile's: one row of i64 words per array (data pointer, shape, strides)."""
+    if not isinstance(items, (list, tuple)) or len(items) != len(p.items):
+        raise ArgumentError(f"argument '{p.name}': the kernel was compiled for a list of {len(p.items)} arrays")
+    words = 1 + 2 * p.ndim
+    table = np.zeros((len(items), words), np.int64)
+    for k, item in enumerate(items):
+        name = f"{p.name}[{k}]"
+        arr = as_host_array(name, item)
+        if arr.ndim != p.ndim or str(arr.dtype) != p.dtype:
+            raise ArgumentError(f"argument '{name}': the kernel was compiled for {p.dtype} with {p.ndim} "
+                                f"dimensions, got {arr.dtype} with {arr.ndim}")
+        flat, strides = _flat_view(name, arr)
+        handle = 1 + sum(1 for i in arrays if i < 0)
+        arrays[-handle] = ArrayMemory(name, arr, flat, tuple(arr.shape), strides)
+        table[k] = [handle * LIST_HANDLE, *arr.shape, *strides]
+    return ArrayMemory(f"{p.name} (list)", table, table.reshape(-1), table.shape, (words, 1))
+
+
 # numpy has no bfloat16 or fp8: ml_dtypes' types stand in (same bits, numpy casts round to nearest even)
 NARROW_FLOATS = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
                   "float8_e5m2": ml_dtypes.float8_e5m2}
@@ -91,6 +120,9 @@ def as_host_array(name: str, a: Any) -> np.ndarray:
     over the same memory."""
     if isinstance(a, np.ndarray):
         return a
+    if isinstance(a, list):
+        raise ArgumentError(f"argument '{name}' is a list of arrays: launch, check_launch and detect take list "
+                            "arguments; run_repeated and the differential runner do not yet")
     if is_torch_tensor(a):  # same memory; torch refuses to export a tensor that requires grad
         a = a.detach()
     narrow = NARROW_FLOATS.get(str(getattr(a, "dtype", "")).removeprefix("torch."))

@@ -41,7 +41,7 @@ class Summary:
     bmax: np.ndarray
     plain: np.ndarray  # some non-atomic access
     writes: np.ndarray  # some write or atomic
-    lmin: np.ndarray | None = None  # lock ids held (-1: none); None until the first lock is taken
+    lmin: np.ndarray | None = None  # ids of the sets of locks held (-1: none); None until the first lock is taken
     lmax: np.ndarray | None = None
     fmin: np.ndarray | None = None  # blocks of order-dependent float atomics
     fmax: np.ndarray | None = None
@@ -116,6 +116,9 @@ class Recorder:
         self.free_value: dict[int, Any] = {}
         self.broken: set[int] = set()
         self.held: dict[int, list[int]] = {}  # block -> lock ids, outermost first
+        # the sets of locks accesses were made under, interned: set id -> lock ids
+        self.lock_sets: list[frozenset[int]] = []
+        self._set_ids: dict[frozenset[int], int] = {}
         self.locked_accesses = False
         self.atomic_results_used = False
 
@@ -288,7 +291,8 @@ class Recorder:
 
     # ---- locks ----------------------------------------------------------------------------------
     def _locks_of(self, b: np.ndarray) -> np.ndarray | None:
-        outer = {blk: ids[0] for blk, ids in self.held.items() if ids}
+        """Per lane, the id of the set of locks its block holds (-1: none)."""
+        outer = {blk: self._set_id(frozenset(ids)) for blk, ids in self.held.items() if ids}
         if not outer:
             return None
         self.locked_accesses = True
@@ -297,6 +301,18 @@ class Recorder:
             if blk < len(table):
                 table[blk] = lock
         return table[b]
+
+    def _set_id(self, locks: frozenset[int]) -> int:
+        if locks not in self._set_ids:
+            self._set_ids[locks] = len(self.lock_sets)
+            self.lock_sets.append(locks)
+        return self._set_ids[locks]
+
+    def protected_by_common_lock(self, a: int, b: int) -> bool:
+        """Accesses made under lock sets ``a`` and ``b`` (ids) share a lock that was never broken."""
+        if a < 0 or b < 0:
+            return False
+        return bool((self.lock_sets[a] & self.lock_sets[b]) - self.broken)
 
     def _lock_protocol(self, op: Op, array: int, o: np.ndarray, b: np.ndarray, code: int, old: Any, arg: Any,
                        expected: Any) -> None:

@@ -38,5 +38,3 @@ def make_args():
 GRID = (4, 1, 1)
 ASSUME = []
 TRUTH = "race-free"
-XFAIL = ("detect attributes an access to the block's outermost held 'lock', here a plain acq_rel CAS on c[b] "
-         "that is never released, not the spin lock lk[0] that orders the sections")

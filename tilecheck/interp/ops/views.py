@@ -60,6 +60,24 @@ def offset(interp, ctx, op, ptr, off):
     return (Pointer(ptr.array, np.broadcast_to(ptr.offsets, shape) + np.broadcast_to(off, shape).astype(np.int64)),)
 
 
+@interpret("int_to_ptr")
+def int_to_ptr(interp, ctx, op, words):
+    # the words cuTile reads from a list argument's table (``memory.LIST_HANDLE``); waves of lists are
+    # single blocks (``needs_single_block_waves``), so one array per wave
+    from tilecheck.interp.memory import LIST_HANDLE
+
+    words = np.asarray(words, np.int64)
+    live = (words // LIST_HANDLE)[ctx.active]
+    if live.size == 0:
+        return (Pointer(-1, np.zeros_like(words)),)
+    if not np.all(live == live.flat[0]) or -int(live.flat[0]) not in interp.arrays:
+        raise InterpreterError(f"int_to_ptr at {op.loc.outermost()}: the CPU interpreter follows only the data "
+                               "pointers of a list argument's arrays (one array per block), and this address "
+                               "is not one", op.loc)
+    mem = interp.arrays[-int(live.flat[0])]
+    return (Pointer(-int(live.flat[0]), (words % LIST_HANDLE) // mem.flat.itemsize),)
+
+
 @interpret("ptr_to_ptr")
 def ptr_to_ptr(interp, ctx, op, ptr):
     src, dst = op.operands[0].type.element.pointee, op.result.type.element.pointee
