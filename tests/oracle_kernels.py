@@ -621,12 +621,9 @@ class Outcome:
 # Open disagreement classes: a predicate on (module source, outcome), and the file in
 # tests/data/oracle/ whose strict xfail tracks the bug. The property test does not fail on them (it
 # would fail on every example of a known bug); remove an entry when its file's xfail flips.
-# Fixed so far: precondition_distinct_violated.py (d567c31), index_overflow_wraps.py (ae9e483).
-KNOWN: dict[str, Any] = {
-    "detect_cas_taken_as_lock.py":  # detect counts an acq_rel CAS on c as a lock held forever
-        lambda source, outcome: "ct.atomic_cas(c," in source and "while ct.atomic_cas(lk" in source
-        and all("'acc'" in f.message for f in outcome.detect.findings if f.is_race),
-}
+# Fixed so far: precondition_distinct_violated.py (d567c31), index_overflow_wraps.py (ae9e483),
+# detect_cas_taken_as_lock.py (a392cc4).
+KNOWN: dict[str, Any] = {}
 
 
 def known_class(source: str, outcome: Outcome) -> str | None:

@@ -9,7 +9,7 @@ Triage: the detector is wrong. Its recorder treats every successful acquire-orde
 the value as taking a lock, so each block "holds" c[b] forever; an access is then attributed to
 the block's outermost held lock (Recorder._locks_of: ids[0]), c[b], which differs between blocks,
 so the real lock lk[0] never counts. Expected: detect verified (an access is protected when the two
-blocks hold a common lock, and a CAS that is never released is no lock).
+blocks hold a common lock, and a CAS that is never released is no lock). Fixed in a392cc4.
 """
 import cuda.tile as ct
 import numpy as np
