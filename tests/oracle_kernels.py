@@ -105,8 +105,9 @@ def load_file(path: Path) -> Loaded:
 # ---- generation -----------------------------------------------------------------------------------
 @dataclass
 class _Scope:
-    """What a statement may use: loop variables (name, trips), tiles (name, 'f' | 'i'), whether
-    ``continue``/``break`` (inside a loop) and ``return`` (inside a helper, or the kernel) are legal."""
+    """What a statement may use: loop variables (name, trips), tiles (name, 'f' | 'i' for 1-D float or
+    int, 'm' for 2-D float), scalar tile indices (counters, tickets), whether ``continue``/``break``
+    (inside a loop) and ``return`` (inside a helper, or the kernel below its top level) are legal."""
 
     loops: tuple[tuple[str, int], ...] = ()
     tiles: tuple[tuple[str, str], ...] = ()
@@ -124,6 +125,9 @@ class _Scope:
 
 @dataclass
 class _Builder:
+    """Draws one kernel's statements (``block``) and the helpers they call; ``features`` names the
+    grammar constructs used (the long run's classes and statistics)."""
+
     draw: Any
     n_locks: int
     axes: tuple[int, ...]  # the grid axes the kernel's linear block id uses
@@ -528,7 +532,7 @@ def cases(draw: Any, budget: int = 6) -> OracleCase:
     head = [f"    b{a} = ct.bid({a})" for a in axes] + [f"    b = {names}", f"    nb = {counts}",
                                                       "    nt = ct.num_tiles(y, axis=0, shape=(T,))"]
     head += ["    " + line for line in prologue]
-    if len(axes) < sum(g > 1 for g in grid):
+    if any(grid[a] > 1 and a not in axes for a in range(3)):
         builder.features.add("unused-axis")
     kernel = "\n".join(["@ct.kernel", f"def k({PARAMS}):", *head, *body])
     args, assume = draw(arguments(n, tile, n_locks, builder.features))
