@@ -162,6 +162,9 @@ def space_of(a: Any) -> str | None:
         return None
     if isinstance(a, np.ndarray):
         return "host"
+    if isinstance(a, list):  # a list of arrays (cuTile's list argument): where its arrays are
+        spaces = {space_of(x) for x in a} - {None}
+        return "cuda" if "cuda" in spaces else "host" if spaces else None
     if is_torch_tensor(a):
         return "cuda" if a.is_cuda else "host"
     if hasattr(a, "__cuda_array_interface__"):

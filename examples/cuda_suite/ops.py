@@ -82,3 +82,26 @@ def tile_sum(x):
     out = torch.zeros(32, dtype=x.dtype, device=x.device)
     ct.launch(torch.cuda.current_stream(), (x.numel() // 32, 1, 1), _row_sum_racy_kernel, (x, out, 32))
     return out
+
+
+@ct.kernel
+def _group_scale_kernel(As, Cs, NUM_SMS: ConstInt, TILE: ConstInt):
+    # persistent over the groups' row tiles, like TileGym's group GEMM: a list of arrays per operand
+    tile_idx = ct.bid(0)
+    first = 0
+    for g in range(len(As)):
+        a = As[g]
+        c = Cs[g]
+        tiles = ct.num_tiles(a, 0, (TILE, 16))
+        while tile_idx >= first and tile_idx < first + tiles:
+            t = ct.load(a, index=(tile_idx - first, 0), shape=(TILE, 16), padding_mode=ct.PaddingMode.ZERO)
+            ct.store(c, index=(tile_idx - first, 0), tile=t * 2)
+            tile_idx += NUM_SMS
+        first = first + tiles
+
+
+def group_scale(group_a):
+    group_c = [torch.empty_like(a) for a in group_a]
+    num_sms = torch.cuda.get_device_properties("cuda").multi_processor_count
+    ct.launch(torch.cuda.current_stream(), (num_sms, 1, 1), _group_scale_kernel, (group_a, group_c, num_sms, 8))
+    return group_c

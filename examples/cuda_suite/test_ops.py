@@ -39,3 +39,9 @@ def test_timing_with_events():
 def test_tile_sum_racy():
     x = torch.ones(128, device="cuda")
     torch.testing.assert_close(ops.tile_sum(x), torch.full((32,), 4.0, device="cuda"))
+
+
+def test_group_scale_list_of_arrays():
+    group = [torch.randn(rows, 16, device="cuda") for rows in (20, 8, 33)]
+    for a, c in zip(group, ops.group_scale(group)):
+        torch.testing.assert_close(c, a * 2)

@@ -30,8 +30,11 @@ _DTYPES = {"bool": "bool_", "int8": "int8", "int16": "int16", "int32": "int32", 
 class KernelParam:
     """One parameter of the Python kernel and where it lives in the entry's argument list.
 
-    ``kind`` is ``array`` (entry args: base pointer, then shape, then strides), ``scalar`` (one arg)
-    or ``constant`` (compiled in, no arg). ``shape``/``strides`` are the example argument's.
+    ``kind`` is ``array`` (entry args: base pointer, then shape, then strides), ``scalar`` (one arg),
+    ``constant`` (compiled in, no arg) or ``list`` (a list of arrays, passed as cuTile passes it: the
+    base pointer of an in-memory table with one row of i64 words per array — data pointer, shape,
+    strides — and the list's length). ``shape``/``strides`` are the example argument's; a list's are
+    ``(len,)`` and ``()``, and ``items`` holds each array's (shape, strides).
     """
 
     name: str
@@ -42,10 +45,11 @@ class KernelParam:
     value: Any = None
     shape: tuple[int, ...] = ()
     strides: tuple[int, ...] = ()  # in elements
+    items: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = ()  # a list's arrays: (shape, strides)
 
     @property
     def num_args(self) -> int:
-        return {"array": 1 + 2 * self.ndim, "scalar": 1}.get(self.kind, 0)
+        return {"array": 1 + 2 * self.ndim, "scalar": 1, "list": 2}.get(self.kind, 0)
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,8 @@ def compile_kernel(kernel: Any, args: typing.Sequence[Any]) -> CompiledKernel:
 def _describe(p: KernelParam) -> str:
     if p.kind == "array":
         return f"{p.name}: {p.dtype}{list(p.shape)}"
+    if p.kind == "list":
+        return f"{p.name}: [{', '.join(f'{p.dtype}{list(shape)}' for shape, _ in p.items)}]"
     return f"{p.name}={p.value!r}"
 
 
@@ -166,8 +172,7 @@ def _constraint(kernel: str, name: str, constant: bool, arg: Any, ct: Any, compi
             leaves += inner
         return compilation.TupleConstraint(items), leaves
     if isinstance(arg, list):
-        raise FrontendError(f"{where}: list arguments (cuTile's list of arrays, passed through memory) are not "
-                            "supported yet; a tuple of arrays is")
+        return _list_constraint(where, name, arg, ct, compilation, first_arg)
     constraint, leaf = _leaf_constraint(where, name, arg, ct, compilation, first_arg)
     return constraint, [leaf]
 
@@ -202,6 +207,30 @@ def _leaf_constraint(where: str, name: str, arg: Any, ct: Any, compilation: Any,
         raise FrontendError(f"{where} is missing (None); pass an array, a scalar, or the constant value")
     raise FrontendError(f"{where}: unsupported argument type {type(arg).__name__} (expected an array "
                         "with shape/dtype/strides, a Python int/float/bool, or a ct.Constant value)")
+
+
+def _list_constraint(where: str, name: str, arg: list[Any], ct: Any, compilation: Any,
+                     first_arg: int) -> tuple[Any, list[KernelParam]]:
+    """A list of arrays (cuTile's ``ListConstraint``): one dtype and rank for all of them; 64-bit
+    indices for all when one needs them."""
+    if not arg or not all(_is_array(a) for a in arg):
+        raise FrontendError(f"{where}: a list argument must be a non-empty list of arrays (cuTile passes "
+                            "lists of arrays only)")
+    leaves = [_leaf_constraint(f"{where}[{i}]", f"{name}[{i}]", a, ct, compilation, first_arg)
+              for i, a in enumerate(arg)]
+    kinds = {(leaf.dtype, leaf.ndim) for _, leaf in leaves}
+    if len(kinds) > 1:
+        found = ", ".join(f"{leaf.dtype} with {leaf.ndim} dimension(s)" for _, leaf in leaves)
+        raise FrontendError(f"{where}: the arrays of a list must share one dtype and rank, got {found}")
+    wide = any(c.index_dtype == ct.int64 for c, _ in leaves)
+    first = leaves[0][1]
+    element = compilation.ArrayConstraint(
+        getattr(ct, _DTYPES[first.dtype]), first.ndim, index_dtype=ct.int64 if wide else ct.int32,
+        stride_lower_bound_incl=0, alias_groups=(), may_alias_internally=False)
+    constraint = compilation.ListConstraint(element, alias_groups=(), elements_may_alias=False)
+    items = tuple((leaf.shape, leaf.strides) for _, leaf in leaves)
+    return constraint, [KernelParam(name, "list", first.dtype, first.ndim, first_arg, None, (len(arg),), (),
+                                    items)]
 
 
 def _is_array(arg: Any) -> bool:
@@ -253,6 +282,8 @@ def argument_signature(args: typing.Sequence[Any]) -> tuple[Any, ...]:
     for a in args:
         if isinstance(a, tuple):
             key.append(("tuple", argument_signature(a)))
+        elif isinstance(a, list):
+            key.append(("list", argument_signature(a)))
         elif hasattr(a, "shape") and hasattr(a, "dtype") and getattr(a, "shape", ()) != ():
             key.append(("array", str(a.dtype), tuple(a.shape), tuple(getattr(a, "strides", ()) or ())))
         else:

@@ -53,8 +53,8 @@ _VERIFIED: dict[tuple[Any, ...], Report] = {}
 
 
 def case_key(code: bytes, module: Module, grid: tuple[int, int, int]) -> tuple[Any, ...]:
-    params = tuple((p.name, p.kind, p.dtype, p.shape, p.strides, p.value if p.kind != "array" else None)
-                   for p in module.params)
+    params = tuple((p.name, p.kind, p.dtype, p.shape, p.strides, p.value if p.kind != "array" else None,
+                    getattr(p, "items", ())) for p in module.params)
     return (hashlib.sha256(code).hexdigest(), params, grid)
 
 
@@ -203,6 +203,8 @@ def _launch_key(backend: str, unsafe: bool, kernel: Any, grid: tuple[int, int, i
     """The cache key of a launch, or None when some argument has no cheap, complete identity."""
     parts: list[Any] = [backend, unsafe, kernel, grid, _signature(args) if any(isinstance(a, tuple) for a in args) else None]
     for a in flat_arguments(args):
+        if isinstance(a, list):  # a list argument: checked at every launch (its arrays are its identity)
+            return None
         if isinstance(a, (bool, int, float)):
             parts.append((type(a), a))
         elif isinstance(a, np.ndarray):

@@ -207,6 +207,13 @@ def _aliasing_findings(module: Module, written: set[str], params: tuple[Any, ...
 
     arrays = [(p, layout) for p, a in zip(params, flat_arguments(args))
               if p.kind == "array" and (layout := layout_of(a)) is not None]
+    for p, a in zip(params, flat_arguments(args)):  # each array of a list argument, as one argument
+        if p.kind == "list" and isinstance(a, (list, tuple)):
+            for k, ((shape, strides), item) in enumerate(zip(p.items, a)):
+                if (layout := layout_of(item)) is not None:
+                    arrays.append((_ListItem(f"{p.name}[{k}]", shape, strides), layout))
+                    if "?" in written:  # a write the IR does not trace to an argument may be through the list
+                        written = written | {f"{p.name}[{k}]"}
     out: list[Finding] = []
     loc = module.entry.loc
     side = Side("argument", loc, (), {}, (), "write")
@@ -236,6 +243,15 @@ def _aliasing_findings(module: Module, written: set[str], params: tuple[Any, ...
                                        other=p.name, other_element=dup[1],
                                        overlap={p.name: (offset, offset + a.itemsize)}), 3))
     return out
+
+
+@dataclasses.dataclass(frozen=True)
+class _ListItem:
+    """One array of a list argument, named ``As[k]``, for the aliasing check."""
+
+    name: str
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
 
 
 def _shared_bytes(a: Any, b: Any) -> tuple[tuple[int, int], tuple[int, int]]:
