@@ -131,3 +131,29 @@ def test_raw():
     # not verified statically; decided at the launch by the exact detector, and said so
     result.stdout.fnmatch_lines(["*= tilecheck =*", "*race-free at the launch only (tilecheck.detect): "
                                  "test_raw.py::test_raw: raw_copy: the static check could not verify it*"])
+
+
+def test_under_xdist_the_workers_summaries_are_merged(project):
+    pytest.importorskip("xdist")
+    tests = "\n".join(f'''
+def test_copy_{i}():
+    src, dst, t = _args()
+    ct.launch(None, (8, 1, 1), copy_ok, (src, dst, t))
+    assert (dst == src).all()
+''' for i in range(4))
+    project.makepyfile(test_dist='''
+import cuda.tile as ct
+from kernels import copy_ok, copy_racy, _args
+''' + tests + '''
+def test_racy():
+    src, dst, t = _args()
+    ct.launch(None, (8, 1, 1), copy_racy, (src, dst, t))
+''')
+    result = project.runpytest_subprocess("-n", "2", "--tilecheck-launches", "--tilecheck-backend=cpu",
+                                          "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=4, failed=1)
+    # the controller ran no test: every line below came from the workers
+    result.stdout.fnmatch_lines(["*= tilecheck =*", "4 kernel launch check(s) verified", "copy_ok: 4 verified",
+                                 "copy_racy: 1 refused",
+                                 "  refused: test_dist.py::test_racy: refusing to launch copy_racy*"])
+    assert "created: 2/2 workers" in result.stdout.str()

@@ -51,6 +51,18 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _shard(text: str) -> tuple[int, int]:
+    """``I/N`` -> (I, N) with 1 <= I <= N."""
+    index, _, count = text.partition("/")
+    try:
+        i, n = int(index), int(count)
+    except ValueError:
+        i = n = 0
+    if not 1 <= i <= n:
+        raise argparse.ArgumentTypeError(f"expected I/N with 1 <= I <= N (e.g. 2/4), got {text!r}")
+    return i, n
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tilecheck", description="Race detection for cuTile Python / CUDA Tile IR kernels")
     parser.add_argument("--debug", action="store_true", help="show the traceback of errors (for bug reports)")
@@ -66,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--grid", help="grid for Tile IR files, e.g. 8,1,1 (default: any grid)")
     v.add_argument("--strict", action="store_true", help="an order-dependent float-atomic result fails (exit 1)")
     v.add_argument("--allow-unknown", action="store_true", help="an unknown verdict does not fail (exit 0)")
+    v.add_argument("--shard", type=_shard, metavar="I/N",
+                   help="verify only shard I of N (1 <= I <= N): the cases, in collection order, dealt round-robin; "
+                        "merge the shards' JSON or SARIF with `tilecheck merge`")
 
     r = sub.add_parser("run", help="run a kernel repeatedly under adversarial schedules; compare outputs")
     r.add_argument("target", help="FILE::KERNEL")
@@ -88,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--runs", type=_positive(int), default=10, help="runs per kernel with --run (default 10)")
     ev.add_argument("--timeout", type=_positive(float), default=10.0, help="solver timeout per query, seconds")
 
+    m = sub.add_parser("merge", help="merge the JSON reports or SARIF logs of `tilecheck verify --shard` runs")
+    m.add_argument("reports", nargs="+", help="report files, all JSON or all SARIF")
+    m.add_argument("--output", "-o", help="write the merged report to FILE instead of stdout")
     i = sub.add_parser("ir", help="compile kernels to Tile IR and print a summary (or the IR itself)")
     i.add_argument("paths", nargs="+", help="Python files, packages, .tileir or .tileirbc files")
     i.add_argument("--print-ir", action="store_true", help="print the full Tile IR text of each kernel")
@@ -102,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except KeyboardInterrupt:
         return _interrupted()
-    commands = {"verify": _verify, "run": _run, "explain": _explain, "eval": _eval, "ir": _ir}
+    commands = {"verify": _verify, "run": _run, "explain": _explain, "eval": _eval, "ir": _ir, "merge": _merge}
     try:
         return commands[args.command](args)
     except TilecheckError as exc:
@@ -165,18 +183,30 @@ def _verify(args: argparse.Namespace) -> int:
     grid = parse_grid(args.grid) if args.grid else None
     plan: list[Job | JobResult] = []  # in report order: jobs to run, and paths that already failed
     no_case: list[str] = []
+    shard, shards = args.shard or (1, 1)
+    dealt = 0  # every case, kernel without a case and failed path is dealt to one shard, round-robin
+
+    def mine() -> bool:
+        nonlocal dealt
+        dealt += 1
+        return (dealt - 1) % shards == shard - 1
+
     for entry in collect(paths):
+        if entry.cases and entry.error is None and entry.kernel is not None:
+            assume = tuple(config.assume.get(entry.name, ()))
+            plan.extend(Job(str(entry.path), entry.name, i, timeout, assume) for i in range(len(entry.cases))
+                        if mine())
+            continue
+        if not mine():
+            continue
         if entry.error is not None:
             failed = error_result(entry.id, str(entry.path), None, None, entry.error)
             failed.traceback = entry.detail
             plan.append(failed)
         elif entry.kernel is None:
             plan.append(Job(str(entry.path), None, 0, timeout, (), grid))
-        elif not entry.cases:
-            no_case.append(entry.id)
         else:
-            assume = tuple(config.assume.get(entry.name, ()))
-            plan.extend(Job(str(entry.path), entry.name, i, timeout, assume) for i in range(len(entry.cases)))
+            no_case.append(entry.id)
     jobs = [j for j in plan if isinstance(j, Job)]
     try:
         finished = _run_jobs(jobs, args.jobs or config.jobs or os.cpu_count() or 1)
@@ -213,6 +243,29 @@ def _verify(args: argparse.Namespace) -> int:
     allow = args.allow_unknown
     if any(r.status == "unknown" and not (allow or config.unknown_allowed(r.id, r.kernel)) for r in results):
         return EXIT_UNKNOWN
+    return EXIT_OK
+
+
+def _merge(args: argparse.Namespace) -> int:
+    import json
+
+    from tilecheck.formats import merge_reports
+
+    documents = []
+    for name in args.reports:
+        try:
+            documents.append(json.loads(Path(name).read_text()))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise TilecheckError(f"{name}: not a JSON report or SARIF log ({exc})") from None
+    try:
+        merged = merge_reports(documents)
+    except ValueError as exc:
+        raise TilecheckError(f"cannot merge {', '.join(args.reports)}: {exc}") from None
+    text = json.dumps(merged, indent=2)
+    if args.output:
+        Path(args.output).write_text(text + "\n")
+    else:
+        print(text)
     return EXIT_OK
 
 

@@ -114,3 +114,31 @@ def render_sarif(results: list[JobResult], root: Path, version: str) -> str:
                                       "toolExecutionNotifications": notifications}],
                      "results": sarif_results}]}
     return json.dumps(log, indent=2)
+
+
+def merge_reports(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    """One report from the JSON or SARIF reports of ``tilecheck verify --shard`` runs (all of one
+    format): JSON results and kernels without a case concatenated in the order given, the summary
+    recounted; SARIF results and tool notifications concatenated into one run."""
+    if not documents:
+        raise ValueError("nothing to merge")
+    if all(d.get("tool") == "tilecheck" and isinstance(d.get("results"), list) for d in documents):
+        results = [r for d in documents for r in d["results"]]
+        no_case = [k for d in documents for k in d.get("no_case", [])]
+        counts = {s: sum(1 for r in results if r.get("status") == s)
+                  for s in ("verified", "race", "out-of-bounds", "unknown", "error")}
+        counts |= {"no_case": len(no_case), "kernels": len(results) + len(no_case)}
+        return {"tool": "tilecheck", "version": documents[0].get("version", 1), "results": results,
+                "no_case": no_case, "summary": counts}
+    if all(d.get("version") == "2.1.0" and isinstance(d.get("runs"), list) and len(d["runs"]) == 1
+           and d["runs"][0].get("tool", {}).get("driver", {}).get("name") == "tilecheck" for d in documents):
+        runs = [d["runs"][0] for d in documents]
+        notifications = [n for run in runs for inv in run.get("invocations", [])
+                         for n in inv.get("toolExecutionNotifications", [])]
+        merged = dict(runs[0])
+        merged["results"] = [r for run in runs for r in run.get("results", [])]
+        merged["invocations"] = [{"executionSuccessful": all(inv.get("executionSuccessful", True) for run in runs
+                                                             for inv in run.get("invocations", [])),
+                                  "toolExecutionNotifications": notifications}]
+        return dict(documents[0]) | {"runs": [merged]}
+    raise ValueError("expected the JSON reports or the SARIF logs of `tilecheck verify`, all of one format")
