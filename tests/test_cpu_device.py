@@ -2,7 +2,6 @@
 plugin. The parts that need torch skip without it; option parsing, the refusal without torch and
 the autotuner interception are tested without torch."""
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -118,11 +117,11 @@ def test_autotuned_launches_are_checked_on_the_cpu(pytester):
                                  "*= tilecheck =*", "copy_tiles: * verified, 1 refused, 2 autotuned"])
     for line in [
         "  refused: test_tuned.py::test_a_racy_config_fails_the_test: refusing to launch copy_tiles*",
-        "  autotuned: test_tuned.py::test_a_config_cutile_rejects_is_a_failed_config: 2 configuration(s) "
-        "checked, 1 passed, rejected by cuTile: namespace(TILE=48, SHIFT=0) (FrontendError); "
-        "chose namespace(TILE=32, SHIFT=0): the first that passes its check*",
-        "  autotuned: test_tuned.py::test_safe_configs: 3 configuration(s) checked, 3 passed; chose "
-        "namespace(TILE=64, SHIFT=0)*",
+        ("  autotuned: test_tuned.py::test_a_config_cutile_rejects_is_a_failed_config: 2 configuration(s) "
+         "checked, 1 passed, rejected by cuTile: namespace(TILE=48, SHIFT=0) (FrontendError); "
+         "chose namespace(TILE=32, SHIFT=0): the first that passes its check*"),
+        ("  autotuned: test_tuned.py::test_safe_configs: 3 configuration(s) checked, 3 passed; chose "
+         "namespace(TILE=64, SHIFT=0)*"),
     ]:
         result.stdout.fnmatch_lines([line])
 

@@ -157,3 +157,55 @@ def test_racy():
                                  "copy_racy: 1 refused",
                                  "  refused: test_dist.py::test_racy: refusing to launch copy_racy*"])
     assert "created: 2/2 workers" in result.stdout.str()
+
+
+UNKNOWN_ON_DEVICE = '''
+import numpy as np
+import cuda.tile as ct
+import conftest
+from tilecheck.runtime.cuda import SimulatedDriver, to_device, use_driver
+
+@ct.kernel
+def raw_copy(x, y, T: ct.Constant[int]):
+    b = ct.bid(0)
+    t = x.get_raw_memory().load_offset(b * T + ct.arange(T, dtype=ct.int32))
+    ct.store(y, index=(b,), tile=t)
+
+def test_unknown_on_device():
+    with use_driver(SimulatedDriver(seed=1)) as sim:
+        x, y = to_device(sim, np.arange(256, dtype=np.float32)), to_device(sim, np.zeros(256, np.float32))
+        ct.launch(None, (8, 1, 1), raw_copy, (x, y, 32))
+    assert conftest.LAUNCHED == ["raw_copy"]
+'''
+
+FAKE_GPU_LAUNCH = '''
+import cuda.tile as ct
+
+LAUNCHED = []
+
+def fake_launch(stream, grid, kernel, args):  # no GPU here: the launch the plugin lets through is recorded
+    LAUNCHED.append(kernel._pyfunc.__name__)
+
+ct.launch = fake_launch
+'''
+
+
+def test_an_unknown_verdict_is_refused_unless_allowed(pytester):
+    pytester.makeconftest(FAKE_GPU_LAUNCH)
+    pytester.makepyfile(test_unknown=UNKNOWN_ON_DEVICE)
+    refused = pytester.runpytest_subprocess("--tilecheck-launches", "-p", "no:cacheprovider")
+    refused.assert_outcomes(failed=1)
+    refused.stdout.fnmatch_lines(["*UnverifiedError: refusing to launch raw_copy: it could not be verified*",
+                                  "*= tilecheck =*", "raw_copy: 1 refused",
+                                  "  refused: test_unknown.py::test_unknown_on_device: unknown, not launched (*); "
+                                  "allow it with --tilecheck-allow-unknown or ?tool.tilecheck? allow-unknown"])
+    allowed = pytester.runpytest_subprocess("--tilecheck-launches", "--tilecheck-allow-unknown",
+                                            "-p", "no:cacheprovider")
+    allowed.assert_outcomes(passed=1)
+    allowed.stdout.fnmatch_lines(["raw_copy: 1 unknown",
+                                  "  unknown (not verified; launched: allowed by configuration): "
+                                  "test_unknown.py::test_unknown_on_device: raw_copy: *"])
+    (pytester.path / "pyproject.toml").write_text(
+        '[tool.tilecheck]\nallow-unknown = ["some_other_kernel", "test_unknown.py::raw_copy"]\n')
+    by_name = pytester.runpytest_subprocess("--tilecheck-launches", "-p", "no:cacheprovider")
+    by_name.assert_outcomes(passed=1)

@@ -48,7 +48,7 @@ class GpuModel:
     warp_size: int = 32
     is_integrated: bool = False
     is_multi_gpu_board: bool = False
-    gcnArchName: str = "NA"  # noqa: N815  (torch's name)
+    gcnArchName: str = "NA"
     uuid: str = "00000000-0000-0000-0000-000000000000"
 
     @property

@@ -4,7 +4,9 @@
 - ``--tilecheck-launches``: every ``cuda.tile.launch`` a test makes is verified first (with its real grid
   and arguments, cached per kernel and case). A ``race`` or ``unknown`` verdict is then decided for that
   launch by ``tilecheck.detect`` (host arrays): a race at the launch fails the test; otherwise the
-  launch runs and the summary lists it (an ``unknown`` on device arrays is listed as such).
+  launch runs and the summary lists it. An ``unknown`` that remains (device arrays, or a launch the
+  interpreter cannot run) is refused unless ``--tilecheck-allow-unknown`` or ``[tool.tilecheck]
+  allow-unknown`` allows it; the summary says which.
   Launches made through cuTile's autotuner (``cuda.tile.tune.exhaustive_search``) are checked too:
   every configuration of the search space, before any is timed.
   ``--tilecheck-backend=cpu`` runs launches on the CPU interpreter instead of a GPU, and picks an
@@ -30,7 +32,7 @@ _STATE = pytest.StashKey["_State"]()
 _OUTCOMES = {
     "refused": "refused",
     "at-launch": "race-free at the launch only (tilecheck.detect)",
-    "unknown": "unknown (not verified, launched anyway)",
+    "unknown": "unknown (not verified; launched: allowed by configuration)",
     "autotuned": "autotuned",
 }
 
@@ -44,6 +46,8 @@ class _State:
     verified: dict[str, int] = field(default_factory=dict)  # kernel -> launches verified
     # (kernel, outcome, nodeid, text), each once; plain values so xdist can send them
     events: list[tuple[str, str, str, str]] = field(default_factory=list)
+    # kernels whose unknown verdict may launch (True: all): --tilecheck-allow-unknown, [tool.tilecheck]
+    allow_unknown: bool | list[str] = False
     original_launch: Any = None
     original_search: Any = None
     active: int = 0  # >0 while launches are intercepted
@@ -72,6 +76,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="verify every kernel launched through cuda.tile.launch (or its autotuner) before it runs")
     group.addoption("--tilecheck-backend", choices=("gpu", "cpu"), default=None,
                     help="with --tilecheck-launches: run launches on the GPU (default) or the CPU interpreter")
+    group.addoption("--tilecheck-allow-unknown", action="store_true", default=False,
+                    help="launch kernels whose verdict is unknown (listed in the summary) instead of refusing "
+                         "them; [tool.tilecheck] allow-unknown names kernels one by one")
     group.addoption("--tilecheck-cpu-device", nargs="?", const="sm_90", default=None, metavar="ARCH",
                     help="run a CUDA-only test suite without a GPU: device='cuda' tensors become CPU "
                          "tensors, torch.cuda answers as GPU ARCH (default sm_90), launches run on the "
@@ -99,7 +106,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     except ImportError:
         raise pytest.UsageError("--tilecheck-cpu-device stands in for CUDA in torch; install torch "
                                 "(the CPU build is enough)") from None
-    state = _State(True, "cpu")
+    state = _State(True, "cpu", allow_unknown=_allowed_unknown(early_config))
     state.cpu_device = CpuDevice(gpu)
     state.cpu_device.install()
     early_config.stash[_STATE] = state
@@ -113,11 +120,25 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "runs; a race fails the test (what --tilecheck-launches does for all)")
     if _STATE in config.stash:  # --tilecheck-cpu-device: set up before the conftests
         return
-    state = _State(config.getoption("--tilecheck-launches"), config.getoption("--tilecheck-backend") or "gpu")
+    state = _State(config.getoption("--tilecheck-launches"), config.getoption("--tilecheck-backend") or "gpu",
+                   allow_unknown=_allowed_unknown(config))
     config.stash[_STATE] = state
     if state.check_all_launches:
         _intercept(state)
         config.add_cleanup(lambda: _release(state))
+
+
+def _allowed_unknown(config: pytest.Config) -> bool | list[str]:
+    if getattr(config.known_args_namespace, "tilecheck_allow_unknown", False) or \
+            getattr(config.option, "tilecheck_allow_unknown", False):
+        return True
+    from tilecheck.config import load_config
+    from tilecheck.errors import TilecheckError
+
+    try:
+        return load_config(config.rootpath).allow_unknown
+    except TilecheckError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 # ---- launch interception ------------------------------------------------------------------------
@@ -126,7 +147,7 @@ def _intercept(state: _State) -> None:
     if state.active > 1:
         return
     import cuda.tile as ct
-    import cuda.tile.tune as tune
+    from cuda.tile import tune
 
     from tilecheck.runtime.autotune import checked_exhaustive_search
 
@@ -167,7 +188,7 @@ def _release(state: _State) -> None:
     state.active -= 1
     if state.active == 0 and state.original_launch is not None:
         import cuda.tile as ct
-        import cuda.tile.tune as tune
+        from cuda.tile import tune
 
         ct.launch = state.original_launch
         tune.exhaustive_search = state.original_search
@@ -190,16 +211,24 @@ def _check_launch(state: _State, grid: tuple[int, int, int], kernel: Any, args: 
 
     from tilecheck.errors import TilecheckError
     from tilecheck.ir import FrontendError
-    from tilecheck.runtime.launcher import LaunchWarning, check_launch
+    from tilecheck.runtime.launcher import LaunchWarning, UnverifiedError, check_launch
 
+    name = _kernel_name(kernel)
+    allowed = state.allow_unknown is True or isinstance(state.allow_unknown, list) and any(
+        entry == name or entry.endswith(f"::{name}") for entry in state.allow_unknown)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", LaunchWarning)
-            _, report = check_launch(kernel, args, grid, prefix="tilecheck: ", refuse_unknown=False)
+            _, report = check_launch(kernel, args, grid, prefix="tilecheck: ", refuse_unknown=not allowed)
     except FrontendError:
         raise  # not a verdict: cuTile could not compile it (the autotuner counts it as a failed config)
+    except UnverifiedError as exc:
+        reasons = "; ".join(exc.report.reasons[:2]) or "no reason given"
+        state.note(name, "refused", f"unknown, not launched ({reasons}); allow it with --tilecheck-allow-unknown "
+                                    "or [tool.tilecheck] allow-unknown")
+        raise
     except TilecheckError as exc:
-        state.note(_kernel_name(kernel), "refused", str(exc).splitlines()[0])
+        state.note(name, "refused", str(exc).splitlines()[0])
         raise
     if report.level == "this launch":
         text = str(caught[0].message) if caught else f"{report.kernel}: race-free at this launch"

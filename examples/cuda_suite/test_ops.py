@@ -1,8 +1,7 @@
 """Tests written like TileGym's: CUDA tensors, torch references, events for timing."""
+import ops
 import pytest
 import torch
-
-import ops
 
 
 @pytest.mark.parametrize("n", [256, 1000])

@@ -1,10 +1,10 @@
 """Lists of arrays as kernel arguments (cuTile's ListConstraint, TileGym's group GEMM): the frontend,
 the interpreter (the in-memory table cuTile reads each array's pointer, shape and strides from),
 launch, detect, the aliasing check and what the static verifier says."""
+import cuda.tile as ct
 import numpy as np
 import pytest
 
-import cuda.tile as ct
 import tilecheck
 from tilecheck.interp.memory import ArgumentError
 from tilecheck.ir import FrontendError

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
-import cuda.tile as ct  # noqa: E402
+import cuda.tile as ct
 
-import tilecheck  # noqa: E402
-from tilecheck.runtime.launcher import check_launch  # noqa: E402
+import tilecheck
+from tilecheck.runtime.launcher import check_launch
 
 
 @ct.kernel
