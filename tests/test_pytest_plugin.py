@@ -209,3 +209,9 @@ def test_an_unknown_verdict_is_refused_unless_allowed(pytester):
         '[tool.tilecheck]\nallow-unknown = ["some_other_kernel", "test_unknown.py::raw_copy"]\n')
     by_name = pytester.runpytest_subprocess("--tilecheck-launches", "-p", "no:cacheprovider")
     by_name.assert_outcomes(passed=1)
+
+
+def test_a_session_without_tilecheck_options_never_reads_its_configuration(pytester):
+    (pytester.path / "pyproject.toml").write_text("[tool.tilecheck]\nno-such-key = 1\n")
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)

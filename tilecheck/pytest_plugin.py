@@ -46,8 +46,10 @@ class _State:
     verified: dict[str, int] = field(default_factory=dict)  # kernel -> launches verified
     # (kernel, outcome, nodeid, text), each once; plain values so xdist can send them
     events: list[tuple[str, str, str, str]] = field(default_factory=list)
-    # kernels whose unknown verdict may launch (True: all): --tilecheck-allow-unknown, [tool.tilecheck]
-    allow_unknown: bool | list[str] = False
+    # kernels whose unknown verdict may launch (True: all): --tilecheck-allow-unknown, or [tool.tilecheck]
+    # allow-unknown read from the rootdir's pyproject.toml at the first check (None until then)
+    allow_unknown: bool | list[str] | None = None
+    rootpath: Any = None
     original_launch: Any = None
     original_search: Any = None
     active: int = 0  # >0 while launches are intercepted
@@ -106,7 +108,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     except ImportError:
         raise pytest.UsageError("--tilecheck-cpu-device stands in for CUDA in torch; install torch "
                                 "(the CPU build is enough)") from None
-    state = _State(True, "cpu", allow_unknown=_allowed_unknown(early_config))
+    state = _State(True, "cpu", allow_unknown=_allow_flag(early_config), rootpath=early_config.rootpath)
     state.cpu_device = CpuDevice(gpu)
     state.cpu_device.install()
     early_config.stash[_STATE] = state
@@ -121,24 +123,27 @@ def pytest_configure(config: pytest.Config) -> None:
     if _STATE in config.stash:  # --tilecheck-cpu-device: set up before the conftests
         return
     state = _State(config.getoption("--tilecheck-launches"), config.getoption("--tilecheck-backend") or "gpu",
-                   allow_unknown=_allowed_unknown(config))
+                   allow_unknown=_allow_flag(config), rootpath=config.rootpath)
     config.stash[_STATE] = state
     if state.check_all_launches:
         _intercept(state)
         config.add_cleanup(lambda: _release(state))
 
 
-def _allowed_unknown(config: pytest.Config) -> bool | list[str]:
-    if getattr(config.known_args_namespace, "tilecheck_allow_unknown", False) or \
-            getattr(config.option, "tilecheck_allow_unknown", False):
-        return True
-    from tilecheck.config import load_config
-    from tilecheck.errors import TilecheckError
+def _allow_flag(config: pytest.Config) -> bool | None:
+    """True with --tilecheck-allow-unknown; None: ask [tool.tilecheck] when a launch is checked."""
+    flag = getattr(config.known_args_namespace, "tilecheck_allow_unknown", False) or \
+        getattr(config.option, "tilecheck_allow_unknown", False)
+    return True if flag else None
 
-    try:
-        return load_config(config.rootpath).allow_unknown
-    except TilecheckError as exc:
-        raise pytest.UsageError(str(exc)) from None
+
+def _unknown_allowed(state: _State, name: str) -> bool:
+    if state.allow_unknown is None:
+        from tilecheck.config import load_config
+
+        state.allow_unknown = load_config(state.rootpath).allow_unknown  # a broken file: that test fails, saying so
+    allow = state.allow_unknown
+    return allow is True or isinstance(allow, list) and any(e == name or e.endswith(f"::{name}") for e in allow)
 
 
 # ---- launch interception ------------------------------------------------------------------------
@@ -214,8 +219,7 @@ def _check_launch(state: _State, grid: tuple[int, int, int], kernel: Any, args: 
     from tilecheck.runtime.launcher import LaunchWarning, UnverifiedError, check_launch
 
     name = _kernel_name(kernel)
-    allowed = state.allow_unknown is True or isinstance(state.allow_unknown, list) and any(
-        entry == name or entry.endswith(f"::{name}") for entry in state.allow_unknown)
+    allowed = _unknown_allowed(state, name)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", LaunchWarning)
