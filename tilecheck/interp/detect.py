@@ -558,10 +558,12 @@ def _order(f: Finding) -> tuple[Any, ...]:
 
 
 def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tuple[int, ...]], array: str,
-               element: tuple[int, ...] | None = None, offset: int | None = None) -> dict[tuple[int, ...], set[str]]:
+               element: tuple[int, ...] | None = None, offset: int | None = None, *,
+               by_op: bool = False) -> dict[tuple[int, ...], set[Any]]:
     """Run only ``blocks`` (in the given order) on copies of ``args`` and say which of them touch one
     element of ``array`` (by coordinates, or by element offset) and how: block -> {"read", "write",
-    "atomic"}. The confirmation channel for a witness: both of its blocks must touch its element."""
+    "atomic"} (with ``by_op``: {(effect, op's location)}). The confirmation channel for a witness:
+    both of its blocks must touch its element, with its ops."""
     grid3 = normalize_grid(grid)
     module, _ = module_for(kernel, tuple(args))
     interp = Interpreter(module, _copies(module, tuple(args)), grid3, Schedule())
@@ -588,7 +590,9 @@ def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tup
         col = records.columns()
         for event, linear in zip(col["event"].tolist(), col["block"].tolist()):
             block = _Namer.block_of(linear, grid3)
-            out.setdefault(block, set()).add(("read", "write", "atomic")[recorder.events[event].effect])
+            e = recorder.events[event]
+            effect = ("read", "write", "atomic")[e.effect]
+            out.setdefault(block, set()).add((effect, e.op.loc) if by_op else effect)
     return out
 
 

@@ -42,11 +42,13 @@ def confirmer(module: Module, args: Sequence[Any] | None, grid: tuple[int, int, 
         try:
             run_args = with_contents(flat, names, contents)
             touched = touched_by(module, tuple(run_args), grid or witness.grid, blocks, witness.array,
-                                 witness.element, witness.offset)
+                                 witness.element, witness.offset, by_op=True)
         except (InterpreterError, TilecheckError, OverflowError, ValueError):
             return False
         sides = [witness.first] + ([witness.second] if witness.second is not None else [])
-        return all(_effect(side.effect) & touched.get(tuple(side.block), set()) for side in sides)
+        # each side's op touches the element in its block, the way the witness says
+        return all(any((effect, side.loc) in touched.get(tuple(side.block), set()) for effect in _effect(side.effect))
+                   for side in sides)
 
     def differing(contents: Contents) -> Contents:
         out: Contents = {}
