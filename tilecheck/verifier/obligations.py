@@ -153,6 +153,14 @@ class Checker:
             pass
         return self.result
 
+    def overflow_only(self) -> LevelResult:
+        """Only the overflow obligation at this (concrete) level."""
+        try:
+            self.check_overflow()
+        except _Abort:
+            pass
+        return self.result
+
     def _run(self) -> None:
         accesses = self.fp.accesses
         if not self.check_assumptions():

@@ -33,5 +33,3 @@ def make_args():
 GRID = (8, 1, 1)
 ASSUME = []
 TRUTH = "race"
-XFAIL = ("verify proves b * 2**30 injective 'for all grids and shapes' assuming no overflow and skips the "
-         "overflow check at the given case, where the i32 product wraps")
