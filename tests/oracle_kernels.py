@@ -626,16 +626,13 @@ class Outcome:
 # tests/data/oracle/ whose strict xfail tracks the bug. The property test does not fail on them (it
 # would fail on every example of a known bug); remove an entry when its file's xfail flips.
 # Fixed so far: precondition_distinct_violated.py (d567c31), index_overflow_wraps.py (ae9e483),
-# detect_cas_taken_as_lock.py (a392cc4).
-KNOWN: dict[str, Any] = {
-    "index_overflow_general_level.py":  # no overflow check when a general level proved the kernel
-        lambda source, outcome: outcome.verify.level == "all grids and shapes"
-        and any(f"b * {WRAPS}" in line for line in _defect_lines(source, outcome.detect)),
-}
+# detect_cas_taken_as_lock.py (a392cc4), index_overflow_general_level.py (5028adb).
+KNOWN: dict[str, Any] = {}
 
 
 def _defect_lines(source: str, report: Any) -> list[str]:
-    """The source lines of the accesses in a report's defects (a helper's line, not its call site)."""
+    """The source lines of the accesses in a report's defects (a helper's line, not its call site):
+    for KNOWN predicates that recognise a class by the statement involved."""
     lines = source.split("\n")
     return [lines[loc.line - 1] for f in report.findings if f.kind in ("write-write", "read-write",
                                                                        "unordered-in-block", "out-of-bounds")

@@ -9,7 +9,7 @@ differing c. With a two-axis linearisation (b0 + b1 * nb0) verify goes down to t
 reports the overflow (status unknown), so the overflow check of ae9e483 only runs when no general
 level has already proved the kernel. Triage: the verifier is wrong: when the arguments are given,
 the overflow check at the given case must run whatever level the proof came from (DESIGN §4: a
-verdict covers the launch it was asked about).
+verdict covers the launch it was asked about). Fixed in 5028adb.
 """
 import cuda.tile as ct
 import numpy as np
