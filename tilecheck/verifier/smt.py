@@ -180,6 +180,22 @@ def _raise_if_interrupted(solver: z3.Solver) -> None:
         raise KeyboardInterrupt
 
 
+def reads_data(term: Expr) -> bool:
+    """``term`` applies an uninterpreted function: it depends on memory contents or on a value the
+    model does not track, not only on block ids, loop variables, lanes, shapes and scalars."""
+    seen: set[int] = set()
+    todo = [term]
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_app(t) and t.num_args() > 0 and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            return True
+        todo.extend(t.children())
+    return False
+
+
 def applications(term: Expr, decls: set[str]) -> Iterator[Expr]:
     """Every application of a function named in ``decls`` inside ``term`` (each once)."""
     seen: set[int] = set()
