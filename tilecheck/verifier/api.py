@@ -33,7 +33,7 @@ DEFAULT_ASSUMPTIONS = (
 
 
 def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
-           assume: Sequence[Precondition] = (), timeout_s: float = 10.0) -> Report:
+           assume: Sequence[Precondition] = (), timeout_s: float = 60.0) -> Report:
     """Prove that ``kernel`` is race-free, or find a witness.
 
     ``kernel`` is a ``@ct.kernel`` (then ``args`` is the tuple passed to ``ct.launch``) or a

@@ -436,12 +436,17 @@ class Checker:
         """The canonical model, once the interpreter reproduces it (DESIGN §4, trust rules): a model
         whose blocks do not both touch the element comes from an over-approximation; it is excluded
         and the solver asked again. None (and an unknown) when no model reproduces."""
-        sat = self.canonical(a, b, sat, constraints)
         if self.confirm is None or kind not in _CONFIRMED_KINDS or b is None:
-            return sat
+            return self.canonical(a, b, sat, constraints)
         constraints = list(constraints)
         for _ in range(CONFIRM_ROUNDS):
+            # confirm the solver's model first, minimise only one that reproduces (minimising costs
+            # far more than a run of two blocks); keep the canonical one if it reproduces as well
             if self.confirm(self.witness(a, b, sat), self.contents(sat, constraints)):
+                canonical = self.canonical(a, b, sat, constraints)
+                if canonical is sat or self.confirm(self.witness(a, b, canonical),
+                                                    self.contents(canonical, constraints)):
+                    return canonical
                 return sat
             same = [p == sat.eval(p) for p in (*a.block, *b.block)]
             if a.coords is not None:
@@ -451,7 +456,7 @@ class Checker:
                                 (a.access.op.loc, b.access.op.loc))
             if not isinstance(result, smt.Sat):
                 break
-            sat = self.canonical(a, b, result, constraints)
+            sat = result
         where = " and ".join(dict.fromkeys(f"{x.access.op.name} ({x.access.op.loc.outermost().short()})"
                                            for x in (a, b)))
         self.result.unknowns.append(
