@@ -29,7 +29,7 @@ from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.interp.engine import Interpreter, InterpreterError
 from tilecheck.interp.memory import as_host_array, bind_arguments, copies_keeping_overlaps, copy_with_layout
-from tilecheck.interp.recorder import ATOMIC, READ, WRITE, Event, OutOfBounds, Recorder
+from tilecheck.interp.recorder import ATOMIC, READ, Event, Recorder
 from tilecheck.interp.schedule import Schedule
 from tilecheck.ir import Function, Module, Op
 from tilecheck.ir.cutile import module_for
@@ -67,7 +67,8 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
     args = tuple(args)
     module, _ = module_for(kernel, args)
     report = Report(module.name, "unknown", level=LEVEL)
-    report.assumptions.append("the given arguments, their contents and this grid; every schedule of the blocks")
+    report.assumptions.append("the given arguments, their contents and this grid; "
+                              "every schedule of the blocks")
     for pre in assume:
         violation = _violated(pre, module, args)
         report.assumptions.append(pre.describe())
@@ -141,7 +142,8 @@ def _copies(module: Module, args: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _is_array(a: Any) -> bool:
-    return isinstance(a, np.ndarray) or (hasattr(a, "shape") and (hasattr(a, "__dlpack__") or hasattr(a, "__array__"))
+    return isinstance(a, np.ndarray) or (hasattr(a, "shape")
+                                         and (hasattr(a, "__dlpack__") or hasattr(a, "__array__"))
                                          and getattr(a, "shape", ()) != ())
 
 
@@ -221,7 +223,8 @@ def _unordered_pairs(function: Function, graph: OrderGraph) -> list[_Pair]:
                 if a is not b:
                     break
                 common.append(a)
-            same = x is y and x.name == "store_ptr_tko" or x is not y and not graph.ordered_same_iteration(x, y)
+            same = (x is y and x.name == "store_ptr_tko"
+                    or x is not y and not graph.ordered_same_iteration(x, y))
             before = tuple(not graph.ordered_across(loop, x, y) for loop in common)
             after = tuple(not graph.ordered_across(loop, y, x) for loop in common)
             if same or any(before) or any(after):
@@ -293,8 +296,8 @@ class _Namer:
     def witness(self, array: int, offset: int, first: Side, second: Side | None) -> Witness:
         shapes = {mem.name: mem.shape for mem in self.arrays.values() if mem.shape}
         coords = self.coords(array, offset)
-        return Witness(self.name(array), coords, None if coords is not None else offset, first, second, self.grid,
-                       shapes, dict(self.scalars))
+        return Witness(self.name(array), coords, None if coords is not None else offset, first, second,
+                       self.grid, shapes, dict(self.scalars))
 
 
 def _scalar_params(module: Module, args: tuple[Any, ...]) -> list[tuple[Any, Any]]:
@@ -350,13 +353,15 @@ def _cross_block(module: Module, rec: Recorder, first: Recorder, grid: tuple[int
                 ei, ej = rec.events[col["event"][i]], rec.events[col["event"][j]]
                 kind = "write-write" if READ not in (ei.effect, ej.effect) else "read-write"
                 writer, other = (i, j) if ei.effect != READ else (j, i)
-                sw = namer.side(rec.events[col["event"][writer]], int(col["lane"][writer]), int(col["block"][writer]))
-                so = namer.side(rec.events[col["event"][other]], int(col["lane"][other]), int(col["block"][other]))
+                sw = namer.side(rec.events[col["event"][writer]], int(col["lane"][writer]),
+                                int(col["block"][writer]))
+                so = namer.side(rec.events[col["event"][other]], int(col["lane"][other]),
+                                int(col["block"][other]))
                 verb = "write" if kind == "write-write" else "write and read"
-                message = (f"two blocks {verb} the same element of '{namer.name(array)}' with no ordering between "
-                           "blocks" + _shared_memory(namer, rec, array))
-                out.append(Finding(kind, message, sw.loc, (so.loc,), namer.witness(array, int(col["offset"][i]), sw, so),
-                                   3, case))
+                message = (f"two blocks {verb} the same element of '{namer.name(array)}' with no ordering "
+                           "between blocks" + _shared_memory(namer, rec, array))
+                out.append(Finding(kind, message, sw.loc, (so.loc,),
+                                   namer.witness(array, int(col["offset"][i]), sw, so), 3, case))
     return out
 
 
@@ -367,7 +372,8 @@ def _shared_memory(namer: _Namer, rec: Recorder, array: int) -> str:
     return f" ('{namer.name(array)}' shares its memory with {', '.join(repr(m) for m in members)})"
 
 
-def _element_blocks(col: dict[str, np.ndarray], mine: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _element_blocks(col: dict[str, np.ndarray],
+                    mine: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The elements one op touched (sorted) with the least and greatest block touching each."""
     offsets, blocks = col["offset"][mine], col["block"][mine]
     order = np.lexsort((blocks, offsets))
@@ -416,10 +422,11 @@ def _in_block(module: Module, rec: Recorder, pairs: list[_Pair], grid: tuple[int
         sy = namer.side(ey, int(cy["lane"][j]), int(cy["block"][j]))
         name = namer.name(ex.array)
         if pair.x is pair.y and ex is ey:
-            message = f"one {pair.x.name} writes the same element of '{name}' from two lanes; which value lands is unspecified"
+            message = (f"one {pair.x.name} writes the same element of '{name}' from two lanes; "
+                       "which value lands is unspecified")
         else:
-            message = (f"{pair.x.name} and {pair.y.name} of one block touch the same element of '{name}' and no token "
-                       f"orders them (the compiler may reorder)")
+            message = (f"{pair.x.name} and {pair.y.name} of one block touch the same element of '{name}' "
+                       f"and no token orders them (the compiler may reorder)")
         out.append(Finding("unordered-in-block", message, sx.loc, (sy.loc,),
                            namer.witness(ex.array, int(cx["offset"][i]), sx, sy), 3, case))
     return out
@@ -453,11 +460,13 @@ def _first_unordered(rec: Recorder, pair: _Pair, cx: dict[str, np.ndarray], cy: 
         offsets = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)
         j = order_y[np.repeat(lo[rows], n) + offsets]
         if pair.x is pair.y:
-            keep = (cx["event"][i] < cy["event"][j]) | ((cx["event"][i] == cy["event"][j]) & (cx["lane"][i] < cy["lane"][j]))
+            keep = (cx["event"][i] < cy["event"][j]) | ((cx["event"][i] == cy["event"][j])
+                                                        & (cx["lane"][i] < cy["lane"][j]))
             i, j = i[keep], j[keep]
         ix, iy = it_x[i], it_y[j]
         differ = ix != iy
-        d = np.where(differ.any(axis=1), differ.argmax(axis=1), depth) if depth else np.zeros(len(i), np.int64)
+        d = (np.where(differ.any(axis=1), differ.argmax(axis=1), depth) if depth
+             else np.zeros(len(i), np.int64))
         rows_ = np.arange(len(i))
         earlier = ix[rows_, np.minimum(d, max(depth - 1, 0))] < iy[rows_, np.minimum(d, max(depth - 1, 0))] \
             if depth else np.zeros(len(i), bool)
@@ -475,7 +484,8 @@ def _first_unordered(rec: Recorder, pair: _Pair, cx: dict[str, np.ndarray], cy: 
 
 def _iterations(rec: Recorder, events: np.ndarray, loops: tuple[Op, ...]) -> np.ndarray:
     """Per record, its iteration number in each of ``loops`` (rows of a matrix)."""
-    table = np.array([_iteration(e, loops) for e in rec.events], np.int64).reshape(len(rec.events), len(loops))
+    table = np.array([_iteration(e, loops) for e in rec.events],
+                     np.int64).reshape(len(rec.events), len(loops))
     return table[events] if len(events) else np.zeros((0, len(loops)), np.int64)
 
 
@@ -501,8 +511,8 @@ def _out_of_bounds(module: Module, rec: Recorder, grid: tuple[int, int, int], ca
         witness = Witness(namer.name(oob.array), None, oob.offset, side, None, grid,
                           {m.name: m.shape for m in namer.arrays.values() if m.shape}, dict(namer.scalars))
         out.append(Finding("out-of-bounds", f"{op.name} touches an element outside '{namer.name(oob.array)}' "
-                           f"({len(namer.arrays[oob.array].flat) if oob.array in namer.arrays else '?'} elements) "
-                           "and no mask excludes it", op.loc, (), witness, 3, case))
+                           f"({len(namer.arrays[oob.array].flat) if oob.array in namer.arrays else '?'} "
+                           "elements) and no mask excludes it", op.loc, (), witness, 3, case))
     return out
 
 
@@ -515,7 +525,8 @@ def _order_dependent(module: Module, rec: Recorder, grid: tuple[int, int, int], 
     for array, s in rec.summaries.items():
         if s.fmin is None:
             continue
-        hit = [int(o) for o in np.flatnonzero((s.fmin != s.fmax) & (s.fmax >= 0)) if (array, int(o)) not in locks]
+        hit = [int(o) for o in np.flatnonzero((s.fmin != s.fmax) & (s.fmax >= 0))
+               if (array, int(o)) not in locks]
         if not hit:
             continue
         offset = hit[0]
@@ -543,7 +554,8 @@ def _mixed_aliasing(module: Module, rec: Recorder, case: Any) -> list[Finding]:
         if a in written or b in written:
             side = Side("argument", module.entry.loc, (), {}, (), "write")
             out.append(Finding("aliasing", f"'{namer.name(a)}' and '{namer.name(b)}' overlap in memory with "
-                               "different element sizes, and the kernel writes one of them", module.entry.loc, (),
+                               "different element sizes, and the kernel writes one of them",
+                               module.entry.loc, (),
                                Witness(namer.name(a), None, None, side, None, case[2], {}), 3, case))
     return out
 
@@ -572,7 +584,8 @@ def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tup
         raise TilecheckError(f"{module.name} has no array argument '{array}'")
     mem = interp.arrays[index]
     if offset is None:
-        if element is None or len(element) != len(mem.shape) or any(not 0 <= c < n for c, n in zip(element, mem.shape)):
+        if (element is None or len(element) != len(mem.shape)
+                or any(not 0 <= c < n for c, n in zip(element, mem.shape))):
             return {}
         offset = int(sum(c * s for c, s in zip(element, mem.strides)))
     recorder = Recorder(grid3, set(), None, ())

@@ -35,13 +35,15 @@ def _flat_view(name: str, arr: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]
         raise ArgumentError(f"argument '{name}': strides {arr.strides} are not multiples of the element size")
     strides = tuple(s // itemsize for s in arr.strides)
     if any(s < 0 for s in strides):
-        raise ArgumentError(f"argument '{name}': negative strides are not supported (cuTile assumes strides >= 0)")
+        raise ArgumentError(f"argument '{name}': negative strides are not supported "
+                            "(cuTile assumes strides >= 0)")
     extent = 1 + sum((n - 1) * s for n, s in zip(arr.shape, strides)) if arr.size else 0
     flat = as_strided(arr, (extent,), (itemsize,), writeable=arr.flags.writeable)
     return flat, strides
 
 
-def bind_arguments(module: Module, function: Function, args: Sequence[Any]) -> tuple[list[Any], dict[int, ArrayMemory]]:
+def bind_arguments(module: Module, function: Function,
+                   args: Sequence[Any]) -> tuple[list[Any], dict[int, ArrayMemory]]:
     """Entry-argument values for ``args``: arrays expand to (pointer, shape..., strides...) by the
     module's parameter map (cuTile kernels), or map one to one onto a module's entry arguments."""
     values: list[Any] = []
@@ -49,7 +51,8 @@ def bind_arguments(module: Module, function: Function, args: Sequence[Any]) -> t
     if module.params:
         args = flat_arguments(args)
         if len(args) != len(module.params):
-            raise ArgumentError(f"kernel '{module.name}' takes {len(module.params)} arguments, got {len(args)}")
+            raise ArgumentError(f"kernel '{module.name}' takes {len(module.params)} arguments, "
+                                f"got {len(args)}")
         for p, a in zip(module.params, args):
             if p.kind == "constant":
                 continue
@@ -58,7 +61,8 @@ def bind_arguments(module: Module, function: Function, args: Sequence[Any]) -> t
                 continue
             if p.kind == "list":
                 arrays[len(values)] = _bind_list(p, a, arrays)
-                values += [None, np.asarray(len(a), np.int32)]  # the table's base pointer (engine), the length
+                # the table's base pointer (engine), the length
+                values += [None, np.asarray(len(a), np.int32)]
                 continue
             arr = as_host_array(p.name, a)
             if arr.ndim != p.ndim or str(arr.dtype) != p.dtype:
@@ -93,7 +97,8 @@ def _bind_list(p: Any, items: Any, arrays: dict[int, ArrayMemory]) -> ArrayMemor
     """The arrays of list parameter ``p`` (memory ids -1, -2, ... in binding order) and its table,
     laid out as cuTile's: one row of i64 words per array (data pointer, shape, strides)."""
     if not isinstance(items, (list, tuple)) or len(items) != len(p.items):
-        raise ArgumentError(f"argument '{p.name}': the kernel was compiled for a list of {len(p.items)} arrays")
+        raise ArgumentError(f"argument '{p.name}': the kernel was compiled for a list of "
+                            f"{len(p.items)} arrays")
     words = 1 + 2 * p.ndim
     table = np.zeros((len(items), words), np.int64)
     for k, item in enumerate(items):
@@ -121,8 +126,8 @@ def as_host_array(name: str, a: Any) -> np.ndarray:
     if isinstance(a, np.ndarray):
         return a
     if isinstance(a, list):
-        raise ArgumentError(f"argument '{name}' is a list of arrays: launch, check_launch and detect take list "
-                            "arguments; run_repeated and the differential runner do not yet")
+        raise ArgumentError(f"argument '{name}' is a list of arrays: launch, check_launch and detect take "
+                            "list arguments; run_repeated and the differential runner do not yet")
     if is_torch_tensor(a):  # same memory; torch refuses to export a tensor that requires grad
         a = a.detach()
     narrow = NARROW_FLOATS.get(str(getattr(a, "dtype", "")).removeprefix("torch."))
@@ -153,12 +158,13 @@ def copy_with_layout(a: np.ndarray) -> np.ndarray:
     return as_strided(flat, a.shape, a.strides, writeable=True)
 
 
-def as_strided(a: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...], writeable: bool = True) -> np.ndarray:
+def as_strided(a: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...],
+               writeable: bool = True) -> np.ndarray:
     """``numpy.lib.stride_tricks.as_strided`` for every dtype: numpy rebuilds the view from the array
     interface, whose type string ml_dtypes' fp8 e5m2 ("<f1") it cannot read back, so such arrays
     are re-strided as unsigned words of their size and viewed back."""
-    words = a.view(f"u{a.itemsize}") if a.dtype.kind not in "biuf" or is_float(a.dtype) and a.dtype.itemsize < 2 \
-        or a.dtype.name in NARROW_FLOATS else a
+    words = a.view(f"u{a.itemsize}") if a.dtype.kind not in "biuf" \
+        or is_float(a.dtype) and a.dtype.itemsize < 2 or a.dtype.name in NARROW_FLOATS else a
     view = np.lib.stride_tricks.as_strided(words, shape=shape, strides=strides, writeable=writeable)
     return view if words is a else view.view(a.dtype)
 

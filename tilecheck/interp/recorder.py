@@ -41,7 +41,8 @@ class Summary:
     bmax: np.ndarray
     plain: np.ndarray  # some non-atomic access
     writes: np.ndarray  # some write or atomic
-    lmin: np.ndarray | None = None  # ids of the sets of locks held (-1: none); None until the first lock is taken
+    # ids of the sets of locks held (-1: none); None until the first lock is taken
+    lmin: np.ndarray | None = None
     lmax: np.ndarray | None = None
     fmin: np.ndarray | None = None  # blocks of order-dependent float atomics
     fmax: np.ndarray | None = None
@@ -49,7 +50,8 @@ class Summary:
     @classmethod
     def empty(cls, n: int) -> Summary:
         # int32 block ids halve the memory; grids beyond 2**31 blocks cannot be interpreted anyway
-        return cls(np.full(n, _NO_BLOCK, np.int32), np.full(n, -1, np.int32), np.zeros(n, bool), np.zeros(n, bool))
+        return cls(np.full(n, _NO_BLOCK, np.int32), np.full(n, -1, np.int32), np.zeros(n, bool),
+                   np.zeros(n, bool))
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,8 @@ class Recorder:
         self.records: dict[int, Records] = {}  # watched elements (cross-block witnesses)
         self.detail: dict[Op, Records] = {}  # every access of ``detail_ops`` (in-block witnesses)
         self.oob: dict[Op, OutOfBounds] = {}  # the first out-of-bounds access of each op
-        self.float_ops: dict[int, Op] = {}  # the first order-dependent atomic (float add, xchg, CAS) per array
+        # the first order-dependent atomic (float add, xchg, CAS) per array
+        self.float_ops: dict[int, Op] = {}
         # spin locks as executed
         self.lock_arrays = lock_arrays
         self.lock_ids: dict[tuple[int, int], int] = {}
@@ -204,7 +207,8 @@ class Recorder:
         if watched is not None:
             sel = watched[o]
             if sel.any():
-                self._keep(self.records.setdefault(array, Records()), o[sel], b[sel], locks, sel, event, lanes[sel])
+                self._keep(self.records.setdefault(array, Records()), o[sel], b[sel], locks, sel, event,
+                           lanes[sel])
         if keep_all:
             self._keep(self.detail.setdefault(op, Records()), o, b, locks, None, event, lanes)
 
@@ -270,7 +274,8 @@ class Recorder:
                                                                       "store_ptr_tko"):
                 self.float_ops.setdefault(array, op)
                 if s.fmin is None:
-                    s.fmin, s.fmax = np.full(len(s.bmin), _NO_BLOCK, np.int32), np.full(len(s.bmin), -1, np.int32)
+                    s.fmin, s.fmax = (np.full(len(s.bmin), _NO_BLOCK, np.int32),
+                                      np.full(len(s.bmin), -1, np.int32))
                 s.fmax[o] = np.maximum(s.fmax[o], b)
                 s.fmin[ro] = np.minimum(s.fmin[ro], rb)
         if locks is None and s.lmin is None:
@@ -282,7 +287,8 @@ class Recorder:
             if locks is None:
                 return
         held = locks if locks is not None else np.full(len(o), -1, np.int64)
-        if held[0] == held[-1] and (held == held[0]).all():  # one block, or blocks holding the same: no duplicates issue
+        # one block, or blocks holding the same: no duplicates issue
+        if held[0] == held[-1] and (held == held[0]).all():
             s.lmax[o] = np.maximum(s.lmax[o], held[0])
             s.lmin[o] = np.minimum(s.lmin[o], held[0])
             return
@@ -337,7 +343,8 @@ class Recorder:
                         self.broken.add(lock)
                     held.append(lock)
                     continue
-            elif (op.name == "atomic_rmw_tko" and op.attrs.get("mode") == "xchg" or op.name == "store_ptr_tko") \
+            elif (op.name == "atomic_rmw_tko" and op.attrs.get("mode") == "xchg"
+                  or op.name == "store_ptr_tko") \
                     and lock is not None and lock in held and ordering in _RELEASE and cross \
                     and arg is not None and arg[i] == self.free_value.get(lock):
                 held.remove(lock)
@@ -347,8 +354,8 @@ class Recorder:
                 lock = self.lock_ids[key] = len(self.lock_ids)
             self.broken.add(lock)
 
-    def _keep(self, rec: Records, o: np.ndarray, b: np.ndarray, locks: np.ndarray | None, sel: np.ndarray | None,
-              event: int, lanes: np.ndarray) -> None:
+    def _keep(self, rec: Records, o: np.ndarray, b: np.ndarray, locks: np.ndarray | None,
+              sel: np.ndarray | None, event: int, lanes: np.ndarray) -> None:
         rec.offset.append(o)
         rec.block.append(b)
         held = np.full(len(o), -1, np.int64) if locks is None else (locks[sel] if sel is not None else locks)

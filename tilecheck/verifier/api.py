@@ -46,7 +46,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     grid3 = _grid(grid)
     for pre in assume:
         if not isinstance(pre, Precondition):
-            raise TilecheckError(f"assume= takes tilecheck.distinct(...) / tilecheck.bounded(...), got {pre!r}")
+            raise TilecheckError("assume= takes tilecheck.distinct(...) / tilecheck.bounded(...), "
+                                 f"got {pre!r}")
     smt.fresh_context()  # the same kernel gives the same formulas and answers, whatever was verified before
     reset_instances()
     fp = execute(module)
@@ -85,8 +86,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
         # general levels are tried briefly: a harder query falls back to the more specific level
         rlimit = smt.DEFAULT_RLIMIT if last else GENERAL_LEVEL_RLIMIT
         confirm = confirmer(module, args, grid3) if level.shapes is not None else None
-        result = Checker(fp, graph, locks, list(assume), level, timeout_s, stop_early=not last, confirm=confirm,
-                         rlimit=rlimit).run()
+        result = Checker(fp, graph, locks, list(assume), level, timeout_s, stop_early=not last,
+                         confirm=confirm, rlimit=rlimit).run()
         results.append(result)
         if not result.races and not result.unknowns and not _violated(result):
             break
@@ -95,16 +96,19 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     if final.level is not given and given.grid is not None and given.shapes is not None and not final.races:
         # a more general proof assumed that index arithmetic does not overflow; the given case can
         # say whether it does (and a wrap-around there undoes the proof)
-        checked = Checker(fp, graph, locks, list(assume), given, timeout_s, rlimit=smt.DEFAULT_RLIMIT).overflow_only()
+        checked = Checker(fp, graph, locks, list(assume), given, timeout_s,
+                          rlimit=smt.DEFAULT_RLIMIT).overflow_only()
         if checked.findings or checked.unknowns:
             final.findings += checked.findings
             final.unknowns += checked.unknowns
     case = (kernel, tuple(args) if args is not None else None, grid3)
-    report.findings = [dataclasses.replace(f, case=case) for f in aliasing + [f for _, f in broken] + final.findings]
+    report.findings = [dataclasses.replace(f, case=case)
+                       for f in aliasing + [f for _, f in broken] + final.findings]
     report.level = final.level.label
     if given.grid is not None and given.shapes is not None:
-        report.assumptions = [a + " (add, sub and mul of block ids, loop variables, shapes and scalars feeding an "
-                              "address: checked at this case; values computed from array contents: assumed)"
+        report.assumptions = [a + " (add, sub and mul of block ids, loop variables, shapes and scalars "
+                              "feeding an address: checked at this case; values computed from array "
+                              "contents: assumed)"
                               if a.startswith("integer index arithmetic") else a for a in report.assumptions]
     report.reasons += final.unknowns
     if report.races:
@@ -114,11 +118,11 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     elif final.unknowns or fp.unsupported or _violated(final):
         report.status = "unknown"
         if any(f.kind == "assumption-violated" for f in final.findings):
-            report.reasons.append("the given arguments break the kernel's own assumptions (see the findings): "
-                                  "nothing is proved for them")
+            report.reasons.append("the given arguments break the kernel's own assumptions (see the "
+                                  "findings): nothing is proved for them")
         if any(f.kind == "overflow" for f in final.findings):
-            report.reasons.append("index arithmetic overflows at the given case (see the findings); the model "
-                                  "assumes it does not, so nothing is proved")
+            report.reasons.append("index arithmetic overflows at the given case (see the findings); "
+                                  "the model assumes it does not, so nothing is proved")
     else:
         report.status = "verified"
         general = [r for r in results[:-1] if r.races]
@@ -154,9 +158,9 @@ def _broken_preconditions(module: Module, params: tuple[Any, ...], args: Sequenc
         except TilecheckError:  # a device array: its contents are not read here
             continue
         if problem:
-            out.append((pre, Finding("assumption-violated", f"the given '{pre.array}' breaks its precondition "
-                                     f"({pre.describe()}): {problem}; verified without it", module.entry.loc,
-                                     (), None, 3)))
+            out.append((pre, Finding("assumption-violated", f"the given '{pre.array}' breaks its "
+                                     f"precondition ({pre.describe()}): {problem}; verified without it",
+                                     module.entry.loc, (), None, 3)))
     return out
 
 
@@ -169,8 +173,8 @@ def _module(kernel: Any, args: Sequence[Any] | None) -> tuple[Module, tuple[Any,
     if isinstance(kernel, Module):
         return kernel, kernel.params
     if args is None:
-        raise TilecheckError("verify(kernel, args): pass the launch arguments (the tuple given to ct.launch), "
-                             "or a tilecheck.ir.Module to verify for all shapes")
+        raise TilecheckError("verify(kernel, args): pass the launch arguments (the tuple given to "
+                             "ct.launch), or a tilecheck.ir.Module to verify for all shapes")
     from tilecheck.ir.cutile import compile_kernel
 
     compiled = compile_kernel(kernel, tuple(args))
@@ -235,10 +239,11 @@ def _aliasing_findings(module: Module, written: set[str], params: tuple[Any, ...
             if not layouts_overlap(a, b):
                 continue
             mine, theirs = _shared_bytes(a, b)
-            ranges = f"bytes [{mine[0]}, {mine[1]}) of '{p.name}' are bytes [{theirs[0]}, {theirs[1]}) of '{q.name}'"
+            ranges = (f"bytes [{mine[0]}, {mine[1]}) of '{p.name}' are bytes [{theirs[0]}, {theirs[1]}) "
+                      f"of '{q.name}'")
             also = " (also written)" if q.name in written else ""
-            out.append(Finding("aliasing", f"'{p.name}' is written and overlaps argument '{q.name}'{also} in memory: "
-                               f"{ranges}", loc, (),
+            out.append(Finding("aliasing", f"'{p.name}' is written and overlaps argument '{q.name}'{also} "
+                               f"in memory: {ranges}", loc, (),
                                Witness(p.name, None, None, side, Side("argument", loc, (), {}, (),
                                                                       "write" if also else "read"),
                                        (), {p.name: p.shape, q.name: q.shape}, other=q.name,
@@ -246,8 +251,8 @@ def _aliasing_findings(module: Module, written: set[str], params: tuple[Any, ...
         dup = _self_overlap(p.shape, p.strides)
         if dup is not None:
             offset = sum(i * s for i, s in zip(dup[0], p.strides)) * a.itemsize
-            out.append(Finding("aliasing", f"'{p.name}' is written but elements {dup[0]} and {dup[1]} share one "
-                               f"address (strides {p.strides})", loc, (),
+            out.append(Finding("aliasing", f"'{p.name}' is written but elements {dup[0]} and {dup[1]} "
+                               f"share one address (strides {p.strides})", loc, (),
                                Witness(p.name, dup[0], None, side, None, (), {p.name: p.shape},
                                        other=p.name, other_element=dup[1],
                                        overlap={p.name: (offset, offset + a.itemsize)}), 3))
@@ -271,7 +276,8 @@ def _shared_bytes(a: Any, b: Any) -> tuple[tuple[int, int], tuple[int, int]]:
     return (start - a.ptr, end - a.ptr), (start - b.ptr, end - b.ptr)
 
 
-def _self_overlap(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+def _self_overlap(shape: tuple[int, ...],
+                  strides: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """Two distinct in-bounds indices with one address, if any (None when the layout is injective)."""
     dims = sorted((abs(s), n, d) for d, (n, s) in enumerate(zip(shape, strides)) if n > 1)
     extent = 1

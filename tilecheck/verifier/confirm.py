@@ -29,7 +29,8 @@ class Confirmer:
     differing: Callable[[Contents], Contents]  # the model's contents that the given arguments lack
 
 
-def confirmer(module: Module, args: Sequence[Any] | None, grid: tuple[int, int, int] | None) -> Confirmer | None:
+def confirmer(module: Module, args: Sequence[Any] | None,
+              grid: tuple[int, int, int] | None) -> Confirmer | None:
     """The confirmation channel of a case with arguments (None without: nothing to run)."""
     if args is None or not module.params:
         return None
@@ -47,7 +48,8 @@ def confirmer(module: Module, args: Sequence[Any] | None, grid: tuple[int, int, 
             return False
         sides = [witness.first] + ([witness.second] if witness.second is not None else [])
         # each side's op touches the element in its block, the way the witness says
-        return all(any((effect, side.loc) in touched.get(tuple(side.block), set()) for effect in _effect(side.effect))
+        return all(any((effect, side.loc) in touched.get(tuple(side.block), set())
+                       for effect in _effect(side.effect))
                    for side in sides)
 
     def differing(contents: Contents) -> Contents:

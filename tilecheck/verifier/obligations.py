@@ -85,7 +85,8 @@ class Checker:
         self.timeout_s = timeout_s
         self.rlimit = rlimit
         self.stop_early = stop_early
-        self.preconditions = {p.array: [q for q in preconditions if q.array == p.array] for p in preconditions}
+        self.preconditions = {p.array: [q for q in preconditions if q.array == p.array]
+                              for p in preconditions}
         self.result = LevelResult(level)
         self.seen: set[tuple[str, int, int | None]] = set()
         self.names = {i: info.name for i, info in fp.arrays.items()}
@@ -198,7 +199,8 @@ class Checker:
         if not isinstance(result, smt.Unsat):
             return True
         if self.level.shapes is None:
-            self.result.unknowns.append("the kernel's own assumptions (assume ops) cannot all hold at this level")
+            self.result.unknowns.append("the kernel's own assumptions (assume ops) cannot all hold at "
+                                        "this level")
             return False
         plain = self.base(("b1",), facts=False)
         symbols = self.symbol_names()
@@ -213,10 +215,11 @@ class Checker:
             loc = op.loc
             self.result.findings.append(Finding(
                 "assumption-violated", f"the given arguments break the kernel's assumption "
-                f"`{smt.simplify(fact)}` ({given or ', '.join(named) or 'no argument named'}): a proof under it "
-                "would be vacuous", loc, (), None, self.level.number))
+                f"`{smt.simplify(fact)}` ({given or ', '.join(named) or 'no argument named'}): a proof "
+                "under it would be vacuous", loc, (), None, self.level.number))
         if not any(f.kind == "assumption-violated" for f in self.result.findings):
-            self.result.unknowns.append("the kernel's own assumptions (assume ops) cannot all hold for the given case")
+            self.result.unknowns.append("the kernel's own assumptions (assume ops) cannot all hold for "
+                                        "the given case")
         return False
 
     def check_overflow(self) -> None:
@@ -232,14 +235,16 @@ class Checker:
             if op not in feeding or smt.reads_data(term):
                 continue
             value_term = rename_blocks(term, "b1")
-            constraints = [*self.base(("b1",)), rename_blocks(live, "b1"), smt.Or(value_term < lo, value_term > hi)]
+            constraints = [*self.base(("b1",)), rename_blocks(live, "b1"),
+                           smt.Or(value_term < lo, value_term > hi)]
             result = self.solve(constraints, "integer overflow", (op.loc,))
             if not isinstance(result, smt.Sat):
                 continue
             where = tuple(result.eval(b) for b in block_vars("b1"))
             self.result.findings.append(Finding(
                 "overflow", f"{op.name} computes {result.eval(value_term)} in block {where}, outside the "
-                f"{op.results[0].type} range [{lo}, {hi}]: it wraps around, and an address is computed from it",
+                f"{op.results[0].type} range [{lo}, {hi}]: it wraps around, and an address is computed "
+                "from it",
                 op.loc, (), None, self.level.number))
 
     def symbol_names(self) -> dict[str, str]:
@@ -259,7 +264,8 @@ class Checker:
             if self.level.strides is not None and info.name in self.level.strides:
                 out.update({str(s): v for s, v in zip(info.strides, self.level.strides[info.name])})
         if self.level.scalars is not None:
-            out.update({str(self.fp.scalars[i]): v for i, v in self.level.scalars.items() if i in self.fp.scalars})
+            out.update({str(self.fp.scalars[i]): v for i, v in self.level.scalars.items()
+                        if i in self.fp.scalars})
         return out
 
     def check_locks(self) -> None:
@@ -315,8 +321,8 @@ class Checker:
         result = self.solve(constraints, f"{kind} across blocks", (x.op.loc, y.op.loc))
         if isinstance(result, smt.Sat):
             writer, other = (a, b) if x.writes else (b, a)
-            message = (f"two blocks {'write' if kind == 'write-write' else 'write and read'} the same element of "
-                       f"'{self.names.get(x.array, x.array)}' with no ordering between blocks")
+            message = (f"two blocks {'write' if kind == 'write-write' else 'write and read'} the same "
+                       f"element of '{self.names.get(x.array, x.array)}' with no ordering between blocks")
             self.add(kind, message, writer, other, result, constraints)
 
     def inside_block(self, x: Access, y: Access) -> None:
@@ -384,7 +390,8 @@ class Checker:
         if isinstance(result, smt.Sat):
             what = (f"float atomic {x.atomic_mode}" if floats else f"{x.ordering} stores" if stores
                     else f"atomic {'/'.join(dict.fromkeys(m for m in modes if m in _SWAP_MODES))}")
-            why = "the result depends on their order (rounding)" if floats else "which value remains depends on their order"
+            why = ("the result depends on their order (rounding)" if floats
+                   else "which value remains depends on their order")
             self.add("order-dependent-atomic", f"{what} from several blocks on one element of "
                      f"'{self.names.get(x.array)}': {why}", a, b, result, constraints)
 
@@ -419,15 +426,18 @@ class Checker:
             needed = self.given_contents(self.contents(sat, constraints))
             if needed:
                 witness = dataclasses.replace(witness, contents=needed)
-        self.result.findings.append(Finding(kind, message, a.access.op.loc, related, witness, self.level.number))
+        self.result.findings.append(Finding(kind, message, a.access.op.loc, related, witness,
+                                            self.level.number))
         if self.stop_early and kind != "order-dependent-atomic":
             raise _Abort
 
-    def canonical(self, a: Instance, b: Instance | None, sat: smt.Sat, constraints: list[smt.BoolExpr]) -> smt.Sat:
+    def canonical(self, a: Instance, b: Instance | None, sat: smt.Sat,
+                  constraints: list[smt.BoolExpr]) -> smt.Sat:
         order = [*a.block, *(b.block if b else ()), *a.loop_vars, *(b.loop_vars if b else ()), *a.lanes,
                  *(b.lanes if b else ())]
         start = time.perf_counter()
-        sat = smt.minimize([*constraints, *self.content_facts(smt.And(*constraints))], order, sat, self.timeout_s)
+        sat = smt.minimize([*constraints, *self.content_facts(smt.And(*constraints))], order, sat,
+                           self.timeout_s)
         self.result.solver_s += time.perf_counter() - start
         return sat
 
@@ -460,11 +470,12 @@ class Checker:
         where = " and ".join(dict.fromkeys(f"{x.access.op.name} ({x.access.op.loc.outermost().short()})"
                                            for x in (a, b)))
         self.result.unknowns.append(
-            f"{kind} between {where}: the solver's witnesses did not reproduce on the interpreter with the given "
-            "arguments; a value the model over-approximates reaches the address")
+            f"{kind} between {where}: the solver's witnesses did not reproduce on the interpreter with the "
+            "given arguments; a value the model over-approximates reaches the address")
         return None
 
-    def contents(self, sat: smt.Sat, constraints: list[smt.BoolExpr]) -> dict[str, dict[tuple[int, ...], int]]:
+    def contents(self, sat: smt.Sat,
+                 constraints: list[smt.BoolExpr]) -> dict[str, dict[tuple[int, ...], int]]:
         """The model's values of the read-only array elements the constraints read, by array name."""
         formula = smt.And(*constraints)
         out: dict[str, dict[tuple[int, ...], int]] = {}
@@ -480,9 +491,10 @@ class Checker:
         def side(inst: Instance) -> Side:
             loops = {}
             for lv, var in zip(inst.access.loops, inst.loop_vars):
-                loops[f"{'loop' if lv.op.name == 'loop' else 'for'}@line{lv.op.loc.outermost().line}"] = sat.eval(var)
-            return Side(inst.access.op.name, inst.access.op.loc, tuple(sat.eval(v) for v in inst.block), loops,
-                        tuple(sat.eval(v) for v in inst.lanes), inst.access.effect.value)
+                loops[f"{'loop' if lv.op.name == 'loop' else 'for'}"
+                      f"@line{lv.op.loc.outermost().line}"] = sat.eval(var)
+            return Side(inst.access.op.name, inst.access.op.loc, tuple(sat.eval(v) for v in inst.block),
+                        loops, tuple(sat.eval(v) for v in inst.lanes), inst.access.effect.value)
 
         element = tuple(sat.eval(c) for c in a.coords) if a.coords is not None else None
         shapes = {info.name: tuple(sat.eval(s) for s in info.shape) for info in self.fp.arrays.values()
