@@ -96,7 +96,7 @@ class Run:
             self.errors["timeout"] += 1
             self._write(f"timeout_{case.digest}.py", case.source, "more than the time limit")
             outcome = None
-        except Exception as exc:  # noqa: BLE001 - a generator bug (cuTile refused the kernel) or a checker's crash
+        except Exception as exc:  # noqa: BLE001 - a generator bug (cuTile refused it) or a checker's crash
             key = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}"
             self.errors[key] += 1
             self._write(f"error_{case.digest}.py", case.source, f"{type(exc).__name__}: {exc}")
@@ -202,10 +202,12 @@ class Run:
             "examples": self.examples, "checked": checked, "matrix (verify/detect)": dict(self.matrix),
             "disagreements": sum(self.classes.values()), "disagreements by class": dict(self.classes),
             "verify race or out-of-bounds / detect verified": alarms,
-            "false-alarm rate (of launches detect finds race-free)": round(alarms / max(detect_race_free, 1), 4),
+            "false-alarm rate (of launches detect finds race-free)":
+                round(alarms / max(detect_race_free, 1), 4),
             "false-alarm rate (of all checked)": round(alarms / max(checked, 1), 4),
             "false alarms by verify's finding kinds": dict(self.alarm_kinds.most_common()),
-            "false alarms by grammar feature (a launch counts once per feature)": dict(self.alarm_features.most_common(15)),
+            "false alarms by grammar feature (a launch counts once per feature)":
+                dict(self.alarm_features.most_common(15)),
             "launches run repeatedly (false alarms, sampled agreements)": self.repeated,
             "detector misses": self.detector_misses,
             "unknown reasons": dict(self.unknown.most_common(20)), "errors": dict(self.errors),
@@ -244,14 +246,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=10000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=None, help="folder for disagreements (default oracle-runs/seed<S>)")
-    parser.add_argument("--timeout", type=int, default=60, help="seconds per example before it counts as a timeout")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="folder for disagreements (default oracle-runs/seed<S>)")
+    parser.add_argument("--timeout", type=int, default=60,
+                        help="seconds per example before it counts as a timeout")
     parser.add_argument("--repeat", type=int, default=8,
                         help="adversarial runs of each false alarm that detect found clean (0: none)")
     parser.add_argument("--sample", type=int, default=5,
                         help="also run every N-th launch both checkers call safe repeatedly (0: none)")
     parser.add_argument("--minimize", type=int, default=2,
-                        help="disagreements minimised per set of detect's finding kinds (known classes: none)")
+                        help="disagreements minimised per set of detect's finding kinds (known classes: "
+                        "none)")
     opts = parser.parse_args(argv)
     out = opts.out or Path("oracle-runs") / f"seed{opts.seed}"
     run = Run(out, opts.timeout, opts.repeat, opts.sample, opts.minimize)

@@ -117,8 +117,8 @@ class _Scope:
     depth: int = 0
 
     def child(self, **changes: Any) -> _Scope:
-        values = {"loops": self.loops, "tiles": self.tiles, "counters": self.counters, "in_loop": self.in_loop,
-                  "in_helper": self.in_helper, "depth": self.depth + 1}
+        values = {"loops": self.loops, "tiles": self.tiles, "counters": self.counters,
+                  "in_loop": self.in_loop, "in_helper": self.in_helper, "depth": self.depth + 1}
         values.update(changes)
         return _Scope(**values)
 
@@ -256,21 +256,24 @@ class _Builder:
         name = self.fresh("t")
         array = self.array(scope, writing=False)
         dtype = _dtype_of(array)
-        text = f"{name} = ct.load({array}, index=({self.slot(scope)},), shape=(T,), padding_mode=ZERO{self.options()})"
+        index = self.slot(scope)
+        text = f"{name} = ct.load({array}, index=({index},), shape=(T,), padding_mode=ZERO{self.options()})"
         scope.tiles += ((name, dtype),)
         return [" " * indent + text]
 
     def _store(self, scope: _Scope, indent: int) -> list[str]:
         array = self.array(scope, writing=True)
         value = self.value(scope, _dtype_of(array))
-        return [" " * indent + f"ct.store({array}, index=({self.slot(scope)},), tile={value}{self.options()})"]
+        index = self.slot(scope)
+        return [" " * indent + f"ct.store({array}, index=({index},), tile={value}{self.options()})"]
 
     def options(self) -> str:
         """Keyword options of a view load/store: mostly none; unchecked bounds, or a memory order."""
         kind = self.pick(["", "", "", "", "", "", "unchecked", "relaxed", "relaxed-block"])
         if kind:
             self.features.add(f"view-{kind}")
-        return {"": "", "unchecked": ", check_bounds=False", "relaxed": ", memory_order=RELAXED, memory_scope=DEVICE",
+        return {"": "", "unchecked": ", check_bounds=False",
+                "relaxed": ", memory_order=RELAXED, memory_scope=DEVICE",
                 "relaxed-block": ", memory_order=RELAXED, memory_scope=BLOCK"}[kind]
 
     def _ticket(self, scope: _Scope, indent: int) -> list[str]:
@@ -305,7 +308,8 @@ class _Builder:
         if self.chance(0.5):
             name = self.fresh("t")
             scope.tiles += ((name, "m"),)
-            return [" " * indent + f"{name} = ct.load(m, index={index}, shape={shape}, padding_mode=ZERO{extra})"]
+            return [" " * indent
+                    + f"{name} = ct.load(m, index={index}, shape={shape}, padding_mode=ZERO{extra})"]
         value = self.pick([f"ct.full({shape}, 1.0, dtype=ct.float32) * b"] + [f"{t} + 1.0" for t in tiles]
                           + [f"ct.transpose({t})" for t in tiles])
         return [" " * indent + f"ct.store(m, index={index}, tile={value}{extra})"]
@@ -336,7 +340,8 @@ class _Builder:
         if unchecked:
             self.features.add("unchecked")
         value = self.value(scope, _dtype_of(array))
-        return [" " * indent + f"ct.scatter({array}, {self.elements(scope)}, {value}{self.mask(scope)}{unchecked})"]
+        where = self.elements(scope)
+        return [" " * indent + f"ct.scatter({array}, {where}, {value}{self.mask(scope)}{unchecked})"]
 
     def _atomic(self, scope: _Scope, indent: int) -> list[str]:
         op = self.pick(["add", "add", "xchg", "cas", "max"])
@@ -390,7 +395,8 @@ class _Builder:
             return acquire + rmw + [release, store, release]
         if variant == "other":
             other = f"({lock} + 1) % {self.n_locks}"
-            return acquire + rmw + [store, release, pad + f"ct.atomic_xchg(lk, {other}, 0, memory_order=RELEASE)"]
+            also = pad + f"ct.atomic_xchg(lk, {other}, 0, memory_order=RELEASE)"
+            return acquire + rmw + [store, release, also]
         return acquire + rmw + [store, release]
 
     def _if(self, scope: _Scope, indent: int) -> list[str]:
@@ -431,7 +437,8 @@ class _Builder:
             p = self.fresh("p")
             lines.append(pad + f"{p} = {self.pick(['b', f'b * {trips}', 'nb - 1 - b'])}")
             counters = (p,)
-        inner = scope.child(loops=scope.loops + ((j, trips),), counters=scope.counters + counters, in_loop=True)
+        inner = scope.child(loops=scope.loops + ((j, trips),), counters=scope.counters + counters,
+                            in_loop=True)
         lines += [pad + line for line in head]
         lines += self.block(inner, indent + 4)
         if counters:
@@ -441,9 +448,11 @@ class _Builder:
             if early:
                 self.features.add(f"counter-{early}")
             if early == "continue":
-                lines += [pad + f"    if {self.condition(inner)}:", pad + f"        {p} += 1", pad + "        continue"]
+                lines += [pad + f"    if {self.condition(inner)}:", pad + f"        {p} += 1",
+                          pad + "        continue"]
             elif early == "conditional":
-                lines += [pad + f"    if {self.condition(inner)}:", pad + f"        {p} += {self.pick(['1', 'nb'])}"]
+                cond = self.condition(inner)
+                lines += [pad + f"    if {cond}:", pad + f"        {p} += {self.pick(['1', 'nb'])}"]
             elif early == "break":
                 lines += [pad + f"    if {self.condition(inner)}:", pad + "        break"]
             if self.chance(0.3):
@@ -470,7 +479,8 @@ class _Builder:
         j, trips = scope.loops[-1] if scope.loops else ("0", 1)
         inner = _Scope(loops=(("j", trips),) if scope.loops else (), in_helper=True, depth=scope.depth + 1)
         # an early return between two statement lists (never inside a lock's critical section)
-        body = self.statements(inner, 4, min_len=0) + [self._return(inner, 4)] + self.statements(inner, 4, min_len=0)
+        body = self.statements(inner, 4, min_len=0)
+        body += [self._return(inner, 4)] + self.statements(inner, 4, min_len=0)
         lines = [line for statement in body for line in statement]
         self.helpers.append("\n".join([f"def {name}({HELPER_PARAMS}):", *lines]))
         return [" " * indent + f"{name}({CALL_ARGS}, b, nb, {j}, T)"]
@@ -487,7 +497,8 @@ def _dtype_of(array: str) -> str:
 
 @st.composite
 def grids(draw: Any) -> tuple[int, int, int]:
-    shape = [draw(st.integers(1, 4)), draw(st.sampled_from([1, 1, 2, 3])), draw(st.sampled_from([1, 1, 1, 2]))]
+    shape = [draw(st.integers(1, 4)), draw(st.sampled_from([1, 1, 2, 3])),
+             draw(st.sampled_from([1, 1, 1, 2]))]
     while shape[0] * shape[1] * shape[2] > MAX_BLOCKS:
         shape[shape.index(max(shape))] -= 1
     return tuple(shape)
@@ -572,7 +583,8 @@ def arguments(draw: Any, n: int, tile: int, n_locks: int, features: set[str]) ->
         shift = draw(st.sampled_from([0, tile]))
         x = f"rng.standard_normal({n + tile}).astype(np.float32)"
         y = f"x[{shift}:{shift + n}]"
-    rows, cols = M_TILE * draw(st.integers(2, 5)), M_TILE * draw(st.integers(1, 4)) + draw(st.sampled_from([0, 0, 2]))
+    rows = M_TILE * draw(st.integers(2, 5))
+    cols = M_TILE * draw(st.integers(1, 4)) + draw(st.sampled_from([0, 0, 2]))
     layout_m = draw(st.sampled_from(["plain", "plain", "transposed", "strided"]))
     features.add(f"m-{layout_m}")
     m = {"plain": f"rng.standard_normal(({rows}, {cols})).astype(np.float32)",
@@ -581,9 +593,10 @@ def arguments(draw: Any, n: int, tile: int, n_locks: int, features: set[str]) ->
     lines = ["def make_args():", f"    rng = np.random.default_rng({seed})", f"    x = {x}", f"    y = {y}"]
     if layout_y == "aliases-x":
         lines.append(f"    x = x[:{n}]")
-    lines += [f"    c = rng.integers(0, 4, {n}).astype(np.int32)", f"    acc = np.zeros({n_locks + 1} * {tile}, np.float32)",
-              f"    idx = {idx}", f"    lk = np.zeros({n_locks}, np.int32)", f"    m = {m}",
-              "    cnt = np.zeros(2, np.int32)", f"    return (x, y, c, acc, idx, lk, m, cnt, {tile})"]
+    lines += [f"    c = rng.integers(0, 4, {n}).astype(np.int32)",
+              f"    acc = np.zeros({n_locks + 1} * {tile}, np.float32)", f"    idx = {idx}",
+              f"    lk = np.zeros({n_locks}, np.int32)", f"    m = {m}", "    cnt = np.zeros(2, np.int32)",
+              f"    return (x, y, c, acc, idx, lk, m, cnt, {tile})"]
     assume = []
     if _chance(draw, 0.25):
         assume.append('tilecheck.distinct("idx")')
@@ -641,8 +654,9 @@ def _defect_lines(source: str, report: Any) -> list[str]:
 
 def known_class(source: str, outcome: Outcome) -> str | None:
     """The data file of the open disagreement class this outcome belongs to, if any."""
-    return next((name for name, matches in KNOWN.items() if outcome.disagreement and matches(source, outcome)),
-                None)
+    if not outcome.disagreement:
+        return None
+    return next((name for name, matches in KNOWN.items() if matches(source, outcome)), None)
 
 
 def check(loaded: Loaded) -> Outcome:
@@ -655,14 +669,16 @@ def check(loaded: Loaded) -> Outcome:
 
 # ---- classifying and minimising a disagreement -----------------------------------------------------
 _SOURCE_FEATURES = {
-    "lock": r"while ct\.atomic_cas\(lk", "lock-release-other": r"atomic_xchg\(lk, \(", "relaxed": r"order=RELAXED",
+    "lock": r"while ct\.atomic_cas\(lk", "lock-release-other": r"atomic_xchg\(lk, \(",
+    "relaxed": r"order=RELAXED",
     "cas-release": r"atomic_cas\(lk, [^,]+, 1, 0", "helper": r"^\s+h\d+\(", "return": r"^\s+return$",
     "continue": r"^\s+continue$", "break": r"^\s+break$", "for": r"^\s+for j", "while": r"^\s+while w",
     "counter": r"^\s+p\d+ \+= ", "index-array": r"ct\.gather\(idx", "unchecked": r"check_bounds=False",
     "tiled-view": r"tiled_view", "slice": r"\.slice\(", "atomic-rmw": r"atomic_(add|max)\(",
     "atomic-xchg": r"atomic_xchg\(c", "atomic-cas": r"atomic_cas\(c", "scatter": r"ct\.scatter\(",
     "gather": r"ct\.gather\((x|y|c|ya|yb)", "tile2d": r"\(m, index=", "if-data": r"if .*(ct\.load|ct\.sum)",
-    "if-bid": r"if b", "assume": r"ASSUME = \[.+\]", "ticket": r"atomic_add\(cnt", "cumsum": r"ct\.cumsum", "bits": r"b (\^|>>|&) 1",
+    "if-bid": r"if b", "assume": r"ASSUME = \[.+\]", "ticket": r"atomic_add\(cnt", "cumsum": r"ct\.cumsum",
+    "bits": r"b (\^|>>|&) 1",
     "view-order": r"memory_order=RELAXED, memory_scope", "scope-block": r"memory_scope=BLOCK",
 }
 
@@ -671,7 +687,8 @@ def source_features(source: str) -> frozenset[str]:
     """The grammar constructs present in a module's text (a class key for a minimised case)."""
     import re
 
-    return frozenset(name for name, pattern in _SOURCE_FEATURES.items() if re.search(pattern, source, re.MULTILINE))
+    return frozenset(name for name, pattern in _SOURCE_FEATURES.items()
+                     if re.search(pattern, source, re.MULTILINE))
 
 
 def _groups(lines: list[str], start: int, stop: int) -> list[tuple[int, int]]:

@@ -56,7 +56,8 @@ def _constant(path: Path, name: str) -> str | None:
     import ast
 
     for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+        targets = [t.id for t in getattr(node, "targets", ()) if isinstance(t, ast.Name)]
+        if isinstance(node, ast.Assign) and name in targets:
             return ast.literal_eval(node.value)
     return None
 
