@@ -121,3 +121,33 @@ def test_run_repeated_says_it_does_not_take_lists():
     As, Cs = _lists()
     with pytest.raises(ArgumentError, match="is a list of arrays"):
         tilecheck.run_repeated(scale_each, (As, Cs, 16), (6, 1, 1), runs=2)
+
+
+@ct.kernel
+def group_copy(As, Bs, Cs, NUM_SMS: ct.Constant[int], TILE: ct.Constant[int]):
+    # TileGym's group GEMM, reduced: persistent blocks walk the tiles of every group
+    tile_idx = ct.bid(0)
+    first = 0
+    for g in range(len(As)):
+        a, b, c = As[g], Bs[g], Cs[g]
+        tiles = ct.num_tiles(a, 0, (TILE, TILE))
+        while tile_idx >= first and tile_idx < first + tiles:
+            t = ct.load(a, index=(tile_idx - first, 0), shape=(TILE, TILE), padding_mode=ct.PaddingMode.ZERO)
+            u = ct.load(b, index=(0, 0), shape=(TILE, TILE), padding_mode=ct.PaddingMode.ZERO)
+            ct.store(c, index=(tile_idx - first, 0), tile=t + u)
+            tile_idx += NUM_SMS
+        first = first + tiles
+
+
+def test_persistent_group_kernel_over_many_blocks_is_race_free():
+    # a regression: list arrays have negative memory ids, which collided with other blocks' table reads
+    # in detect's (block, array, element) keys and made false unordered-in-block races
+    groups = 4
+    As = [np.ones((16, 4), np.float32) * i for i in range(groups)]
+    Bs = [np.ones((4, 4), np.float32) for _ in range(groups)]
+    Cs = [np.zeros((16, 4), np.float32) for _ in range(groups)]
+    report = tilecheck.detect(group_copy, (As, Bs, Cs, 12, 4), (12, 1, 1))
+    assert report.status == "verified", report
+    tilecheck.launch((12, 1, 1), group_copy, (As, Bs, Cs, 12, 4))
+    for a, c in zip(As, Cs):
+        np.testing.assert_array_equal(c, a + 1)

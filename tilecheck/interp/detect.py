@@ -491,9 +491,11 @@ def _iterations(rec: Recorder, events: np.ndarray, loops: tuple[Op, ...]) -> np.
 
 def _block_element_keys(rec: Recorder, col: dict[str, np.ndarray]) -> np.ndarray:
     """(block, array, element) as one sortable key: block-major, so the least key is the least block."""
-    arrays = np.array([e.array for e in rec.events], np.int64)[col["event"]]
+    # array ids may be negative (the arrays of list arguments): shifted to start at 0
+    low = min(rec.sizes, default=0)
+    arrays = np.array([e.array for e in rec.events], np.int64)[col["event"]] - low
     span = max(rec.sizes.values(), default=1) + 1
-    return (col["block"] * (max(rec.sizes, default=0) + 1) + arrays) * span + col["offset"]
+    return (col["block"] * (max(rec.sizes, default=0) - low + 1) + arrays) * span + col["offset"]
 
 
 def _iteration(event: Event, loops: tuple[Op, ...]) -> tuple[int, ...]:
