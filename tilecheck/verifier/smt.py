@@ -180,9 +180,8 @@ def _raise_if_interrupted(solver: z3.Solver) -> None:
         raise KeyboardInterrupt
 
 
-def reads_data(term: Expr) -> bool:
-    """``term`` applies an uninterpreted function: it depends on memory contents or on a value the
-    model does not track, not only on block ids, loop variables, lanes, shapes and scalars."""
+def _subterms(term: Expr) -> Iterator[Expr]:
+    """Every distinct subterm of ``term`` (shared subterms once)."""
     seen: set[int] = set()
     todo = [term]
     while todo:
@@ -190,10 +189,15 @@ def reads_data(term: Expr) -> bool:
         if t.get_id() in seen:
             continue
         seen.add(t.get_id())
-        if z3.is_app(t) and t.num_args() > 0 and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            return True
+        yield t
         todo.extend(t.children())
-    return False
+
+
+def reads_data(term: Expr) -> bool:
+    """``term`` applies an uninterpreted function: it depends on memory contents or on a value the
+    model does not track, not only on block ids, loop variables, lanes, shapes and scalars."""
+    return any(z3.is_app(t) and t.num_args() > 0 and t.decl().kind() == z3.Z3_OP_UNINTERPRETED
+               for t in _subterms(term))
 
 
 def applications(term: Expr, decls: set[str]) -> Iterator[Expr]:
