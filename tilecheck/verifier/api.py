@@ -106,9 +106,9 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
                        for f in aliasing + [f for _, f in broken] + final.findings]
     report.level = final.level.label
     if given.grid is not None and given.shapes is not None:
-        report.assumptions = [a + " (add, sub and mul of block ids, loop variables, shapes and scalars "
-                              "feeding an address: checked at this case; values computed from array "
-                              "contents: assumed)"
+        report.assumptions = [a + " (add, sub and mul feeding an address: checked at this case, with "
+                              "the given array contents; where a value the model does not track "
+                              "takes part, a possible overflow is unknown)"
                               if a.startswith("integer index arithmetic") else a for a in report.assumptions]
     report.reasons += final.unknowns
     if report.races:

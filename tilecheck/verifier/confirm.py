@@ -5,6 +5,7 @@ read (so a race that needs other index contents is confirmed with those contents
 must touch the witness's element, each the way the witness says."""
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,8 @@ Contents = dict[str, dict[tuple[int, ...], int]]
 class Confirmer:
     run: Callable[[Witness, Contents], bool]  # do the witness's blocks touch its element?
     differing: Callable[[Contents], Contents]  # the model's contents that the given arguments lack
+    value: Callable[[str, tuple[int, ...]], int | None]  # a given integer array's element (None: unknown)
+    value_range: Callable[[str], tuple[int, int] | None]  # a given integer array's least and greatest
 
 
 def confirmer(module: Module, args: Sequence[Any] | None,
@@ -35,8 +38,9 @@ def confirmer(module: Module, args: Sequence[Any] | None,
     if args is None or not module.params:
         return None
     names = [p.name for p in module.params]
+    args_flat = flat_arguments(tuple(args))
     flat = tuple(a if p.kind != "array" or space_of(a) != "cuda" else _stand_in(p)
-                 for p, a in zip(module.params, flat_arguments(tuple(args))))
+                 for p, a in zip(module.params, args_flat))
 
     def confirm(witness: Witness, contents: dict[str, dict[tuple[int, ...], int]]) -> bool:
         blocks = [witness.first.block] + ([witness.second.block] if witness.second is not None else [])
@@ -64,7 +68,34 @@ def confirmer(module: Module, args: Sequence[Any] | None,
                     out.setdefault(name, {})[coords] = value
         return out
 
-    return Confirmer(confirm, differing)
+    def host(name: str) -> np.ndarray | None:
+        """The given contents of an integer array argument (None: not given, a device array, not
+        integers)."""
+        if name not in names:
+            return None
+        i = names.index(name)
+        if flat[i] is not args_flat[i]:  # a stand-in for a device array: contents unknown
+            return None
+        try:
+            array = as_host_array(name, flat[i])
+        except TilecheckError:
+            return None
+        return array if array.dtype.kind in "iub" else None
+
+    def value(name: str, coords: tuple[int, ...]) -> int | None:
+        array = host(name)
+        if array is None or len(coords) != array.ndim or not all(0 <= c < n for c, n in zip(coords, array.shape)):
+            return None
+        return int(array[coords])
+
+    @functools.lru_cache(maxsize=None)
+    def value_range(name: str) -> tuple[int, int] | None:
+        array = host(name)
+        if array is None:
+            return None
+        return (int(array.min()), int(array.max())) if array.size else (0, 0)
+
+    return Confirmer(confirm, differing, value, value_range)
 
 
 def _stand_in(param: Any) -> np.ndarray:

@@ -14,7 +14,7 @@ from typing import Any
 
 from tilecheck.ir.loc import Loc
 from tilecheck.ir.types import ScalarType
-from tilecheck.verifier import smt
+from tilecheck.verifier import given_case, smt
 from tilecheck.verifier.footprints import (
     Access,
     Instance,
@@ -79,6 +79,7 @@ class Checker:
         self.fp, self.graph, self.locks, self.level = fp, graph, locks, level
         # confirm(witness, contents) -> bool: do the witness's blocks touch its element when run
         # with the case's arguments (read-only arrays holding the model's ``contents``)?
+        self.confirmer = confirm
         self.confirm = getattr(confirm, "run", None)
         # contents -> the entries that differ from the given arguments (what the race needs)
         self.given_contents = getattr(confirm, "differing", None)
@@ -157,16 +158,16 @@ class Checker:
     def overflow_only(self) -> LevelResult:
         """Only the overflow obligation at this (concrete) level."""
         try:
-            self.check_overflow()
+            given_case.check_overflow(self)
         except _Abort:
             pass
         return self.result
 
     def _run(self) -> None:
         accesses = self.fp.accesses
-        if not self.check_assumptions():
+        if not given_case.check_assumptions(self):
             return
-        self.check_overflow()
+        given_case.check_overflow(self)
         self.check_locks()
         for i, x in enumerate(accesses):
             if not x.checks_bounds:
@@ -187,86 +188,6 @@ class Checker:
                     continue
                 self.across_blocks(x, y)
                 self.inside_block(x, y)
-
-    def check_assumptions(self) -> bool:
-        """No vacuous proofs (DESIGN §4): the kernel's own assumptions (cuTile's assume ops: strides
-        >= 0, divisibility, bounds) must be satisfiable at this level, or every query is trivially
-        unsatisfiable. At a concrete case each one the arguments violate is an
-        ``assumption-violated`` finding naming it; at a symbolic level the level is unknown."""
-        if not self.fp.facts:
-            return True
-        result = self.solve(self.base(("b1",)), "the kernel's assumptions", ())
-        if not isinstance(result, smt.Unsat):
-            return True
-        if self.level.shapes is None:
-            self.result.unknowns.append("the kernel's own assumptions (assume ops) cannot all hold at "
-                                        "this level")
-            return False
-        plain = self.base(("b1",), facts=False)
-        symbols = self.symbol_names()
-        for fact, op in zip(self.fp.facts, self.fp.fact_ops or [None] * len(self.fp.facts)):
-            if op is None or not isinstance(self.solve([*plain, rename_blocks(fact, "b1")], "an assumption",
-                                                       (op.loc,)), smt.Unsat):
-                continue
-            values = self.concrete_values()
-            named = sorted(symbols[n] for n in smt.free_constants(fact) if n in symbols)
-            given = ", ".join(f"{symbols[n]} = {values[n]}" for n in sorted(smt.free_constants(fact))
-                              if n in symbols and n in values)
-            loc = op.loc
-            self.result.findings.append(Finding(
-                "assumption-violated", f"the given arguments break the kernel's assumption "
-                f"`{smt.simplify(fact)}` ({given or ', '.join(named) or 'no argument named'}): a proof "
-                "under it would be vacuous", loc, (), None, self.level.number))
-        if not any(f.kind == "assumption-violated" for f in self.result.findings):
-            self.result.unknowns.append("the kernel's own assumptions (assume ops) cannot all hold for "
-                                        "the given case")
-        return False
-
-    def check_overflow(self) -> None:
-        """At the given case (shapes and grid concrete) the model's assumption that index arithmetic
-        does not overflow is checkable: an address computation that leaves its integer type's range
-        (Tile IR integers wrap) is an ``overflow`` finding with a witness, and the model does not hold."""
-        if self.level.shapes is None or self.level.grid is None:
-            return
-        feeding = address_slice(self.fp.function)
-        for op, term, lo, hi, live in self.fp.overflows:
-            # data-dependent values (loaded indices, unknowns) are not checked: the model leaves them
-            # unconstrained, so a wrap-around found there would not be real (false alarms on TileGym)
-            if op not in feeding or smt.reads_data(term):
-                continue
-            value_term = rename_blocks(term, "b1")
-            constraints = [*self.base(("b1",)), rename_blocks(live, "b1"),
-                           smt.Or(value_term < lo, value_term > hi)]
-            result = self.solve(constraints, "integer overflow", (op.loc,))
-            if not isinstance(result, smt.Sat):
-                continue
-            where = tuple(result.eval(b) for b in block_vars("b1"))
-            self.result.findings.append(Finding(
-                "overflow", f"{op.name} computes {result.eval(value_term)} in block {where}, outside the "
-                f"{op.results[0].type} range [{lo}, {hi}]: it wraps around, and an address is computed "
-                "from it",
-                op.loc, (), None, self.level.number))
-
-    def symbol_names(self) -> dict[str, str]:
-        """Names of the shape, stride and scalar symbols, as a user would write them."""
-        out = {}
-        for info in self.fp.arrays.values():
-            out.update({str(sym): f"{info.name}.shape[{d}]" for d, sym in enumerate(info.shape)})
-            out.update({str(sym): f"{info.name}.strides[{d}]" for d, sym in enumerate(info.strides)})
-        out.update({str(sym): self.fp.scalar_name(i) for i, sym in self.fp.scalars.items()})
-        return out
-
-    def concrete_values(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for info in self.fp.arrays.values():
-            if self.level.shapes is not None and info.name in self.level.shapes:
-                out.update({str(s): v for s, v in zip(info.shape, self.level.shapes[info.name])})
-            if self.level.strides is not None and info.name in self.level.strides:
-                out.update({str(s): v for s, v in zip(info.strides, self.level.strides[info.name])})
-        if self.level.scalars is not None:
-            out.update({str(self.fp.scalars[i]): v for i, v in self.level.scalars.items()
-                        if i in self.fp.scalars})
-        return out
 
     def check_locks(self) -> None:
         """Keep only locks whose acquire and release provably use the same lock element."""
@@ -503,48 +424,6 @@ class Checker:
         return Witness(self.names.get(a.access.array, str(a.access.array)), element,
                        None if element is not None else sat.eval(a.linear), side(a),
                        side(b) if b is not None else None, tuple(sat.eval(g) for g in GRID), shapes, scalars)
-
-
-def address_slice(function: Any) -> set[Any]:
-    """The ops whose results (transitively) feed an address: view indices and pointer offsets."""
-    work = []
-    for op in function.walk():
-        if op.name in ("load_view_tko", "store_view_tko", "atomic_red_view_tko"):
-            work += list(op.operand_group("index"))
-        elif op.name == "offset":
-            work += list(op.operands)
-    seen, ops = set(), set()
-    while work:
-        v = work.pop()
-        if id(v) in seen or v.owner is None:
-            continue
-        seen.add(id(v))
-        if hasattr(v.owner, "operands"):  # an op result
-            ops.add(v.owner)
-            work += list(v.owner.operands)
-            continue
-        work += _flowing_into(function, v)
-    return ops
-
-
-def _flowing_into(function: Any, arg: Any) -> list[Any]:
-    """The values that flow into a block argument: a loop's induction variable from its bounds, a
-    carried slot from its initial value and the continue operands of that slot."""
-    for parent in function.walk():
-        for region in parent.regions:
-            if region.block is not arg.owner:
-                continue
-            if parent.name not in ("for", "loop"):
-                return list(parent.operands)
-            k = arg.index - (1 if parent.name == "for" else 0)
-            if k < 0:  # a for's induction variable
-                return [parent.operand(n) for n in ("lowerBound", "upperBound", "step") if parent.operand(n)]
-            inits = parent.operand_group("initValues")
-            out = [inits[k]] if k < len(inits) else []
-            out += [t.operands[k] for top in region.block.ops for t in top.walk()
-                    if t.name == "continue" and k < len(t.operands)]
-            return out
-    return []
 
 
 def _strong(x: Access) -> bool:

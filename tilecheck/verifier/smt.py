@@ -193,39 +193,47 @@ def _subterms(term: Expr) -> Iterator[Expr]:
         todo.extend(t.children())
 
 
+def uninterpreted_applications(term: Expr) -> Iterator[Expr]:
+    """Every application of an uninterpreted function (memory contents, untracked values) in ``term``."""
+    return (t for t in _subterms(term)
+            if z3.is_app(t) and t.num_args() > 0 and t.decl().kind() == z3.Z3_OP_UNINTERPRETED)
+
+
 def reads_data(term: Expr) -> bool:
     """``term`` applies an uninterpreted function: it depends on memory contents or on a value the
     model does not track, not only on block ids, loop variables, lanes, shapes and scalars."""
-    return any(z3.is_app(t) and t.num_args() > 0 and t.decl().kind() == z3.Z3_OP_UNINTERPRETED
-               for t in _subterms(term))
+    return any(True for _ in uninterpreted_applications(term))
 
 
 def applications(term: Expr, decls: set[str]) -> Iterator[Expr]:
     """Every application of a function named in ``decls`` inside ``term`` (each once)."""
-    seen: set[int] = set()
-    todo = [term]
-    while todo:
-        t = todo.pop()
-        key = t.get_id()
-        if key in seen or not z3.is_app(t):
-            continue
-        seen.add(key)
-        if t.decl().name() in decls and t.num_args() > 0:
-            yield t
-        todo.extend(t.children())
+    return (t for t in _subterms(term) if z3.is_app(t) and t.num_args() > 0 and t.decl().name() in decls)
+
+
+def constants(term: Expr) -> list[Expr]:
+    """The uninterpreted constants in ``term`` (block ids, loop variables, lanes, symbols)."""
+    return [t for t in _subterms(term) if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED]
+
+
+def substituted(term: Expr, pairs: list[tuple[Expr, Expr]]) -> Expr:
+    """``term`` with each pair's first term replaced by its second, simplified."""
+    return z3.simplify(z3.substitute(term, *pairs)) if pairs else z3.simplify(term)
+
+
+def value_of(value: bool | int) -> Expr:
+    """The Z3 literal of a Python bool or int."""
+    return z3.BoolVal(value) if isinstance(value, bool) else z3.IntVal(value)
+
+
+def literal(term: Expr) -> bool | int | None:
+    """The Python value of a literal term, else None."""
+    if z3.is_int_value(term):
+        return term.as_long()
+    if z3.is_true(term) or z3.is_false(term):
+        return z3.is_true(term)
+    return None
 
 
 def free_constants(term: Expr) -> set[str]:
     """Names of the uninterpreted constants in ``term``."""
-    out: set[str] = set()
-    seen: set[int] = set()
-    todo = [term]
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out.add(t.decl().name())
-        todo.extend(t.children())
-    return out
+    return {t.decl().name() for t in constants(term)}

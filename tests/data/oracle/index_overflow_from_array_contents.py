@@ -9,7 +9,8 @@ array contents: assumed". detect (the interpreter computes in i32 like the GPU):
 between blocks 0 and 1; run_repeated gives differing y. Triage: the verifier is wrong at this launch:
 the contents are given (verify already checks the precondition against them), so the product is
 checkable; assuming it away proves a racing launch safe. Issue 12 item 10: a verdict that depends on
-a known simplification is unknown, never verified.
+a known simplification is unknown, never verified. Fixed: index arithmetic on array contents is
+checked for overflow against the given contents (verifier/given_case.py), an ``overflow`` finding.
 """
 import cuda.tile as ct
 import numpy as np
@@ -33,5 +34,3 @@ def make_args():
 GRID = (4, 1, 1)
 ASSUME = [tilecheck.distinct("idx")]
 TRUTH = "race"
-XFAIL = ("verify assumes index arithmetic on values read from arrays does not overflow, also at the given "
-         "case whose contents it has (idx[1] * 4 wraps to 0)")

@@ -1,0 +1,239 @@
+"""Obligations only a concrete case can discharge (DESIGN §4, trust rules).
+
+- The kernel's own assumptions (assume ops) hold for the given arguments: otherwise every query is
+  unsatisfiable and a proof would be vacuous.
+- Index arithmetic does not wrap around. The model computes integers without overflow (Tile IR
+  integers wrap); at the given case that assumption is checked. Arithmetic on values read from
+  arrays is checked against the given contents: the query is first asked with each array's values
+  bounded by the given array's least and greatest element, and a model that needs other values is
+  refined with the given values at the coordinates it read (a bounded number of rounds).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tilecheck.ir.loc import Loc
+from tilecheck.report import Finding
+from tilecheck.verifier import smt
+from tilecheck.verifier.footprints import block_vars, rename_blocks
+
+if TYPE_CHECKING:
+    from tilecheck.verifier.obligations import Checker
+
+# rounds of pinning model contents to the given ones before the overflow query answers unknown
+PIN_ROUNDS = 16
+
+
+def check_assumptions(ch: Checker) -> bool:
+    """No vacuous proofs: the kernel's own assumptions (cuTile's assume ops: strides >= 0,
+    divisibility, bounds) must be satisfiable at this level. At a concrete case each one the
+    arguments violate is an ``assumption-violated`` finding naming it; at a symbolic level the
+    level is unknown. False when they cannot all hold."""
+    fp = ch.fp
+    if not fp.facts:
+        return True
+    result = ch.solve(ch.base(("b1",)), "the kernel's assumptions", ())
+    if not isinstance(result, smt.Unsat):
+        return True
+    if ch.level.shapes is None:
+        ch.result.unknowns.append("the kernel's own assumptions (assume ops) cannot all hold at this level")
+        return False
+    plain = ch.base(("b1",), facts=False)
+    symbols = symbol_names(ch)
+    for fact, op in zip(fp.facts, fp.fact_ops or [None] * len(fp.facts)):
+        if op is None or not isinstance(ch.solve([*plain, rename_blocks(fact, "b1")], "an assumption",
+                                                 (op.loc,)), smt.Unsat):
+            continue
+        values = concrete_values(ch)
+        named = sorted(symbols[n] for n in smt.free_constants(fact) if n in symbols)
+        given = ", ".join(f"{symbols[n]} = {values[n]}" for n in sorted(smt.free_constants(fact))
+                          if n in symbols and n in values)
+        ch.result.findings.append(Finding(
+            "assumption-violated", f"the given arguments break the kernel's assumption "
+            f"`{smt.simplify(fact)}` ({given or ', '.join(named) or 'no argument named'}): a proof "
+            "under it would be vacuous", op.loc, (), None, ch.level.number))
+    if not any(f.kind == "assumption-violated" for f in ch.result.findings):
+        ch.result.unknowns.append("the kernel's own assumptions (assume ops) cannot all hold for the "
+                                  "given case")
+    return False
+
+
+def check_overflow(ch: Checker) -> None:
+    """At the given case (shapes and grid concrete): an address computation that leaves its integer
+    type's range is an ``overflow`` finding with a witness, and the model does not hold. Arithmetic
+    on array contents is checked against the given contents; where it also reads a value the model
+    does not track, or an array whose contents are not given, an overflow the model allows is
+    ``unknown`` with that reason."""
+    if ch.level.shapes is None or ch.level.grid is None:
+        return
+    feeding = address_slice(ch.fp.function)
+    for op, term, lo, hi, live in ch.fp.overflows:
+        if op not in feeding:
+            continue
+        value_term = rename_blocks(term, "b1")
+        claim = smt.And(rename_blocks(live, "b1"), smt.Or(value_term < lo, value_term > hi))
+        constraints = [*ch.base(("b1",)), claim]
+        if not smt.reads_data(term):
+            result = ch.solve(constraints, "integer overflow", (op.loc,))
+            value = result.eval(value_term) if isinstance(result, smt.Sat) else None
+        else:
+            result, value = solve_with_given_contents(ch, constraints, claim, value_term, (op.loc,))
+        if not isinstance(result, smt.Sat):
+            continue
+        where = tuple(result.eval(b) for b in block_vars("b1"))
+        read = describe_contents(ch, ch.contents(result, constraints))
+        ch.result.findings.append(Finding(
+            "overflow", f"{op.name} computes {value} in block {where}{read}, outside the "
+            f"{op.results[0].type} range [{lo}, {hi}]: it wraps around, and an address is computed "
+            "from it", op.loc, (), None, ch.level.number))
+
+
+def solve_with_given_contents(ch: Checker, constraints: list[smt.BoolExpr], claim: smt.BoolExpr,
+                              value: smt.IntExpr, locs: tuple[Loc, ...]) -> tuple[smt.Result, int | None]:
+    """Decide ``constraints`` (whose ``claim`` part reads array contents) with the contents equal to
+    the given arguments'. Each read lies in its array's given range; a model is then evaluated
+    concretely (its blocks, lanes and iterations, the given contents): if ``claim`` holds there, the
+    answer is that model; if not, the coordinates it read are pinned to their given values and the
+    solver is asked again. A claim that still depends on an untracked value is ``unknown``."""
+    where = ", ".join(loc.short() for loc in locs if loc.is_known())
+    formula = smt.And(*constraints)
+    reads = {index: list(smt.applications(formula, {func.name()})) for index, func in ch.fp.memory.items()}
+    pins: list[smt.BoolExpr] = []
+    for index, found in reads.items():
+        bounds = ch.confirmer.value_range(ch.names.get(index, "")) if found and ch.confirmer else None
+        if bounds is not None:
+            pins += [smt.And(app >= bounds[0], app <= bounds[1]) for app in found]
+    for _ in range(PIN_ROUNDS):
+        result = ch.solve([*constraints, *pins], "integer overflow", locs)
+        if not isinstance(result, smt.Sat):
+            return result, None
+        holds = evaluate(ch, claim, result)
+        if holds is True:
+            return result, evaluate(ch, value, result)
+        pinned = pin(ch, reads, result) if holds is False else []
+        if not pinned:
+            ch.result.unknowns.append(
+                f"integer overflow ({where}): index arithmetic on values read from memory may wrap "
+                "around; it reads a value the model does not track (or an array whose contents are "
+                "not given), so the given case cannot decide it")
+            return smt.Unknown("untracked value"), None
+        pins += pinned
+    ch.result.unknowns.append(f"integer overflow ({where}): no answer with the given array contents "
+                              f"after {PIN_ROUNDS} rounds")
+    return smt.Unknown("rounds"), None
+
+
+def pin(ch: Checker, reads: dict[int, list[smt.IntExpr]], sat: smt.Sat) -> list[smt.BoolExpr]:
+    """Constraints giving the elements ``sat`` read, where its values differ from the given ones,
+    their given values (for every read of the same array)."""
+    out: list[smt.BoolExpr] = []
+    for index, found in reads.items():
+        name = ch.names.get(index, "")
+        for app in found:
+            coords = tuple(sat.eval(c) for c in app.children())
+            given = ch.confirmer.value(name, coords) if ch.confirmer else None
+            if given is None or sat.eval(app) == given:
+                continue
+            out += [smt.Implies(smt.And(*(c == v for c, v in zip(other.children(), coords))), other == given)
+                    for other in found]
+    return out
+
+
+def evaluate(ch: Checker, term: smt.Expr, sat: smt.Sat) -> Any:
+    """``term`` at the model's blocks, lanes, iterations and symbols, with the given array contents
+    (reads of reads resolved in turn): a Python int or bool, or None where it still depends on a
+    value the model does not track or on contents that are not given."""
+    values = [(c, sat.eval(c)) for c in smt.constants(term)]
+    concrete = smt.substituted(term, [(c, smt.value_of(v)) for c, v in values if isinstance(v, (bool, int))])
+    arrays = {func.name(): ch.names.get(index, "") for index, func in ch.fp.memory.items()}
+    for _ in range(8):  # a read whose index is itself read, and so on
+        pairs = []
+        for app in smt.uninterpreted_applications(concrete):
+            coords = tuple(smt.const_value(c) for c in app.children())
+            name = arrays.get(app.decl().name())
+            if name is None or None in coords:
+                continue
+            given = ch.confirmer.value(name, coords) if ch.confirmer else None
+            if given is not None:
+                pairs.append((app, smt.IntVal(given)))
+        if not pairs:
+            break
+        concrete = smt.substituted(concrete, pairs)
+    return smt.literal(concrete)
+
+
+def describe_contents(ch: Checker, contents: dict[str, dict[tuple[int, ...], int]]) -> str:
+    """`` reading idx[1] = 1073741824``: the array elements a witness read, with their given values."""
+    items = []
+    for name, values in sorted(contents.items()):
+        for coords, value in sorted(values.items()):
+            given = ch.confirmer.value(name, coords) if ch.confirmer else None
+            items.append(f"{name}[{', '.join(map(str, coords))}] = {value if given is None else given}")
+    return f" reading {', '.join(items[:4])}{' ...' if len(items) > 4 else ''}" if items else ""
+
+
+def symbol_names(ch: Checker) -> dict[str, str]:
+    """Names of the shape, stride and scalar symbols, as a user would write them."""
+    out = {}
+    for info in ch.fp.arrays.values():
+        out.update({str(sym): f"{info.name}.shape[{d}]" for d, sym in enumerate(info.shape)})
+        out.update({str(sym): f"{info.name}.strides[{d}]" for d, sym in enumerate(info.strides)})
+    out.update({str(sym): ch.fp.scalar_name(i) for i, sym in ch.fp.scalars.items()})
+    return out
+
+
+def concrete_values(ch: Checker) -> dict[str, int]:
+    out: dict[str, int] = {}
+    level = ch.level
+    for info in ch.fp.arrays.values():
+        if level.shapes is not None and info.name in level.shapes:
+            out.update({str(s): v for s, v in zip(info.shape, level.shapes[info.name])})
+        if level.strides is not None and info.name in level.strides:
+            out.update({str(s): v for s, v in zip(info.strides, level.strides[info.name])})
+    if level.scalars is not None:
+        out.update({str(ch.fp.scalars[i]): v for i, v in level.scalars.items() if i in ch.fp.scalars})
+    return out
+
+
+def address_slice(function: Any) -> set[Any]:
+    """The ops whose results (transitively) feed an address: view indices and pointer offsets."""
+    work = []
+    for op in function.walk():
+        if op.name in ("load_view_tko", "store_view_tko", "atomic_red_view_tko"):
+            work += list(op.operand_group("index"))
+        elif op.name == "offset":
+            work += list(op.operands)
+    seen, ops = set(), set()
+    while work:
+        v = work.pop()
+        if id(v) in seen or v.owner is None:
+            continue
+        seen.add(id(v))
+        if hasattr(v.owner, "operands"):  # an op result
+            ops.add(v.owner)
+            work += list(v.owner.operands)
+            continue
+        work += _flowing_into(function, v)
+    return ops
+
+
+def _flowing_into(function: Any, arg: Any) -> list[Any]:
+    """The values that flow into a block argument: a loop's induction variable from its bounds, a
+    carried slot from its initial value and the continue operands of that slot."""
+    for parent in function.walk():
+        for region in parent.regions:
+            if region.block is not arg.owner:
+                continue
+            if parent.name not in ("for", "loop"):
+                return list(parent.operands)
+            k = arg.index - (1 if parent.name == "for" else 0)
+            if k < 0:  # a for's induction variable
+                return [parent.operand(n) for n in ("lowerBound", "upperBound", "step") if parent.operand(n)]
+            inits = parent.operand_group("initValues")
+            out = [inits[k]] if k < len(inits) else []
+            out += [t.operands[k] for top in region.block.ops for t in top.walk()
+                    if t.name == "continue" and k < len(t.operands)]
+            return out
+    return []
+
+
