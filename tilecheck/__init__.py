@@ -16,7 +16,7 @@ from tilecheck.runtime import (
     replay,
     run_repeated,
 )
-from tilecheck.verifier import Finding, Report, Witness, bounded, distinct, verify
+from tilecheck.verifier import Finding, Report, Witness, bounded, distinct, nondecreasing, verify
 
 __version__ = "0.1.0"
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "device_op",
     "distinct",
     "launch",
+    "nondecreasing",
     "replay",
     "run_repeated",
     "verify",

@@ -1,4 +1,9 @@
-"""User preconditions on kernel inputs: ``tilecheck.distinct("idx")``, ``tilecheck.bounded(...)``."""
+"""User preconditions on kernel inputs: ``tilecheck.distinct("idx")``, ``tilecheck.bounded(...)``,
+``tilecheck.nondecreasing("offsets")``.
+
+Each is encoded over the reads of the array a query makes (applications of the array's content
+function, whose arguments are the element's coordinates), never over the whole array: the
+constraints are exactly what any array keeping the precondition implies for those reads."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -31,27 +36,73 @@ class Precondition(ABC):
 
 @dataclass(frozen=True)
 class Distinct(Precondition):
-    """No two elements of the array are equal (e.g. a permutation or unique destination rows)."""
+    """No two elements of the array are equal (e.g. a permutation or unique destination rows).
+    With ``below``, only values below it must be distinct: values >= ``below`` are padding or
+    marker entries that may repeat (a MoE ``sorted_token_ids`` padded with the token count)."""
+
+    below: int | None = None
 
     def describe(self) -> str:
-        return f"'{self.array}' holds no duplicate values (precondition)"
+        scope = "" if self.below is None else f" below {self.below}"
+        return f"'{self.array}' holds no duplicate values{scope} (precondition)"
 
     def constraints(self, apps: list[smt.Expr]) -> list[smt.BoolExpr]:
         out = []
         for i, a in enumerate(apps):
             for b in apps[i + 1:]:
                 differ = smt.Or(*[x != y for x, y in zip(a.children(), b.children())])
-                out.append(smt.Implies(differ, a != b))
+                if self.below is None:
+                    out.append(smt.Implies(differ, a != b))
+                else:  # a == b < below at two positions is the only thing excluded
+                    out.append(smt.Implies(smt.And(differ, a < self.below), a != b))
         return out
 
     def violation(self, values: np.ndarray) -> str | None:
         flat = np.asarray(values).reshape(-1)
-        unique, counts = np.unique(flat, return_counts=True)
+        checked = flat if self.below is None else flat[flat < self.below]
+        unique, counts = np.unique(checked, return_counts=True)
         if (counts > 1).any():
             value = unique[counts > 1][0]
             where = np.flatnonzero(flat == value)[:2].tolist()
             return f"value {value} appears at flat positions {where[0]} and {where[1]}"
         return None
+
+
+@dataclass(frozen=True)
+class Nondecreasing(Precondition):
+    """The array's elements never decrease in row-major (flat) order: CSR row offsets,
+    ``m_indptr``, prefix sums of segment sizes."""
+
+    def describe(self) -> str:
+        return f"values of '{self.array}' are non-decreasing in row-major order (precondition)"
+
+    def constraints(self, apps: list[smt.Expr]) -> list[smt.BoolExpr]:
+        # Row-major order of in-bounds elements is the lexicographic order of their coordinates.
+        # For each pair of reads: an earlier position holds a value no greater than a later one
+        # (equal coordinates give equal values by themselves).
+        out = []
+        for i, a in enumerate(apps):
+            for b in apps[i + 1:]:
+                out.append(smt.Implies(_lex_less(a.children(), b.children()), a <= b))
+                out.append(smt.Implies(_lex_less(b.children(), a.children()), b <= a))
+        return out
+
+    def violation(self, values: np.ndarray) -> str | None:
+        flat = np.asarray(values).reshape(-1)
+        drops = np.flatnonzero(flat[1:] < flat[:-1])
+        if drops.size:
+            i = int(drops[0])
+            return (f"values {flat[i]} at flat position {i} and {flat[i + 1]} at flat position {i + 1} "
+                    "decrease")
+        return None
+
+
+def _lex_less(xs: list[smt.Expr], ys: list[smt.Expr]) -> smt.BoolExpr:
+    """Coordinates ``xs`` come before ``ys`` in lexicographic (row-major) order."""
+    terms = []
+    for k, (x, y) in enumerate(zip(xs, ys)):
+        terms.append(smt.And(*[xs[j] == ys[j] for j in range(k)], x < y))
+    return smt.Or(*terms) if terms else smt.BoolVal(False)
 
 
 @dataclass(frozen=True)
@@ -96,25 +147,37 @@ class Bounded(Precondition):
 
 
 def parse(spec: str) -> Precondition:
-    """A precondition from its text form: ``distinct:NAME`` or ``bounded:NAME:LO:HI[:V,...]`` (LO/HI
-    may be empty for no bound; the optional V,... are values allowed besides the range), as written
-    in corpus manifests and ``[tool.tilecheck.assume]``."""
+    """A precondition from its text form, as written in corpus manifests, ``--assume`` and
+    ``[tool.tilecheck.assume]``: ``distinct:NAME``, ``distinct:NAME:BELOW`` (values below BELOW
+    are distinct), ``nondecreasing:NAME`` or ``bounded:NAME:LO:HI[:V,...]`` (LO/HI may be empty
+    for no bound; the optional V,... are values allowed besides the range)."""
     parts = spec.split(":")
     try:
-        if parts[0] == "distinct" and len(parts) == 2:
-            return distinct(parts[1])
-        if parts[0] == "bounded" and len(parts) in (4, 5):
+        if parts[0] == "distinct" and len(parts) in (2, 3) and parts[1]:
+            return distinct(parts[1], below=int(parts[2]) if len(parts) == 3 else None)
+        if parts[0] == "nondecreasing" and len(parts) == 2 and parts[1]:
+            return nondecreasing(parts[1])
+        if parts[0] == "bounded" and len(parts) in (4, 5) and parts[1]:
             also = tuple(int(v) for v in parts[4].split(",")) if len(parts) == 5 else ()
             return bounded(parts[1], None if parts[2] == "" else int(parts[2]),
                            None if parts[3] == "" else int(parts[3]), also=also)
     except ValueError:
         pass
-    raise TilecheckError(f"unknown precondition '{spec}' (use distinct:NAME or bounded:NAME:LO:HI[:V,...])")
+    raise TilecheckError(f"unknown precondition '{spec}' (use distinct:NAME, distinct:NAME:BELOW, "
+                         "nondecreasing:NAME or bounded:NAME:LO:HI[:V,...])")
 
 
-def distinct(array: str) -> Distinct:
-    """Precondition: the integer array argument ``array`` holds no duplicate values."""
-    return Distinct(array)
+def distinct(array: str, *, below: int | None = None) -> Distinct:
+    """Precondition: the integer array argument ``array`` holds no duplicate values; with
+    ``below``, no duplicate values below it (values >= ``below``, such as MoE padding entries,
+    may repeat): ``distinct("sorted_token_ids", below=num_tokens)``."""
+    return Distinct(array, None if below is None else int(below))
+
+
+def nondecreasing(array: str) -> Nondecreasing:
+    """Precondition: the integer array argument ``array`` never decreases in row-major order
+    (``nondecreasing("offsets")`` for CSR row offsets or prefix sums of segment sizes)."""
+    return Nondecreasing(array)
 
 
 def bounded(array: str, lo: int | None = None, hi: int | None = None, *, also: tuple[int, ...] = ()) -> Bounded:
