@@ -215,3 +215,60 @@ def test_a_session_without_tilecheck_options_never_reads_its_configuration(pytes
     (pytester.path / "pyproject.toml").write_text("[tool.tilecheck]\nno-such-key = 1\n")
     pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+SCATTER = '''
+import numpy as np
+import cuda.tile as ct
+import tilecheck
+
+
+def _args():
+    idx = np.random.default_rng(0).permutation(64).astype(np.int32)  # distinct rows
+    return np.ones((64, 32), np.float32), idx, np.zeros((64, 32), np.float32), 16, 32
+
+
+@ct.kernel
+def scatter(x, idx, out, TM: ct.Constant[int], TD: ct.Constant[int]):
+    b = ct.bid(0)
+    dst = ct.gather(idx, b * TM + ct.arange(TM, dtype=ct.int32))
+    cols = ct.arange(TD, dtype=ct.int32)
+    ct.scatter(out, (dst[:, None], cols[None, :]), ct.load(x, index=(b, 0), shape=(TM, TD)))
+
+
+@tilecheck.requires(tilecheck.distinct("idx"))
+@ct.kernel
+def scatter_required(x, idx, out, TM: ct.Constant[int], TD: ct.Constant[int]):
+    b = ct.bid(0)
+    dst = ct.gather(idx, b * TM + ct.arange(TM, dtype=ct.int32))
+    cols = ct.arange(TD, dtype=ct.int32)
+    ct.scatter(out, (dst[:, None], cols[None, :]), ct.load(x, index=(b, 0), shape=(TM, TD)))
+
+
+def test_scatter():
+    ct.launch(None, (4, 1, 1), scatter, _args())
+
+
+def test_scatter_required():
+    ct.launch(None, (4, 1, 1), scatter_required, _args())
+'''
+
+
+def test_checked_launches_honour_the_pyproject_table_and_the_decorator(pytester):
+    pytester.makepyfile(test_scatter=SCATTER)
+    options = ("--tilecheck-launches", "--tilecheck-backend=cpu", "-p", "no:cacheprovider")
+    # no table: scatter's static check cannot exclude duplicate rows; decided at the launch instead
+    plain = pytester.runpytest_subprocess(*options)
+    plain.assert_outcomes(passed=2)
+    plain.stdout.fnmatch_lines(["*= tilecheck =*", "1 kernel launch check(s) verified",
+                                "scatter: 1 at-launch", "  race-free at the launch only (tilecheck.detect): *",
+                                "scatter_required: 1 verified"])
+    (pytester.path / "pyproject.toml").write_text('[tool.tilecheck.assume]\nscatter = ["distinct:idx"]\n')
+    table = pytester.runpytest_subprocess(*options)
+    table.assert_outcomes(passed=2)
+    table.stdout.fnmatch_lines(["*= tilecheck =*", "2 kernel launch check(s) verified", "scatter: 1 verified",
+                                "scatter_required: 1 verified"])
+    (pytester.path / "pyproject.toml").write_text('[tool.tilecheck.assume]\nscatter = ["distinct"]\n')
+    broken = pytester.runpytest_subprocess(*options)
+    broken.assert_outcomes(passed=1, failed=1)
+    broken.stdout.fnmatch_lines(["*unknown precondition 'distinct'*", "scatter: 1 refused"])

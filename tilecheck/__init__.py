@@ -3,6 +3,7 @@ from tilecheck.assertions import assert_deterministic, assert_race_free
 from tilecheck.cases import Case, case, cases_of
 from tilecheck.errors import TilecheckError
 from tilecheck.interp.detect import detect
+from tilecheck.requirements import requires
 from tilecheck.runtime import (
     AliasingError,
     DeviceOp,
@@ -43,6 +44,7 @@ __all__ = [
     "launch",
     "nondecreasing",
     "replay",
+    "requires",
     "run_repeated",
     "verify",
 ]

@@ -361,9 +361,13 @@ def _progress(show: bool, done: int, total: int) -> None:
 
 
 # ---- run / explain -------------------------------------------------------------------------------
-def _target(spec: str, case_index: int) -> tuple[object, tuple, object]:
+def _target(spec: str, case_index: int) -> tuple[object, tuple, object, tuple]:
+    """The kernel, the case's arguments and grid, and the preconditions it is checked under: the
+    case's, the kernel's ``@tilecheck.requires`` and what ``[tool.tilecheck.assume]`` names for it."""
     from tilecheck.cases import cases_of
     from tilecheck.collect import load_module
+    from tilecheck.config import load_config
+    from tilecheck.requirements import configured
 
     if "::" not in spec:
         raise TilecheckError(f"expected FILE::KERNEL, got '{spec}'")
@@ -378,16 +382,16 @@ def _target(spec: str, case_index: int) -> tuple[object, tuple, object]:
     if not 0 <= case_index < len(cases):
         raise TilecheckError(f"{spec} has {len(cases)} case(s); --case {case_index} does not exist")
     case = cases[case_index]
-    return kernel, case.make_args(), case.grid
+    return kernel, case.make_args(), case.grid, (*case.assume, *configured(kernel, load_config().assume))
 
 
 def _run(args: argparse.Namespace) -> int:
     from tilecheck.runtime import run_repeated
 
-    kernel, kargs, grid = _target(args.target, args.case)
+    kernel, kargs, grid, assume = _target(args.target, args.case)
     report = run_repeated(kernel, kargs, grid, runs=args.repeat, backend=args.backend, seed=args.seed)
     print(report)
-    detected = _detect(kernel, kargs, grid)
+    detected = _detect(kernel, kargs, grid, assume)
     if args.report:
         Path(args.report).write_text(report.to_json() + "\n")
     if args.heatmap:
@@ -399,25 +403,25 @@ def _run(args: argparse.Namespace) -> int:
 def _explain(args: argparse.Namespace) -> int:
     from tilecheck.verifier import verify
 
-    kernel, kargs, grid = _target(args.target, args.case)
-    report = verify(kernel, kargs, grid)
+    kernel, kargs, grid, assume = _target(args.target, args.case)
+    report = verify(kernel, kargs, grid, assume=assume)
     print(report)
     races = [f for f in report.findings if f.is_race]
     for f in races:
         print()
         print(f.replay())
-    detected = _detect(kernel, kargs, grid)
+    detected = _detect(kernel, kargs, grid, assume)
     if races or report.failed or detected is not None and detected.failed:
         return EXIT_RACE
     return EXIT_UNKNOWN if report.status == "unknown" else EXIT_OK
 
 
-def _detect(kernel: object, kargs: tuple, grid: object) -> object:
+def _detect(kernel: object, kargs: tuple, grid: object, assume: tuple = ()) -> object:
     """The exact detector on this launch, printed; None when it cannot run here (device arrays)."""
     from tilecheck.interp import detect
 
     try:
-        detected = detect(kernel, kargs, grid)
+        detected = detect(kernel, kargs, grid, assume=assume)
     except TilecheckError as exc:
         print(f"\ntilecheck.detect could not check this launch: {exc}")
         return None

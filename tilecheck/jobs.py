@@ -108,6 +108,8 @@ def _run(job: Job, name: str, start: float) -> JobResult:
         kernel = getattr(load_module(Path(job.path)), job.kernel)
         case = cases_of(kernel)[job.case]
         args, grid = case.make_args(), case.grid
+        assume = [*case.assume, *assume]
+    # verify adds the kernel's own @tilecheck.requires
     report = verify(kernel, args, grid, assume=assume, timeout_s=job.timeout)
     shown = None if grid is None else list(normalize_grid(grid))
     return JobResult(job.id, job.path, name, job.case, report.status, str(report), report.to_dict(),

@@ -50,6 +50,7 @@ class _State:
     # allow-unknown read from the rootdir's pyproject.toml at the first check (None until then)
     allow_unknown: bool | list[str] | None = None
     rootpath: Any = None
+    config: Any = None  # tilecheck.config.Config of the rootdir's pyproject.toml, read at the first check
     original_launch: Any = None
     original_search: Any = None
     active: int = 0  # >0 while launches are intercepted
@@ -137,11 +138,19 @@ def _allow_flag(config: pytest.Config) -> bool | None:
     return True if flag else None
 
 
-def _unknown_allowed(state: _State, name: str) -> bool:
-    if state.allow_unknown is None:
+def _project_config(state: _State) -> Any:
+    """``[tool.tilecheck]`` of the rootdir's pyproject.toml, read once (a broken file: the test that
+    asked fails, saying so)."""
+    if state.config is None:
         from tilecheck.config import load_config
 
-        state.allow_unknown = load_config(state.rootpath).allow_unknown  # a broken file: that test fails, saying so
+        state.config = load_config(state.rootpath)
+    return state.config
+
+
+def _unknown_allowed(state: _State, name: str) -> bool:
+    if state.allow_unknown is None:
+        state.allow_unknown = _project_config(state).allow_unknown
     allow = state.allow_unknown
     return allow is True or isinstance(allow, list) and any(e == name or e.endswith(f"::{name}") for e in allow)
 
@@ -216,14 +225,18 @@ def _check_launch(state: _State, grid: tuple[int, int, int], kernel: Any, args: 
 
     from tilecheck.errors import TilecheckError
     from tilecheck.ir import FrontendError
+    from tilecheck.requirements import configured
     from tilecheck.runtime.launcher import LaunchWarning, UnverifiedError, check_launch
 
     name = _kernel_name(kernel)
     allowed = _unknown_allowed(state, name)
     try:
+        # the kernel's @tilecheck.requires, and what [tool.tilecheck.assume] names for it
+        assume = configured(kernel, _project_config(state).assume)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", LaunchWarning)
-            _, report = check_launch(kernel, args, grid, prefix="tilecheck: ", refuse_unknown=not allowed)
+            _, report = check_launch(kernel, args, grid, prefix="tilecheck: ", refuse_unknown=not allowed,
+                                     assume=assume)
     except FrontendError:
         raise  # not a verdict: cuTile could not compile it (the autotuner counts it as a failed config)
     except UnverifiedError as exc:
@@ -321,10 +334,14 @@ class TilecheckItem(pytest.Item):
 
     def runtest(self) -> None:
         from tilecheck.cases import cases_of
+        from tilecheck.requirements import configured
         from tilecheck.verifier import verify
 
         case = cases_of(self.kernel)[self.case_index]
-        report = verify(self.kernel, case.make_args(), case.grid, assume=case.assume)
+        # the kernel's @tilecheck.requires, the case's own and what [tool.tilecheck.assume] names
+        table = _project_config(self.config.stash[_STATE]).assume
+        report = verify(self.kernel, case.make_args(), case.grid,
+                        assume=(*case.assume, *configured(self.kernel, table)))
         self.add_report_section("call", "tilecheck", str(report))
         if report.status != "verified":
             raise TilecheckFailure(report)

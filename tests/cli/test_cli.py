@@ -116,6 +116,58 @@ def test_pyproject_defaults(tmp_path):
     assert bad.returncode == 3 and "unknown [tool.tilecheck] keys: pathz" in bad.stderr
 
 
+SCATTER = '''
+import cuda.tile as ct
+import numpy as np
+import tilecheck
+
+
+def _args():
+    return np.ones((64, 32), np.float32), np.arange(64, dtype=np.int32), np.zeros((64, 32), np.float32), 16, 32
+
+
+@tilecheck.case(grid=(4, 1, 1), args=_args)
+@tilecheck.requires(tilecheck.distinct("idx"))
+@ct.kernel
+def required(x, idx, out, TM: ct.Constant[int], TD: ct.Constant[int]):
+    dst = ct.gather(idx, ct.bid(0) * TM + ct.arange(TM, dtype=ct.int32))
+    cols = ct.arange(TD, dtype=ct.int32)
+    ct.scatter(out, (dst[:, None], cols[None, :]), ct.load(x, index=(ct.bid(0), 0), shape=(TM, TD)))
+
+
+@tilecheck.case(grid=(4, 1, 1), args=_args, assume=[tilecheck.distinct("idx")])
+@ct.kernel
+def in_case(x, idx, out, TM: ct.Constant[int], TD: ct.Constant[int]):
+    dst = ct.gather(idx, ct.bid(0) * TM + ct.arange(TM, dtype=ct.int32))
+    cols = ct.arange(TD, dtype=ct.int32)
+    ct.scatter(out, (dst[:, None], cols[None, :]), ct.load(x, index=(ct.bid(0), 0), shape=(TM, TD)))
+
+
+@tilecheck.case(grid=(4, 1, 1), args=_args)
+@ct.kernel
+def configured(x, idx, out, TM: ct.Constant[int], TD: ct.Constant[int]):
+    dst = ct.gather(idx, ct.bid(0) * TM + ct.arange(TM, dtype=ct.int32))
+    cols = ct.arange(TD, dtype=ct.int32)
+    ct.scatter(out, (dst[:, None], cols[None, :]), ct.load(x, index=(ct.bid(0), 0), shape=(TM, TD)))
+'''
+
+
+def test_preconditions_on_the_kernel_in_its_case_and_in_pyproject(tmp_path):
+    (tmp_path / "scatter.py").write_text(SCATTER)
+    (tmp_path / "pyproject.toml").write_text('[tool.tilecheck.assume]\nconfigured = ["distinct:idx"]\n')
+    out = tilecheck("verify", "scatter.py", "-j", "1", "--format", "json", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    results = {r["kernel"]: r for r in json.loads(out.stdout)["results"]}
+    for name in ("required", "in_case", "configured"):
+        assert results[name]["status"] == "verified"
+        assert "'idx' holds no duplicate values (precondition)" in results[name]["assumptions"]
+    explained = tilecheck("explain", "scatter.py::configured", cwd=tmp_path)
+    assert explained.returncode == 0 and "'idx' holds no duplicate values" in explained.stdout
+    (tmp_path / "pyproject.toml").write_text("")
+    plain = tilecheck("explain", "scatter.py::configured", cwd=tmp_path)
+    assert plain.returncode != 0 and "'idx' holds no duplicate values" not in plain.stdout
+
+
 @pytest.mark.parametrize("command", ["verify", "run", "explain", "eval", "ir"])
 def test_help(command):
     assert tilecheck(command, "--help").returncode == 0

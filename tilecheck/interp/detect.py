@@ -37,6 +37,7 @@ from tilecheck.ir.opdefs import Effect
 from tilecheck.ir.order import OrderGraph, order_graph
 from tilecheck.ir.summary import base_argument, written_arguments
 from tilecheck.report import Finding, Report, Side, Witness
+from tilecheck.requirements import with_requirements
 
 LEVEL = "this launch"
 SEEDED_ORDERS = 4  # extra schedules when a footprint may depend on the order of blocks
@@ -62,6 +63,7 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
     Returns a ``Report`` like ``verify``'s, with ``level == "this launch"``: ``race`` with a witness
     per racing pair of ops, ``verified`` when none exists, ``unknown`` when the launch could not be
     run (the reason says why)."""
+    assume = with_requirements(kernel, assume)  # and the kernel's own @tilecheck.requires
     start = time.perf_counter()
     grid3 = normalize_grid(grid)
     args = tuple(args)

@@ -4,7 +4,8 @@ from __future__ import annotations
 import hashlib
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,7 +19,11 @@ from tilecheck.interp.detect import detect
 from tilecheck.interp.engine import Interpreter
 from tilecheck.interp.memory import ArgumentError
 from tilecheck.interp.schedule import Schedule
+from tilecheck.requirements import configured
 from tilecheck.verifier import Report
+
+if TYPE_CHECKING:
+    from tilecheck.verifier.preconditions import Precondition
 
 
 class RaceError(TilecheckError):
@@ -58,32 +63,40 @@ def case_key(code: bytes, module: Module, grid: tuple[int, int, int]) -> tuple[A
     return (hashlib.sha256(code).hexdigest(), params, grid)
 
 
-def verified_report(module: Module, code: bytes, args: Sequence[Any], grid: tuple[int, int, int]) -> Report:
-    """The verification report of this kernel + case, computed once per process."""
+def verified_report(module: Module, code: bytes, args: Sequence[Any], grid: tuple[int, int, int],
+                    assume: Sequence[Precondition] = ()) -> Report:
+    """The verification report of this kernel + case under the preconditions ``assume``, computed
+    once per process."""
     from tilecheck.verifier.api import verify
 
-    key = case_key(code, module, grid)
+    key = (*case_key(code, module, grid), tuple(assume))
     if key not in _VERIFIED:
-        _VERIFIED[key] = verify(module, args if module.params else None, grid)
+        _VERIFIED[key] = verify(module, args if module.params else None, grid, assume=assume)
     return _VERIFIED[key]
 
 
 def check_launch(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int], *,
-                 prefix: str = "refusing to launch: ", refuse_unknown: bool = True) -> tuple[Module, Report]:
+                 prefix: str = "refusing to launch: ", refuse_unknown: bool = True,
+                 assume: Sequence[Precondition] | None = None) -> tuple[Module, Report]:
     """The checks before running a kernel: no argument aliases a written array (``AliasingError``),
     then the cached verdict: ``race`` raises ``RaceError``, ``unknown`` ``UnverifiedError`` (unless
-    ``refuse_unknown`` is False). Returns the module and the report."""
+    ``refuse_unknown`` is False). Returns the module and the report.
+
+    ``assume``: the preconditions to check under; None: the kernel's ``@tilecheck.requires`` and
+    those ``[tool.tilecheck.assume]`` in the working directory's pyproject.toml names for it."""
     __tracebackhide__ = True
     from tilecheck.verifier.api import aliasing_findings
 
+    if assume is None:
+        assume = configured(kernel, assume_table(Path.cwd()))
     module, code = module_for(kernel, args)
     aliasing = aliasing_findings(module, args)
     if aliasing:
         raise AliasingError(prefix + "; ".join(f.message for f in aliasing))
-    report = verified_report(module, code, args, grid)
+    report = verified_report(module, code, args, grid, assume)
     if report.status != "verified" and _on_host(args):
         # decided for this launch, data included: refused only if the launch itself races
-        launch_report = detect(kernel, args, grid)
+        launch_report = detect(kernel, args, grid, assume=assume)
         if launch_report.failed:
             raise RaceError(launch_report)
         if launch_report.status == "verified":
@@ -94,6 +107,20 @@ def check_launch(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int],
     if report.status == "unknown" and refuse_unknown:
         raise UnverifiedError(report)
     return module, report
+
+
+def assume_table(start: Path) -> dict[str, list[str]]:
+    """``[tool.tilecheck.assume]`` of the pyproject.toml at or above ``start`` (empty when none),
+    read once per pyproject.toml (a launch loop must not parse it each time)."""
+    from tilecheck.config import find_pyproject, load_config
+
+    path = find_pyproject(start.resolve())
+    if path not in _ASSUME_TABLES:
+        _ASSUME_TABLES[path] = load_config(start).assume if path is not None else {}
+    return _ASSUME_TABLES[path]
+
+
+_ASSUME_TABLES: dict[Path | None, dict[str, list[str]]] = {}
 
 
 class LaunchWarning(UserWarning):

@@ -7,7 +7,9 @@ constraints are exactly what any array keeping the precondition implies for thos
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -32,6 +34,14 @@ class Precondition(ABC):
     @abstractmethod
     def violation(self, values: np.ndarray) -> str | None:
         """Why concrete contents break the precondition (None when they keep it)."""
+
+    @staticmethod
+    def with_requirements(kernel: Any, assume: Iterable[Any]) -> tuple[Any, ...]:
+        """The preconditions ``@tilecheck.requires`` attached to ``kernel``, then ``assume`` (each
+        once): what ``verify`` assumes (``tilecheck.requirements``)."""
+        from tilecheck.requirements import with_requirements
+
+        return with_requirements(kernel, assume)
 
 
 @dataclass(frozen=True)
@@ -147,7 +157,7 @@ class Bounded(Precondition):
 
 
 def parse(spec: str) -> Precondition:
-    """A precondition from its text form, as written in corpus manifests, ``--assume`` and
+    """A precondition from its text form, as written in corpus manifests and
     ``[tool.tilecheck.assume]``: ``distinct:NAME``, ``distinct:NAME:BELOW`` (values below BELOW
     are distinct), ``nondecreasing:NAME`` or ``bounded:NAME:LO:HI[:V,...]`` (LO/HI may be empty
     for no bound; the optional V,... are values allowed besides the range)."""
