@@ -41,6 +41,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     Each solver query has a deterministic work budget (Z3's rlimit); ``timeout_s`` is a wall-clock
     backstop per query. Running out of either makes the verdict ``unknown``, never verified.
     """
+    assume = Precondition.with_requirements(kernel, assume)  # and the kernel's @tilecheck.requires
     start = time.perf_counter()
     module, params = _module(kernel, args)
     grid3 = _grid(grid)
