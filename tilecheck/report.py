@@ -92,6 +92,43 @@ class Finding:
         return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Contract:
+    """The launch contract of a kernel at the given shapes (``verify``): the grids, a box of
+    per-axis extents, under which it is race-free and in bounds, and the first launch outside it
+    that is not (DESIGN §4; docs/semantics.md, "Contracts")."""
+
+    extents: tuple[int | None, int | None, int | None]  # largest race-free extent per axis (None: any)
+    reads: tuple[bool, bool, bool]  # the kernel reads the axis (its block id or grid size)
+    breaking: Finding | None = None  # a defect at the smallest launch outside the box
+    undecided: str | None = None  # why the box could not be widened further (solver budget)
+    proved: bool = True  # False: not even the first query was decided, so no box is claimed
+
+    @property
+    def empty(self) -> bool:
+        return any(e == 0 for e in self.extents)
+
+    def grids(self) -> str:
+        """``(<=16, 1, any)``"""
+        return "(" + ", ".join("any" if e is None else str(e) if e <= 1 else f"<={e}"
+                               for e in self.extents) + ")"
+
+    def __str__(self) -> str:
+        if not self.proved:
+            return f"not decided: {self.undecided}"
+        text = "no grid is race-free" if self.empty else f"race-free for grids {self.grids()}"
+        unread = [str(k) for k in range(3) if not self.reads[k]]
+        if unread and not self.empty:
+            text += (f" (the kernel does not read axis {unread[0]})" if len(unread) == 1 else
+                     f" (the kernel does not read axes {', '.join(unread[:-1])} and {unread[-1]})")
+        if self.breaking is not None and self.breaking.witness is not None:
+            w = self.breaking.witness
+            text += f"; grid {_tuple(w.grid)} {_breaks(self.breaking)}"
+        if self.undecided:
+            text += f"; larger grids not decided: {self.undecided}"
+        return text
+
+
 @dataclass
 class Report:
     kernel: str
@@ -102,6 +139,7 @@ class Report:
     reasons: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
+    contract: Contract | None = None
 
     @property
     def verified(self) -> bool:
@@ -129,6 +167,8 @@ class Report:
         if self.reasons:
             lines.append("")
             lines += [f"reason: {r}" for r in self.reasons]
+        if self.contract is not None:
+            lines.append(f"contract: {self.contract}")
         if self.notes:
             lines += [f"note: {n}" for n in self.notes]
         if self.assumptions:
@@ -157,7 +197,15 @@ class Report:
             findings.append(conv(d))
         return {"kernel": self.kernel, "status": self.status, "level": self.level, "findings": findings,
                 "assumptions": self.assumptions, "reasons": self.reasons, "notes": self.notes,
-                "stats": self.stats}
+                "stats": self.stats, "contract": self._contract_dict()}
+
+    def _contract_dict(self) -> dict[str, Any] | None:
+        c = self.contract
+        if c is None:
+            return None
+        return {"text": str(c), "extents": list(c.extents), "reads": list(c.reads),
+                "breaking_grid": list(c.breaking.witness.grid) if c.breaking and c.breaking.witness else None,
+                "undecided": c.undecided, "proved": c.proved}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, default=str)
@@ -183,6 +231,22 @@ def describe(w: Witness) -> str:
                   for c, v in sorted(entries.items())]
         text += "; when " + ", ".join(values[:6]) + (f" (and {len(values) - 6} more)" if len(values) > 6 else "")
     return text
+
+
+def _breaks(f: Finding) -> str:
+    """``races: blocks (0, 0, 0) and (16, 0, 0) both write y[0]``, in a contract's one line."""
+    w = f.witness
+    assert w is not None
+    if f.kind == "out-of-bounds":
+        return f"goes out of bounds: block {_tuple(w.first.block)} {_verb(w.first.effect)} {w.element_text()}"
+    if w.second is None:
+        return f"{f.kind}: block {_tuple(w.first.block)} {_verb(w.first.effect)} {w.element_text()}"
+    a, b = w.first, w.second
+    if a.effect == b.effect:
+        return (f"races: blocks {_tuple(a.block)} and {_tuple(b.block)} both {_verb(a.effect).rstrip('s')} "
+                f"{w.element_text()}")
+    return (f"races: block {_tuple(a.block)} {_verb(a.effect)} {w.element_text()}, and block {_tuple(b.block)} "
+            f"{_verb(b.effect)} it")
 
 
 def _describe_overlap(w: Witness) -> str:

@@ -12,6 +12,7 @@ from tilecheck.ir import Module
 from tilecheck.ir.opdefs import Effect
 from tilecheck.verifier import smt
 from tilecheck.verifier.confirm import confirmer
+from tilecheck.verifier.contract import axes_read, infer_contract
 from tilecheck.verifier.footprints import reset_instances
 from tilecheck.verifier.locks import find_spin_locks
 from tilecheck.verifier.obligations import Checker, Level, LevelResult
@@ -25,6 +26,8 @@ from tilecheck.ir.order import order_graph
 # level. Budgets, not wall-clock time, decide verdicts, so the same input gives the same verdict on
 # any machine under any load; ``timeout_s`` stays as a backstop only.
 GENERAL_LEVEL_RLIMIT = 4_000_000
+# the level of a verdict without a grid, for the grids of the kernel's contract (report.contract)
+CONTRACT_LEVEL = "the given shapes, for the grids of its contract"
 DEFAULT_ASSUMPTIONS = (
     "array arguments do not alias one another (cuTile's own assumption; checked on the given arrays)",
     "no written array overlaps itself: distinct in-bounds indices are distinct addresses",
@@ -94,10 +97,25 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
             break
     final = results[-1]
     given = levels[-1]
+    contract = None
+    if (given.shapes is not None and any(r.level.number == 2 and r.races for r in results)
+            and (given.grid is None or not final.races)):
+        # the given shapes race for some grid: say for which (a box of extents), instead of a note
+        def run(bounds: tuple[int | None, int | None, int | None]) -> LevelResult:
+            level = dataclasses.replace(levels[1], grid=None, grid_max=bounds)
+            return Checker(fp, graph, locks, list(assume), level, timeout_s, stop_early=True, witnesses=True,
+                           confirm=confirmer(module, args, None), rlimit=GENERAL_LEVEL_RLIMIT).run()
+        contract = infer_contract(run, axes_read(fp.function), given.grid)
+        if contract.breaking is not None and contract.breaking.witness is not None:  # replayable
+            contract = dataclasses.replace(contract, breaking=dataclasses.replace(
+                contract.breaking, case=(kernel, tuple(args or ()), contract.breaking.witness.grid)))
+        report.contract = contract
+        if given.grid is None and contract.proved and not contract.empty and contract.extents != (1, 1, 1):
+            final = LevelResult(dataclasses.replace(given, label=CONTRACT_LEVEL))  # verified inside the box
     if final.level is not given and given.grid is not None and given.shapes is not None and not final.races:
         # a more general proof assumed that index arithmetic does not overflow; the given case can
         # say whether it does (and a wrap-around there undoes the proof)
-        checked = Checker(fp, graph, locks, list(assume), given, timeout_s,
+        checked = Checker(fp, graph, locks, list(assume), given, timeout_s, confirm=confirmer(module, args, grid3),
                           rlimit=smt.DEFAULT_RLIMIT).overflow_only()
         if checked.findings or checked.unknowns:
             final.findings += checked.findings
@@ -127,7 +145,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     else:
         report.status = "verified"
         general = [r for r in results[:-1] if r.races]
-        if general:
+        if general and contract is None:
             w = general[0].races[0]
             array = f" on '{w.witness.array}'" if w.witness is not None else ""
             report.notes.append(f"at the more general level '{general[0].level.label}' there is a race "

@@ -46,6 +46,8 @@ class Level:
     strides: dict[str, tuple[int, ...]] | None
     scalars: dict[int, int] | None  # entry-arg index -> value
     grid: tuple[int, int, int] | None
+    # with a symbolic grid: the largest extent per axis (None: any); a contract search sets it
+    grid_max: tuple[int | None, int | None, int | None] | None = None
 
 
 @dataclass
@@ -75,7 +77,8 @@ class Checker:
 
     def __init__(self, fp: Footprints, graph: OrderGraph, locks: list[SpinLock],
                  preconditions: list[Precondition], level: Level, timeout_s: float,
-                 stop_early: bool = False, confirm: Any = None, rlimit: int = smt.DEFAULT_RLIMIT) -> None:
+                 stop_early: bool = False, confirm: Any = None, rlimit: int = smt.DEFAULT_RLIMIT,
+                 witnesses: bool | None = None) -> None:
         self.fp, self.graph, self.locks, self.level = fp, graph, locks, level
         # confirm(witness, contents) -> bool: do the witness's blocks touch its element when run
         # with the case's arguments (read-only arrays holding the model's ``contents``)?
@@ -86,6 +89,8 @@ class Checker:
         self.timeout_s = timeout_s
         self.rlimit = rlimit
         self.stop_early = stop_early
+        # findings carry canonical, confirmed witnesses (a level that stops early only looks for one)
+        self.witnesses = not stop_early if witnesses is None else witnesses
         self.preconditions = {p.array: [q for q in preconditions if q.array == p.array]
                               for p in preconditions}
         self.result = LevelResult(level)
@@ -103,6 +108,8 @@ class Checker:
             out.append(g >= 1)
             if self.level.grid is not None:
                 out.append(g == self.level.grid[d])
+            elif self.level.grid_max is not None and self.level.grid_max[d] is not None:
+                out.append(g <= self.level.grid_max[d])
         for info in self.fp.arrays.values():
             out += [s >= 0 for s in info.shape]
             if self.level.shapes is not None and info.name in self.level.shapes:
@@ -336,7 +343,7 @@ class Checker:
         if key in self.seen:
             return
         self.seen.add(key)
-        if not self.stop_early:  # a canonical witness: smallest blocks, then iterations, then lanes
+        if self.witnesses:  # a canonical witness: smallest blocks, then iterations, then lanes
             confirmed = self.confirmed(kind, a, b, sat, constraints)
             if confirmed is None:
                 return
@@ -354,7 +361,9 @@ class Checker:
 
     def canonical(self, a: Instance, b: Instance | None, sat: smt.Sat,
                   constraints: list[smt.BoolExpr]) -> smt.Sat:
-        order = [*a.block, *(b.block if b else ()), *a.loop_vars, *(b.loop_vars if b else ()), *a.lanes,
+        # a contract search wants the smallest launch that breaks: the grid first
+        grid = list(GRID) if self.level.grid is None and self.level.grid_max is not None else []
+        order = [*grid, *a.block, *(b.block if b else ()), *a.loop_vars, *(b.loop_vars if b else ()), *a.lanes,
                  *(b.lanes if b else ())]
         start = time.perf_counter()
         sat = smt.minimize([*constraints, *self.content_facts(smt.And(*constraints))], order, sat,

@@ -109,16 +109,21 @@ def minimize(constraints: list[BoolExpr], variables: list[IntExpr], first: Sat, 
         best = first
         for var in variables:
             value = best.eval(var)
-            while budget > 0 and isinstance(value, int):
+            infeasible = None  # every value <= this one is impossible (a binary search between them)
+            while budget > 0 and isinstance(value, int) and (infeasible is None or infeasible < value - 1):
                 budget -= 1
+                if infeasible is not None:
+                    target = (infeasible + value) // 2
+                else:  # no lower bound yet: halve, or gallop down below zero
+                    target = value // 2 if value > 0 else value - 1 - abs(value)
                 solver.push()
-                solver.add(var < value)
-                if solver.check() != z3.sat:
+                solver.add(var <= target)
+                if solver.check() == z3.sat:
+                    best = Sat(solver.model())
+                    value = best.eval(var)
+                else:
                     _raise_if_interrupted(solver)
-                    solver.pop()
-                    break
-                best = Sat(solver.model())
-                value = best.eval(var)
+                    infeasible = target
                 solver.pop()
             if not isinstance(value, int):
                 break

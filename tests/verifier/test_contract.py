@@ -1,0 +1,179 @@
+"""Grid contracts (issue 13 item 1): ``report.contract`` is the box of grids under which the kernel is
+race-free and in bounds at the given shapes, and the launch just outside it that is not.
+
+The property test compares the inferred extent of axis 0 with brute force: the exact detector run
+at every extent up to a bound, on small kernels whose store index is an affine, divided or modular
+function of the block id, some of which also read axis 1.
+"""
+
+import json
+
+import cuda.tile as ct
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tilecheck
+from tilecheck.verifier.api import CONTRACT_LEVEL
+
+ConstInt = ct.Constant[int]
+
+
+@ct.kernel
+def copy_tiles(x, y, T: ConstInt):
+    b = ct.bid(0)
+    ct.store(y, index=(b,), tile=ct.load(x, index=(b,), shape=(T,)))
+
+
+@ct.kernel
+def wrap_tiles(x, y, T: ConstInt):
+    b = ct.bid(0)
+    ct.store(y, index=(b % 4,), tile=ct.load(x, index=(b,), shape=(T,)))
+
+
+@ct.kernel
+def same_tile(y, T: ConstInt):
+    ct.store(y, index=(0,), tile=ct.full((T,), 1.0, dtype=ct.float32))
+
+
+@ct.kernel
+def affine(y, a: int, c: int, T: ConstInt):
+    b = ct.bid(0)
+    ct.store(y, index=(b * a + c,), tile=ct.full((T,), 1.0, dtype=ct.float32))
+
+
+@ct.kernel
+def divided(y, d: int, T: ConstInt):
+    b = ct.bid(0)
+    ct.store(y, index=(b // d,), tile=ct.full((T,), 1.0, dtype=ct.float32))
+
+
+@ct.kernel
+def modular(y, m: int, c: int, T: ConstInt):
+    b = ct.bid(0)
+    ct.store(y, index=((b + c) % m,), tile=ct.full((T,), 1.0, dtype=ct.float32))
+
+
+@ct.kernel
+def two_axes(y, d: int, T: ConstInt):
+    b = ct.bid(0)
+    r = ct.bid(1)
+    ct.store(y, index=(r, b // d), tile=ct.full((1, T), 1.0, dtype=ct.float32))
+
+
+def _arrays():
+    return np.ones(64, np.float32), np.zeros(64, np.float32)
+
+
+def test_unread_axes_must_be_one_and_read_axis_is_unbounded():
+    report = tilecheck.verify(copy_tiles, (*_arrays(), 16), (4, 1, 1))
+    assert report.status == "verified"
+    c = report.contract
+    assert c.reads == (True, False, False)
+    # blocks past the array are masked (view bounds checks): any extent of axis 0
+    assert c.extents == (None, 1, 1)
+    assert c.breaking.witness.grid == (1, 2, 1)
+    assert str(c).startswith("race-free for grids (any, 1, 1) (the kernel does not read axes 1 and 2); "
+                             "grid (1, 2, 1) races: blocks (0, 0, 0) and (0, 1, 0) both write y[")
+    assert "contract: race-free for grids (any, 1, 1)" in str(report)
+    assert not any("more general level" in n for n in report.notes)
+
+
+def test_bounded_axis_names_the_first_breaking_launch():
+    report = tilecheck.verify(wrap_tiles, (*_arrays(), 16), (4, 1, 1))
+    assert report.status == "verified"
+    assert report.contract.extents == (4, 1, 1)
+    assert report.contract.breaking.witness.grid == (5, 1, 1)
+    assert "grid (5, 1, 1) races: blocks (0, 0, 0) and (4, 0, 0) both write y[" in str(report.contract)
+    replay = report.contract.breaking.replay()  # the breaking launch is a confirmed witness
+    assert replay.error is None and replay.reproduced
+    data = json.loads(report.to_json())["contract"]
+    assert data["extents"] == [4, 1, 1] and data["breaking_grid"] == [5, 1, 1]
+
+
+def test_no_grid_answers_with_the_contract():
+    report = tilecheck.verify(wrap_tiles, (*_arrays(), 16))
+    assert report.status == "verified"
+    assert report.level == CONTRACT_LEVEL
+    assert report.contract.extents == (4, 1, 1)
+    assert not report.races
+
+
+def test_no_grid_racing_on_every_multi_block_launch_is_a_race():
+    report = tilecheck.verify(same_tile, (np.zeros(64, np.float32), 16))
+    assert report.status == "race"
+    assert report.contract.extents == (1, 1, 1)
+    assert report.contract.breaking is not None
+
+
+def test_given_racing_grid_has_no_contract_search():
+    report = tilecheck.verify(wrap_tiles, (*_arrays(), 16), (8, 1, 1))
+    assert report.status == "race"
+    assert report.contract is None
+
+
+def test_race_free_kernel_for_every_grid_has_no_contract():
+    """A kernel that is race-free for every grid at the given shapes needs no contract (None)."""
+    report = tilecheck.verify(affine, (np.zeros(64, np.float32), 1, 0, 16), (4, 1, 1))
+    assert report.status == "verified"
+    assert report.contract is None or report.contract.extents == (None, 1, 1)
+
+
+# ---- property: the inferred extent of axis 0 against brute force ------------------------------
+LIMIT = 10  # brute force runs extents 1..LIMIT of axis 0
+
+
+def _racy(kernel, args, grid) -> bool:
+    report = tilecheck.detect(kernel, args, grid)
+    assert report.status in ("verified", "race", "out-of-bounds"), report.reasons
+    return report.status != "verified"
+
+
+cases = st.one_of(
+    st.tuples(st.just("affine"), st.integers(0, 2), st.integers(0, 3)),
+    st.tuples(st.just("divided"), st.integers(1, 4), st.just(0)),
+    st.tuples(st.just("modular"), st.integers(1, 6), st.integers(0, 3)),
+    st.tuples(st.just("two_axes"), st.integers(1, 3), st.integers(1, 2)),
+)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases, tiles=st.integers(2, 6))
+def test_inferred_extent_matches_brute_force(case, tiles):
+    name, p, q = case
+    y = np.zeros(tiles * 4, np.float32)
+    if name == "affine":
+        kernel, args, rows = affine, (y, p, q, 4), 1
+    elif name == "divided":
+        kernel, args, rows = divided, (y, p, 4), 1
+    elif name == "modular":
+        kernel, args, rows = modular, (y, p, q, 4), 1
+    else:
+        kernel, args, rows = two_axes, (np.zeros((2, tiles * 4), np.float32), p, 4), q
+    report = tilecheck.verify(kernel, args, (1, rows, 1))
+    assert report.status == "verified", str(report)
+    extent = report.contract.extents[0] if report.contract is not None else None
+    if extent is None:
+        assert not any(_racy(kernel, args, (g, rows, 1)) for g in range(1, LIMIT + 1))
+        return
+    assert not any(_racy(kernel, args, (g, rows, 1)) for g in range(1, extent + 1))
+    assert _racy(kernel, args, (extent + 1, rows, 1))
+    assert report.contract.breaking.witness.grid[0] in (extent + 1, 1)
+
+
+def test_contract_is_reproducible():
+    first = tilecheck.verify(wrap_tiles, (*_arrays(), 16), (4, 1, 1))
+    second = tilecheck.verify(wrap_tiles, (*_arrays(), 16), (4, 1, 1))
+    assert str(first.contract) == str(second.contract)
+
+
+@pytest.mark.parametrize("rows", [1, 2])
+def test_two_axes_contract(rows):
+    report = tilecheck.verify(two_axes, (np.zeros((2, 16), np.float32), 1, 4), (2, rows, 1))
+    assert report.status == "verified"
+    assert report.contract.reads == (True, True, False)
+    # rows and tiles past the array are masked: both read axes are unbounded, axis 2 must be 1
+    assert report.contract.extents == (None, None, 1)
+    assert report.contract.breaking.witness.grid == (1, 1, 2)
