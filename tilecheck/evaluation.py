@@ -169,6 +169,9 @@ def evaluate(root: str | Path, *, run: bool = False, runs: int = 10, timeout_s: 
         path = base / entry["file"]
         name = entry.get("kernel", path.stem)
         ident = f"{entry['file']}::{name}" + (f" [{', '.join(entry['assume'])}]" if entry.get("assume") else "")
+        data = entry.get("data", True)  # false: every index content at the given shapes, not this launch's
+        ident += "" if data else " [any contents]"
+        ident += f" [case {entry['case']}]" if entry.get("case") else ""
         result = EntryResult(ident, entry["expect"], "error", list(entry.get("kinds", [])), [], 0.0,
                              entry.get("description", ""))
         try:
@@ -188,7 +191,7 @@ def evaluate(root: str | Path, *, run: bool = False, runs: int = 10, timeout_s: 
                 case = cases[entry.get("case", 0)]
                 args, grid = case.make_args(), case.grid
             start = time.perf_counter()
-            report = verify(kernel, args, grid, assume=assume, timeout_s=timeout_s)
+            report = verify(kernel, args, grid, assume=assume, timeout_s=timeout_s, data=data)
             result.seconds = time.perf_counter() - start
             # the corpus labels defects "race": an out-of-bounds verdict meets a "race" label
             status = "race" if report.status == "out-of-bounds" else report.status

@@ -27,6 +27,8 @@ def histogram_atomic_int(x, hist, TILE: ConstInt):
 
 @tilecheck.case(grid=(4, 1, 1), args=lambda: (np.ones((64, 32), np.float32), np.arange(64, dtype=np.int32),
                                               np.zeros((64, 32), np.float32), 16, 32))
+@tilecheck.case(grid=(4, 1, 1), args=lambda: (np.ones((64, 32), np.float32), np.arange(64, dtype=np.int32) % 48,
+                                              np.zeros((64, 32), np.float32), 16, 32))
 @ct.kernel
 def moe_scatter(x, dest_rows, out, TM: ConstInt, TD: ConstInt):
     # Each block moves TM token rows to the rows named by dest_rows (data-dependent).

@@ -17,7 +17,7 @@ from tilecheck.ir.cutile import argument_signature as _signature
 from tilecheck.ir.cutile import module_for
 from tilecheck.interp.detect import detect
 from tilecheck.interp.engine import Interpreter
-from tilecheck.interp.memory import ArgumentError
+from tilecheck.interp.memory import ArgumentError, as_host_array
 from tilecheck.interp.schedule import Schedule
 from tilecheck.requirements import configured
 from tilecheck.verifier import Report
@@ -66,13 +66,36 @@ def case_key(code: bytes, module: Module, grid: tuple[int, int, int]) -> tuple[A
 def verified_report(module: Module, code: bytes, args: Sequence[Any], grid: tuple[int, int, int],
                     assume: Sequence[Precondition] = ()) -> Report:
     """The verification report of this kernel + case under the preconditions ``assume``, computed
-    once per process."""
+    once per process (and once more for each set of preconditions a launch's contents break)."""
     from tilecheck.verifier.api import verify
 
-    key = (*case_key(code, module, grid), tuple(assume))
+    key = (*case_key(code, module, grid), tuple(assume), broken_preconditions(module, args, assume))
     if key not in _VERIFIED:
-        _VERIFIED[key] = verify(module, args if module.params else None, grid, assume=assume)
+        # data=False: the verdict is cached per signature, so it must not rest on this launch's
+        # contents; a launch is decided on its own data by check_launch (tilecheck.detect)
+        _VERIFIED[key] = verify(module, args if module.params else None, grid, assume=assume, data=False)
     return _VERIFIED[key]
+
+
+def broken_preconditions(module: Module, args: Sequence[Any],
+                         assume: Sequence[Precondition]) -> tuple[Precondition, ...]:
+    """The preconditions of ``assume`` this launch's host arrays break (the verdict cached for a
+    signature holds only for contents that keep its preconditions); device arrays' contents are
+    not read."""
+    if not assume:
+        return ()
+    values = dict(zip([p.name for p in module.params], flat_arguments(tuple(args))))
+    broken = []
+    for pre in assume:
+        if pre.array not in values:
+            continue  # verify names it as an error
+        try:
+            host = as_host_array(pre.array, values[pre.array])
+        except TilecheckError:  # a device array
+            continue
+        if pre.violation(host) is not None:
+            broken.append(pre)
+    return tuple(broken)
 
 
 def check_launch(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int], *,
@@ -198,30 +221,35 @@ def checked_module(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int
     device arrays only), each done once per kernel, grid and argument layout. ``unsafe`` keeps only
     the argument checks."""
     key = _launch_key(backend, unsafe, kernel, grid, args)
-    module = _CHECKED.get(key) if key is not None else None
-    if module is not None:
-        return module
+    cached = _CHECKED.get(key) if key is not None else None
+    # a verdict under preconditions holds for contents that keep them: the same arrays may have
+    # been refilled since, so their contents are checked again at each launch
+    if cached is not None and not broken_preconditions(cached[0], args, cached[1]):
+        return cached[0]
     if backend == "cuda":
         from tilecheck.runtime.cuda.backend import check_device_arguments
 
         check_device_arguments(flat_arguments(args))
+    assume: tuple[Precondition, ...] = ()
     if unsafe:
         module = module_for(kernel, args)[0]
     else:
-        module, report = check_launch(kernel, args, grid, prefix=prefix)
+        assume = configured(kernel, assume_table(Path.cwd()))
+        module, report = check_launch(kernel, args, grid, prefix=prefix, assume=assume)
         if report.level == "this launch":  # decided on this launch's data: decide the next one again
             key = None
     if key is not None:
         if len(_CHECKED) >= _CHECKED_MAX:
             _CHECKED.clear()
-        _CHECKED[key] = module
+        _CHECKED[key] = (module, assume)
     return module
 
 
 # Launches that passed every check, by everything the checks depend on: kernel, grid, and each
 # argument's address, layout and type (arrays) or value (scalars). A hit skips the checks, which
-# is what keeps the launcher's overhead per launch small (docs/performance.md).
-_CHECKED: dict[tuple[Any, ...], Module] = {}
+# is what keeps the launcher's overhead per launch small (docs/performance.md), except the kernel's
+# preconditions, which are about contents: they are checked on the host arrays again.
+_CHECKED: dict[tuple[Any, ...], tuple[Module, tuple[Precondition, ...]]] = {}  # and the preconditions
 _CHECKED_MAX = 4096
 
 

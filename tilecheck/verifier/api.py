@@ -10,7 +10,7 @@ from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
 from tilecheck.ir.opdefs import Effect
-from tilecheck.verifier import smt
+from tilecheck.verifier import launch_data, smt
 from tilecheck.verifier.confirm import confirmer
 from tilecheck.verifier.contract import axes_read, infer_contract
 from tilecheck.verifier.footprints import reset_instances
@@ -36,13 +36,17 @@ DEFAULT_ASSUMPTIONS = (
 
 
 def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
-           assume: Sequence[Precondition] = (), timeout_s: float = 60.0) -> Report:
+           assume: Sequence[Precondition] = (), timeout_s: float = 60.0, data: bool = True) -> Report:
     """Prove that ``kernel`` is race-free, or find a witness.
 
     ``kernel`` is a ``@ct.kernel`` (then ``args`` is the tuple passed to ``ct.launch``) or a
     ``tilecheck.ir.Module`` (shapes and grid may stay symbolic). ``grid=None`` means any grid.
     Each solver query has a deterministic work budget (Z3's rlimit); ``timeout_s`` is a wall-clock
     backstop per query. Running out of either makes the verdict ``unknown``, never verified.
+
+    With arguments and a grid, defects that need index contents other than the given ones are
+    decided on the given data (``data=False`` keeps them): verified at level "this launch's data"
+    with the precondition to state suggested, or the exact detector's verdict (``launch_data``).
     """
     assume = Precondition.with_requirements(kernel, assume)  # and the kernel's @tilecheck.requires
     start = time.perf_counter()
@@ -153,7 +157,34 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     report.stats = {"levels": [r.level.label for r in results], "queries": sum(r.queries for r in results),
                     "solver_s": round(sum(r.solver_s for r in results), 4),
                     "total_s": round(time.perf_counter() - start, 4), "accesses": len(fp.accesses)}
+    if data and grid3 is not None and args is not None and params and launch_data.contents_dependent(report):
+        from tilecheck.interp.detect import detect
+
+        user = list(assume)  # the broken ones are already left out
+        report = launch_data.decide(
+            report, _given_integer_arrays(params, args),
+            lambda extra: verify(kernel, args, grid, assume=[*user, *extra], timeout_s=timeout_s, data=False),
+            lambda: detect(kernel, args, grid3, assume=user))
+        report.stats["total_s"] = round(time.perf_counter() - start, 4)
     return report
+
+
+def _given_integer_arrays(params: tuple[Any, ...], args: Sequence[Any]) -> dict[str, Any]:
+    """The host contents of the integer array arguments, by name (device arrays are left out)."""
+    from tilecheck.arrays import flat_arguments
+    from tilecheck.interp.memory import as_host_array
+
+    out = {}
+    for p, a in zip(params, flat_arguments(tuple(args))):
+        if p.kind != "array":
+            continue
+        try:
+            values = as_host_array(p.name, a)
+        except TilecheckError:
+            continue
+        if values.dtype.kind in "iu":
+            out[p.name] = values
+    return out
 
 
 
@@ -194,10 +225,10 @@ def _module(kernel: Any, args: Sequence[Any] | None) -> tuple[Module, tuple[Any,
     if args is None:
         raise TilecheckError("verify(kernel, args): pass the launch arguments (the tuple given to "
                              "ct.launch), or a tilecheck.ir.Module to verify for all shapes")
-    from tilecheck.ir.cutile import compile_kernel
+    from tilecheck.ir.cutile import module_for
 
-    compiled = compile_kernel(kernel, tuple(args))
-    return compiled.module, compiled.params
+    module, _ = module_for(kernel, tuple(args))  # compiled once per kernel and argument signature
+    return module, module.params
 
 
 def _grid(grid: Any) -> tuple[int, int, int] | None:

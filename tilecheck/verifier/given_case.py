@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tilecheck.ir.loc import Loc
@@ -77,7 +78,14 @@ def check_overflow(ch: Checker) -> None:
             result = ch.solve(constraints, "integer overflow", (op.loc,))
             value = result.eval(value_term) if isinstance(result, smt.Sat) else None
         else:
-            result, value = solve_with_given_contents(ch, constraints, claim, value_term, (op.loc,))
+            result, _, undecided = solve_with_given_contents(
+                ch, constraints, claim, lambda cs: ch.solve(cs, "integer overflow", (op.loc,)))
+            value = evaluate(ch, value_term, result) if isinstance(result, smt.Sat) else None
+            if undecided is not None:
+                where = op.loc.short() if op.loc.is_known() else op.name
+                ch.result.unknowns.append(f"integer overflow ({where}): index arithmetic on values read "
+                                          f"from memory may wrap around, and the given case cannot decide "
+                                          f"it: {undecided}")
         if not isinstance(result, smt.Sat):
             continue
         where = tuple(result.eval(b) for b in block_vars("b1"))
@@ -89,13 +97,14 @@ def check_overflow(ch: Checker) -> None:
 
 
 def solve_with_given_contents(ch: Checker, constraints: list[smt.BoolExpr], claim: smt.BoolExpr,
-                              value: smt.IntExpr, locs: tuple[Loc, ...]) -> tuple[smt.Result, int | None]:
+                              solve: Callable[[list[smt.BoolExpr]], smt.Result]
+                              ) -> tuple[smt.Result, list[smt.BoolExpr], str | None]:
     """Decide ``constraints`` (whose ``claim`` part reads array contents) with the contents equal to
     the given arguments'. Each read lies in its array's given range; a model is then evaluated
     concretely (its blocks, lanes and iterations, the given contents): if ``claim`` holds there, the
-    answer is that model; if not, the coordinates it read are pinned to their given values and the
-    solver is asked again. A claim that still depends on an untracked value is ``unknown``."""
-    where = ", ".join(loc.short() for loc in locs if loc.is_known())
+    answer is that model; if not, the coordinates it read are pinned to their given values and
+    ``solve`` asked again. Returns the answer, the pins it needed, and why it is undecided (a claim
+    that depends on an untracked value, or too many rounds)."""
     formula = smt.And(*constraints)
     reads = {index: list(smt.applications(formula, {func.name()})) for index, func in ch.fp.memory.items()}
     pins: list[smt.BoolExpr] = []
@@ -104,23 +113,18 @@ def solve_with_given_contents(ch: Checker, constraints: list[smt.BoolExpr], clai
         if bounds is not None:
             pins += [smt.And(app >= bounds[0], app <= bounds[1]) for app in found]
     for _ in range(PIN_ROUNDS):
-        result = ch.solve([*constraints, *pins], "integer overflow", locs)
+        result = solve([*constraints, *pins])
         if not isinstance(result, smt.Sat):
-            return result, None
+            return result, pins, None
         holds = evaluate(ch, claim, result)
         if holds is True:
-            return result, evaluate(ch, value, result)
+            return result, pins, None
         pinned = pin(ch, reads, result) if holds is False else []
         if not pinned:
-            ch.result.unknowns.append(
-                f"integer overflow ({where}): index arithmetic on values read from memory may wrap "
-                "around; it reads a value the model does not track (or an array whose contents are "
-                "not given), so the given case cannot decide it")
-            return smt.Unknown("untracked value"), None
+            return smt.Unknown("untracked value"), pins, (
+                "it reads a value the model does not track (or an array whose contents are not given)")
         pins += pinned
-    ch.result.unknowns.append(f"integer overflow ({where}): no answer with the given array contents "
-                              f"after {PIN_ROUNDS} rounds")
-    return smt.Unknown("rounds"), None
+    return smt.Unknown("rounds"), pins, f"no answer with the given array contents after {PIN_ROUNDS} rounds"
 
 
 def pin(ch: Checker, reads: dict[int, list[smt.IntExpr]], sat: smt.Sat) -> list[smt.BoolExpr]:

@@ -352,12 +352,33 @@ class Checker:
         witness = self.witness(a, b, sat)
         if self.given_contents is not None:
             needed = self.given_contents(self.contents(sat, constraints))
+            if needed and self.witnesses:  # a witness in the given contents is a defect of this launch
+                given = self.with_given_contents(a, b, constraints)
+                if given is not None:
+                    witness, needed = self.witness(a, b, given), {}
             if needed:
                 witness = dataclasses.replace(witness, contents=needed)
         self.result.findings.append(Finding(kind, message, a.access.op.loc, related, witness,
                                             self.level.number))
         if self.stop_early and kind != "order-dependent-atomic":
             raise _Abort
+
+    def with_given_contents(self, a: Instance, b: Instance | None,
+                            constraints: list[smt.BoolExpr]) -> smt.Sat | None:
+        """A model of ``constraints`` that reads the given array contents, confirmed on the
+        interpreter (None when the solver finds none within its rounds)."""
+        def solve(cs: list[smt.BoolExpr]) -> smt.Result:
+            formula = smt.And(*cs)
+            self.result.queries += 1
+            return smt.check([formula, *self.content_facts(formula)], self.timeout_s, self.rlimit)
+
+        sat, _, _ = given_case.solve_with_given_contents(self, constraints, smt.And(*constraints), solve)
+        if not isinstance(sat, smt.Sat):
+            return None
+        if self.confirm is not None and b is not None and not self.confirm(
+                self.witness(a, b, sat), self.contents(sat, constraints)):
+            return None
+        return sat
 
     def canonical(self, a: Instance, b: Instance | None, sat: smt.Sat,
                   constraints: list[smt.BoolExpr]) -> smt.Sat:

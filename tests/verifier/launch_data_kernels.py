@@ -1,0 +1,27 @@
+"""Kernels whose safety rests on the contents of an index array (tests/verifier/test_launch_data.py)."""
+import cuda.tile as ct
+
+ConstInt = ct.Constant[int]
+
+
+@ct.kernel
+def scatter(x, y, idx, T: ConstInt):
+    b = ct.bid(0)
+    e = ct.load(idx, b, shape=())
+    ct.store(y, index=(e,), tile=ct.load(x, index=(b,), shape=(T,)))
+
+
+@ct.kernel
+def scatter_halved(x, y, idx, T: ConstInt):
+    b = ct.bid(0)
+    e = ct.load(idx, b, shape=())
+    ct.store(y, index=(e // 2,), tile=ct.load(x, index=(b,), shape=(T,)))
+
+
+@ct.kernel
+def scatter_padded(x, y, idx, N: ConstInt, T: ConstInt):
+    # entries >= N are padding: the block has nothing to move
+    b = ct.bid(0)
+    e = ct.load(idx, b, shape=())
+    if e < N:
+        ct.store(y, index=(e,), tile=ct.load(x, index=(b,), shape=(T,)))

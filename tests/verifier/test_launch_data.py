@@ -1,0 +1,56 @@
+"""Data contracts at a launch (issue 13 item 4): a defect that needs index contents other than the
+given ones is decided on the launch's data, with the precondition that would exclude it suggested."""
+import numpy as np
+
+import tilecheck
+from tilecheck.verifier.launch_data import LEVEL
+
+from . import launch_data_kernels as K
+
+
+def _scatter(idx, kernel=K.scatter, **kw):
+    x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+    return tilecheck.verify(kernel, (x, y, np.array(idx, np.int32), 16), (len(idx), 1, 1), **kw)
+
+
+def test_distinct_data_is_verified_at_this_launchs_data_with_the_precondition_suggested():
+    report = _scatter([3, 1, 0, 2])
+    assert report.status == "verified"
+    assert report.level == LEVEL
+    assert any("tilecheck.distinct('idx')" in n and "this launch's data satisfies it" in n for n in report.notes)
+    assert "'idx' holds no duplicate values (precondition)" in report.assumptions
+    # the precondition stated: verified for every content, at the given shapes and grid
+    stated = _scatter([3, 1, 0, 2], assume=[tilecheck.distinct("idx")])
+    assert stated.status == "verified" and stated.level == "the given shapes and grid"
+
+
+def test_duplicate_data_is_a_race_witnessed_by_the_given_contents():
+    report = _scatter([3, 1, 3, 2])
+    assert report.status == "race"
+    w = report.races[0].witness
+    assert not w.contents  # no other contents needed: this launch races
+    assert {w.first.block[0], w.second.block[0]} == {0, 2}
+    assert report.races[0].replay().reproduced
+
+
+def test_data_false_keeps_the_race_for_other_contents():
+    report = _scatter([3, 1, 0, 2], data=False)
+    assert report.status == "race"
+    assert report.races[0].witness.contents
+
+
+def test_padding_entries_give_distinct_below():
+    x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+    idx = np.array([2, 4, 0, 4], np.int32)  # 4 is padding (N = 4)
+    report = tilecheck.verify(K.scatter_padded, (x, y, idx, 4, 16), (4, 1, 1))
+    assert report.status == "verified" and report.level == LEVEL
+    assert any("tilecheck.distinct('idx', below=4)" in n for n in report.notes), report.notes
+
+
+def test_no_candidate_precondition_falls_back_to_the_exact_detector():
+    # idx // 2 must be distinct: no stated fact the data satisfies says so, the detector decides
+    safe = _scatter([0, 2, 4, 6], kernel=K.scatter_halved)
+    assert safe.status == "verified" and safe.level == LEVEL
+    assert any("decided by tilecheck.detect" in n for n in safe.notes)
+    racy = _scatter([0, 1, 4, 6], kernel=K.scatter_halved)
+    assert racy.status == "race"

@@ -1,0 +1,116 @@
+"""Data contracts at a launch (issue 13 item 4): defects whose witnesses need index contents other
+than the given ones are decided on the launch's own data.
+
+Such a defect says "with other contents of ``idx`` this would race"; the launch at hand holds real
+arrays, so the question is whether its contents are among the racing ones. From the given contents
+we form the facts they satisfy that a kernel's safety usually rests on (values within their range,
+no duplicates, no duplicates below a padding value, non-decreasing), verify again under all of
+them, and keep a smallest subset that still verifies: that subset is the precondition to suggest,
+and since the given contents satisfy it, the launch is verified at level "this launch's data". When
+no such set exists, the exact detector decides the launch (a race it finds is witnessed by the data
+itself); when it cannot run, the verdict is unknown with the reason.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from tilecheck.report import Report
+from tilecheck.verifier.preconditions import Precondition, bounded, distinct, nondecreasing
+
+LEVEL = "this launch's data"
+MAX_CANDIDATES = 12  # facts tried at once; each removal when shrinking costs one verify
+
+
+def contents_dependent(report: Report) -> bool:
+    """Every defect of ``report`` needs array contents other than the given ones."""
+    defects = [f for f in report.findings if f.is_defect]
+    return bool(defects) and all(f.witness is not None and f.witness.contents for f in defects)
+
+
+def candidates(report: Report, arrays: dict[str, np.ndarray]) -> list[Precondition]:
+    """Facts the given contents of the arrays the witnesses read satisfy."""
+    names = sorted({name for f in report.findings if f.is_defect and f.witness is not None
+                    for name in f.witness.contents})
+    out: list[Precondition] = []
+    for name in names:
+        values = arrays.get(name)
+        if values is None or values.dtype.kind not in "iu" or values.size == 0:
+            continue
+        flat = values.reshape(-1).astype(np.int64)
+        lo, hi = int(flat.min()), int(flat.max())
+        rest = flat[flat != lo]
+        if lo < 0 and rest.size and int(rest.min()) >= 0:  # a negative marker (ignore_index) besides a range
+            out.append(bounded(name, int(rest.min()), hi, also=(lo,)))
+        else:
+            out.append(bounded(name, lo, hi))
+        unique, counts = np.unique(flat, return_counts=True)
+        if (counts == 1).all():
+            out.append(distinct(name))
+        elif (unique[counts > 1] == hi).all():  # only the largest value repeats: padding
+            out.append(distinct(name, below=hi))
+        if flat.size > 1 and (flat[1:] >= flat[:-1]).all():
+            out.append(nondecreasing(name))
+    return [c for c in out if c.violation(arrays[c.array]) is None][:MAX_CANDIDATES]
+
+
+def decide(report: Report, arrays: dict[str, np.ndarray],
+           reverify: Callable[[list[Precondition]], Report],
+           run_detect: Callable[[], Report]) -> Report:
+    """The verdict at this launch's data for a report whose defects all need other contents."""
+    facts = candidates(report, arrays)
+    kept: list[Precondition] = []
+    proved: Report | None = None
+    if facts:
+        attempt = reverify(facts)
+        if attempt.status == "verified":
+            kept, proved = list(facts), attempt
+            for fact in facts:  # a smallest subset that still verifies (greedy)
+                fewer = [k for k in kept if k != fact]
+                again = reverify(fewer)
+                if again.status == "verified":
+                    kept, proved = fewer, again
+    first = next(f for f in report.findings if f.is_defect)
+    needs = f"{first.kind} on '{first.witness.array}'" if first.witness is not None else first.kind
+    if proved is not None:
+        suggestion = ", ".join(f"tilecheck.{_call(k)}" for k in kept)
+        proved.level = LEVEL
+        proved.notes.append(
+            f"for other index contents there is a {needs} (the witness needs "
+            f"{_contents(first)}); add {suggestion} if callers guarantee it: with it the kernel is "
+            "verified, and this launch's data satisfies it")
+        proved.assumptions.append("the given contents of " + ", ".join(sorted({k.array for k in kept})) +
+                                  " (checked: they satisfy the preconditions above)")
+        return proved
+    exact = run_detect()
+    if exact.status in ("verified", "race", "out-of-bounds"):
+        exact.notes.append(
+            f"the static check found a {needs} only for other index contents ({_contents(first)}), and no "
+            "precondition the given contents satisfy excludes it; this launch was decided by "
+            "tilecheck.detect on its own data")
+        exact.level = LEVEL
+        return exact
+    report.status = "unknown"
+    report.reasons.append(f"the {needs} needs index contents other than the given ones "
+                          f"({_contents(first)}), no precondition the given contents satisfy excludes it, "
+                          f"and the launch could not be run exactly ({'; '.join(exact.reasons) or 'unknown'})")
+    return report
+
+
+def _contents(finding) -> str:
+    w = finding.witness
+    items = [f"{name}[{', '.join(map(str, c))}] = {v}" for name, entries in w.contents.items()
+             for c, v in sorted(entries.items())]
+    return ", ".join(items[:4]) + (" ..." if len(items) > 4 else "")
+
+
+def _call(pre: Precondition) -> str:
+    """The Python call that states ``pre``."""
+    kind = type(pre).__name__.lower()
+    if kind == "bounded":
+        also = f", also={pre.also}" if pre.also else ""
+        return f"bounded({pre.array!r}, {pre.lo}, {pre.hi}{also})"
+    if kind == "distinct" and getattr(pre, "below", None) is not None:
+        return f"distinct({pre.array!r}, below={pre.below})"
+    return f"{kind}({pre.array!r})"
