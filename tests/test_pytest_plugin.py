@@ -217,14 +217,17 @@ def test_a_session_without_tilecheck_options_never_reads_its_configuration(pytes
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
+
 SCATTER = '''
 import numpy as np
 import cuda.tile as ct
 import tilecheck
 
 
-def _args():
+def _args(duplicate=False):
     idx = np.random.default_rng(0).permutation(64).astype(np.int32)  # distinct rows
+    if duplicate:
+        idx[40] = idx[1]
     return np.ones((64, 32), np.float32), idx, np.zeros((64, 32), np.float32), 16, 32
 
 
@@ -249,26 +252,39 @@ def test_scatter():
     ct.launch(None, (4, 1, 1), scatter, _args())
 
 
+def test_scatter_duplicate():
+    ct.launch(None, (4, 1, 1), scatter, _args(duplicate=True))
+
+
 def test_scatter_required():
     ct.launch(None, (4, 1, 1), scatter_required, _args())
+
+
+def test_scatter_required_duplicate():
+    ct.launch(None, (4, 1, 1), scatter_required, _args(duplicate=True))
 '''
+DISTINCT_IDX = "'idx' holds no duplicate values (precondition)"
+BROKEN_IDX = "*note: the given 'idx' violates its precondition: value * appears at flat positions 1 and 40"
 
 
 def test_checked_launches_honour_the_pyproject_table_and_the_decorator(pytester):
     pytester.makepyfile(test_scatter=SCATTER)
     options = ("--tilecheck-launches", "--tilecheck-backend=cpu", "-p", "no:cacheprovider")
-    # no table: scatter's static check cannot exclude duplicate rows; decided at the launch instead
-    plain = pytester.runpytest_subprocess(*options)
-    plain.assert_outcomes(passed=2)
-    plain.stdout.fnmatch_lines(["*= tilecheck =*", "1 kernel launch check(s) verified",
-                                "scatter: 1 at-launch", "  race-free at the launch only (tilecheck.detect): *",
-                                "scatter_required: 1 verified"])
+    # the duplicate launches race whatever is assumed; their reports say what was assumed and broken
+    plain = pytester.runpytest_subprocess(*options, "-k", "not required")
+    plain.assert_outcomes(passed=1, failed=1)
+    assert DISTINCT_IDX not in plain.stdout.str() and "violates its precondition" not in plain.stdout.str()
+    required = pytester.runpytest_subprocess(*options, "-k", "required")
+    required.assert_outcomes(passed=1, failed=1)
+    required.stdout.fnmatch_lines(["*RaceError: refusing to launch scatter_required*", BROKEN_IDX,
+                                   f"*assumptions: *{DISTINCT_IDX}*", "*= tilecheck =*",
+                                   "scatter_required: 1 verified, 1 refused"])
     (pytester.path / "pyproject.toml").write_text('[tool.tilecheck.assume]\nscatter = ["distinct:idx"]\n')
-    table = pytester.runpytest_subprocess(*options)
-    table.assert_outcomes(passed=2)
-    table.stdout.fnmatch_lines(["*= tilecheck =*", "2 kernel launch check(s) verified", "scatter: 1 verified",
-                                "scatter_required: 1 verified"])
+    table = pytester.runpytest_subprocess(*options, "-k", "not required")
+    table.assert_outcomes(passed=1, failed=1)
+    table.stdout.fnmatch_lines(["*RaceError: refusing to launch scatter*", BROKEN_IDX,
+                                f"*assumptions: *{DISTINCT_IDX}*", "*= tilecheck =*", "scatter: 1 verified, 1 refused"])
     (pytester.path / "pyproject.toml").write_text('[tool.tilecheck.assume]\nscatter = ["distinct"]\n')
-    broken = pytester.runpytest_subprocess(*options)
-    broken.assert_outcomes(passed=1, failed=1)
-    broken.stdout.fnmatch_lines(["*unknown precondition 'distinct'*", "scatter: 1 refused"])
+    broken = pytester.runpytest_subprocess(*options, "-k", "not required")
+    broken.assert_outcomes(failed=2)
+    broken.stdout.fnmatch_lines(["*unknown precondition 'distinct'*", "scatter: 2 refused"])

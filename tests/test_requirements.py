@@ -8,7 +8,7 @@ import pytest
 
 import tilecheck
 from tilecheck.requirements import configured, requirements
-from tilecheck.runtime import LaunchWarning
+from tilecheck.runtime import LaunchWarning, RaceError
 
 ConstInt = ct.Constant[int]
 GRID = (4, 1, 1)
@@ -49,11 +49,12 @@ def scatter_below(x, idx, out, TM: ConstInt, TD: ConstInt):
 
 
 def test_verify_assumes_the_kernels_own_precondition():
-    plain = tilecheck.verify(scatter_plain, _args(), GRID)
-    assert plain.status != "verified" and DISTINCT not in plain.assumptions
     required = tilecheck.verify(scatter_above, _args(), GRID)
     assert required.status == "verified", required
     assert DISTINCT in required.assumptions
+    # without it, not verified at that level (at most for this launch's contents, which are distinct)
+    plain = tilecheck.verify(scatter_plain, _args(), GRID)
+    assert plain.status != "verified" or plain.level != required.level, plain
     # stated twice (decorator and assume=): assumed and listed once
     again = tilecheck.verify(scatter_above, _args(), GRID, assume=[tilecheck.distinct("idx")])
     assert again.status == "verified" and again.assumptions.count(DISTINCT) == 1
@@ -125,16 +126,42 @@ def _launch_warnings(kernel, args):
     return [w for w in caught if issubclass(w.category, LaunchWarning)]
 
 
+def _duplicate():
+    idx = np.arange(64, dtype=np.int32)
+    idx[40] = 1
+    return idx
+
+
 def test_launch_honours_the_decorator_and_the_pyproject_table(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # no pyproject.toml at or above? then at least none naming these kernels
+    monkeypatch.chdir(tmp_path)  # no pyproject.toml here or above naming these kernels
     args = _args()
     assert _launch_warnings(scatter_above, args) == []  # verified statically, under its precondition
     assert (args[2] == 1).all()
-    # without a precondition the static check cannot verify it; the launch is decided by detect
-    (warned,) = _launch_warnings(scatter_plain, _args())
-    assert "not at this launch" in str(warned.message)
+    # a launch whose idx repeats races whatever is assumed; its report says what was
+    with pytest.raises(RaceError) as plain:
+        tilecheck.launch(GRID, scatter_plain, _args(_duplicate()))
+    assert DISTINCT not in plain.value.report.assumptions
     (tmp_path / "pyproject.toml").write_text('[tool.tilecheck.assume]\nscatter_plain = ["distinct:idx"]\n')
     sub = tmp_path / "sub"
     sub.mkdir()
-    monkeypatch.chdir(sub)
+    monkeypatch.chdir(sub)  # the table of the pyproject.toml above the working directory
+    with pytest.raises(RaceError) as configured_:
+        tilecheck.launch(GRID, scatter_plain, _args(_duplicate()))
+    assert DISTINCT in configured_.value.report.assumptions
+    assert any("violates its precondition" in n for n in configured_.value.report.notes)
     assert _launch_warnings(scatter_plain, _args()) == []
+
+
+def test_a_launch_checks_the_preconditions_on_each_launchs_contents():
+    args = _args()
+    tilecheck.launch(GRID, scatter_below, args)  # verified under distinct(idx), cached for these arrays
+    args[1][40] = args[1][1]  # the same arrays, refilled: idx now repeats
+    with pytest.raises(RaceError):
+        tilecheck.launch(GRID, scatter_below, args)
+    args[1][40] = _missing(args[1])
+    tilecheck.launch(GRID, scatter_below, args)  # distinct again
+
+
+def _missing(idx):
+    """The value in 0..63 that ``idx`` lacks (it has one duplicate)."""
+    return int(np.setdiff1d(np.arange(64), idx)[0])
