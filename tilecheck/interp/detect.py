@@ -119,9 +119,11 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
 
 
 # ---- running ---------------------------------------------------------------------------------------
-def _copies(module: Module, args: tuple[Any, ...]) -> tuple[Any, ...]:
+def _copies(module: Module, args: tuple[Any, ...], only_written: bool = False) -> tuple[Any, ...]:
     """Copies of every host array argument (nested tuples too) that alias one another as the
-    originals do, so the caller's arrays stay as they were and overlapping arguments still overlap."""
+    originals do, so the caller's arrays stay as they were and overlapping arguments still overlap.
+    ``only_written``: arrays no op writes are passed as they are (a run of a few blocks on large
+    inputs), unless one shares memory with a written array."""
     leaves: list[np.ndarray] = []
 
     def collect(a: Any) -> None:
@@ -133,7 +135,14 @@ def _copies(module: Module, args: tuple[Any, ...]) -> tuple[Any, ...]:
 
     for a in args:
         collect(a)
-    copies = iter(copies_keeping_overlaps(leaves))
+    written = _written_leaves(module, len(leaves)) if only_written else None
+    if written is not None and not any(
+            _overlap(leaves[i], leaves[j])
+            for i in range(len(leaves)) if written[i] for j in range(len(leaves)) if not written[j]):
+        copied = iter(copies_keeping_overlaps([a for a, w in zip(leaves, written) if w]))
+        copies = iter([next(copied) if w else a for a, w in zip(leaves, written)])
+    else:
+        copies = iter(copies_keeping_overlaps(leaves))
 
     def rebuild(a: Any) -> Any:
         if isinstance(a, (tuple, list)):
@@ -141,6 +150,26 @@ def _copies(module: Module, args: tuple[Any, ...]) -> tuple[Any, ...]:
         return next(copies) if _is_array(a) else a
 
     return tuple(rebuild(a) for a in args)
+
+
+def _written_leaves(module: Module, count: int) -> list[bool] | None:
+    """Per array leaf of the arguments (in ``_copies`` order): may an op write it? None when that
+    cannot be told (a write the IR does not trace, or leaves that do not match the parameters)."""
+    written = written_arguments(module.entry)
+    if None in written:
+        return None
+    flags: list[bool] = []
+    for p in module.params:
+        if p.kind == "array":
+            flags.append(p.first_arg in written)
+        elif p.kind == "list":  # written through the list's table: not traced
+            flags += [True] * len(getattr(p, "items", ()))
+    return flags if len(flags) == count else None
+
+
+def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """The two arrays' address ranges meet (conservative: interleaved views count)."""
+    return bool(np.may_share_memory(a, b)) if a.size and b.size else False
 
 
 def _is_array(a: Any) -> bool:
@@ -582,7 +611,7 @@ def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tup
     both of its blocks must touch its element, with its ops."""
     grid3 = normalize_grid(grid)
     module, _ = module_for(kernel, tuple(args))
-    interp = Interpreter(module, _copies(module, tuple(args)), grid3, Schedule())
+    interp = Interpreter(module, _copies(module, tuple(args), only_written=True), grid3, Schedule())
     index = next((i for i, mem in interp.arrays.items() if mem.name == array), None)
     if index is None:
         raise TilecheckError(f"{module.name} has no array argument '{array}'")
@@ -593,6 +622,7 @@ def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tup
             return {}
         offset = int(sum(c * s for c, s in zip(element, mem.strides)))
     recorder = Recorder(grid3, set(), None, ())
+    recorder.summarise = False
     recorder.bind(interp.arrays)
     target, shift = recorder.alias.get(index, (index, 0))
     watch = np.zeros(recorder.sizes[target], bool)

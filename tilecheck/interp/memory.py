@@ -180,7 +180,7 @@ def copies_keeping_overlaps(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         lo = a.__array_interface__["data"][0] + sum((n - 1) * s for n, s in zip(a.shape, a.strides) if s < 0)
         extent = a.itemsize + sum((n - 1) * abs(s) for n, s in zip(a.shape, a.strides))
         spans.append((lo, lo + extent, i))
-    out = [np.array(a, copy=True) for a in arrays]  # empty arrays (and the rest, replaced below)
+    out = [np.array(a, copy=True) if a.size == 0 else a for a in arrays]  # the rest are replaced below
     spans.sort()
     k = 0
     while k < len(spans):

@@ -105,6 +105,9 @@ class Recorder:
         self.alias: dict[int, tuple[int, int]] = {}
         self.aliasing: list[tuple[int, int]] = []  # overlapping arguments with no common element grid
         self.summaries: dict[int, Summary] = {}
+        # False: only watched elements and detail ops are recorded (a run of a few blocks that asks
+        # who touched one element does not need per-element summaries of every array)
+        self.summarise = True
         self.watch = watch or {}
         self.detail_ops = set(detail_ops)
         self.events: list[Event] = []
@@ -227,9 +230,9 @@ class Recorder:
         return not (self.held or array in self.alias or array in self.watch or op in self.detail_ops
                     or array in self.lock_arrays or code == ATOMIC)
 
-    def _summary(self, array: int) -> Summary:
+    def _summary(self, array: int) -> Summary | None:
         s = self.summaries.get(array)
-        if s is None:
+        if s is None and self.summarise:
             s = self.summaries[array] = Summary.empty(self.sizes[array])
         return s
 
@@ -237,6 +240,8 @@ class Recorder:
         """The fast path for whole tiles laid end to end, one per block of the wave, in order."""
         first, tile = run
         s = self._summary(array)
+        if s is None:
+            return
         if s.lmin is not None:  # a lock was taken earlier: take the general path
             o = np.arange(first, first + len(ids) * tile, dtype=np.int64)
             self._summarise(op, array, o, np.repeat(ids, tile), code, None)
@@ -255,6 +260,8 @@ class Recorder:
     def _summarise(self, op: Op, array: int, o: np.ndarray, b: np.ndarray, code: int,
                    locks: np.ndarray | None) -> None:
         s = self._summary(array)
+        if s is None:
+            return
         b = b.astype(s.bmax.dtype, copy=False)
         if len(b) > 1 and (b[1:] < b[:-1]).any():  # duplicate offsets keep the last lane: sort by block
             order = np.argsort(b, kind="stable")

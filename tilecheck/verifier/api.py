@@ -17,7 +17,7 @@ from tilecheck.verifier.footprints import reset_instances
 from tilecheck.verifier.locks import find_spin_locks
 from tilecheck.verifier.obligations import Checker, Level, LevelResult
 from tilecheck.verifier.preconditions import Precondition
-from tilecheck.report import LEVELS, Finding, Report, Side, Witness
+from tilecheck.report import LEVELS, RACE_KINDS, Finding, Report, Side, Witness
 from tilecheck.verifier.symbolic.engine import execute
 from tilecheck.ir.order import order_graph
 
@@ -26,6 +26,8 @@ from tilecheck.ir.order import order_graph
 # level. Budgets, not wall-clock time, decide verdicts, so the same input gives the same verdict on
 # any machine under any load; ``timeout_s`` stays as a backstop only.
 GENERAL_LEVEL_RLIMIT = 4_000_000
+# solver queries a contract search may spend in all (deterministic); past it the box stops growing
+CONTRACT_QUERIES = 150
 # the level of a verdict without a grid, for the grids of the kernel's contract (report.contract)
 CONTRACT_LEVEL = "the given shapes, for the grids of its contract"
 DEFAULT_ASSUMPTIONS = (
@@ -105,14 +107,25 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     if (given.shapes is not None and any(r.level.number == 2 and r.races for r in results)
             and (given.grid is None or not final.races)):
         # the given shapes race for some grid: say for which (a box of extents), instead of a note
+        spent = [0]
+
         def run(bounds: tuple[int | None, int | None, int | None]) -> LevelResult:
             level = dataclasses.replace(levels[1], grid=None, grid_max=bounds)
-            return Checker(fp, graph, locks, list(assume), level, timeout_s, stop_early=True, witnesses=True,
-                           confirm=confirmer(module, args, None), rlimit=GENERAL_LEVEL_RLIMIT).run()
+            result = Checker(fp, graph, locks, list(assume), level, timeout_s, stop_early=True, witnesses=True,
+                             confirm=channel, rlimit=GENERAL_LEVEL_RLIMIT, confirm_exact=False,
+                             max_queries=max(CONTRACT_QUERIES - spent[0], 0)).run()
+            spent[0] += result.queries
+            return result
+        channel = confirmer(module, args, None)
         contract = infer_contract(run, axes_read(fp.function), given.grid)
-        if contract.breaking is not None and contract.breaking.witness is not None:  # replayable
-            contract = dataclasses.replace(contract, breaking=dataclasses.replace(
-                contract.breaking, case=(kernel, tuple(args or ()), contract.breaking.witness.grid)))
+        breaking = contract.breaking
+        if breaking is not None and breaking.witness is not None:
+            if breaking.kind in RACE_KINDS and channel is not None and not channel.run(
+                    breaking.witness, breaking.witness.contents):  # the one witness shown is confirmed
+                contract = dataclasses.replace(contract, breaking=None)
+            else:  # replayable
+                contract = dataclasses.replace(contract, breaking=dataclasses.replace(
+                    breaking, case=(kernel, tuple(args or ()), breaking.witness.grid)))
         report.contract = contract
         if given.grid is None and contract.proved and not contract.empty and contract.extents != (1, 1, 1):
             final = LevelResult(dataclasses.replace(given, label=CONTRACT_LEVEL))  # verified inside the box

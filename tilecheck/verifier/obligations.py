@@ -78,7 +78,8 @@ class Checker:
     def __init__(self, fp: Footprints, graph: OrderGraph, locks: list[SpinLock],
                  preconditions: list[Precondition], level: Level, timeout_s: float,
                  stop_early: bool = False, confirm: Any = None, rlimit: int = smt.DEFAULT_RLIMIT,
-                 witnesses: bool | None = None) -> None:
+                 witnesses: bool | None = None, confirm_exact: bool = True,
+                 max_queries: int | None = None) -> None:
         self.fp, self.graph, self.locks, self.level = fp, graph, locks, level
         # confirm(witness, contents) -> bool: do the witness's blocks touch its element when run
         # with the case's arguments (read-only arrays holding the model's ``contents``)?
@@ -91,6 +92,10 @@ class Checker:
         self.stop_early = stop_early
         # findings carry canonical, confirmed witnesses (a level that stops early only looks for one)
         self.witnesses = not stop_early if witnesses is None else witnesses
+        # False: a model of a query that reads no memory contents and no untracked value is exact,
+        # and is not run on the interpreter here (the caller confirms the witness it keeps)
+        self.confirm_exact = confirm_exact
+        self.max_queries = max_queries  # a deterministic budget of solver queries for the level
         self.preconditions = {p.array: [q for q in preconditions if q.array == p.array]
                               for p in preconditions}
         self.result = LevelResult(level)
@@ -126,6 +131,9 @@ class Checker:
         return out
 
     def solve(self, constraints: list[smt.BoolExpr], what: str, locs: tuple[Loc, ...]) -> smt.Result:
+        if self.max_queries is not None and self.result.queries >= self.max_queries:
+            self.result.unknowns.append(f"the level's budget of {self.max_queries} solver queries ran out")
+            raise _Abort
         formula = smt.And(*constraints)
         extra = self.content_facts(formula)
         start = time.perf_counter()
@@ -397,7 +405,8 @@ class Checker:
         """The canonical model, once the interpreter reproduces it (DESIGN §4, trust rules): a model
         whose blocks do not both touch the element comes from an over-approximation; it is excluded
         and the solver asked again. None (and an unknown) when no model reproduces."""
-        if self.confirm is None or kind not in _CONFIRMED_KINDS or b is None:
+        if (self.confirm is None or kind not in _CONFIRMED_KINDS or b is None
+                or not self.confirm_exact and not smt.reads_data(smt.And(*constraints))):
             return self.canonical(a, b, sat, constraints)
         constraints = list(constraints)
         for _ in range(CONFIRM_ROUNDS):
