@@ -52,9 +52,10 @@ def render_json(results: list[JobResult], no_case: list[str]) -> str:
             "results": [{"id": r.id, "file": r.path, "kernel": r.kernel, "case": r.case, "grid": r.grid,
                          "status": r.status, "seconds": round(r.seconds, 4),
                          "error": r.text if r.status == "error" else None,
-                         **({k: r.report[k] for k in ("level", "findings", "assumptions", "reasons", "notes")}
+                         **({k: r.report.get(k) for k in ("level", "findings", "assumptions", "reasons", "notes",
+                                                          "contract")}
                             if r.report else {"level": None, "findings": [], "assumptions": [], "reasons": [],
-                                              "notes": []})}
+                                              "notes": [], "contract": None})}
                         for r in results],
             "no_case": no_case, "summary": summary(results, no_case)}
     return json.dumps(data, indent=2, default=str)

@@ -177,3 +177,21 @@ def test_two_axes_contract(rows):
     # rows and tiles past the array are masked: both read axes are unbounded, axis 2 must be 1
     assert report.contract.extents == (None, None, 1)
     assert report.contract.breaking.witness.grid == (1, 1, 2)
+
+
+def test_cli_prints_the_contract_and_json_carries_it(tmp_path, capsys):
+    from tilecheck.cli import main
+
+    path = tmp_path / "k.py"
+    path.write_text(
+        "import cuda.tile as ct\nimport numpy as np\nimport tilecheck\n\n"
+        "@tilecheck.case(grid=(4, 1, 1), args=lambda: (np.ones(64, np.float32), np.zeros(64, np.float32), 16))\n"
+        "@ct.kernel\n"
+        "def wrap(x, y, T: ct.Constant[int]):\n"
+        "    b = ct.bid(0)\n"
+        "    ct.store(y, index=(b % 4,), tile=ct.load(x, index=(b,), shape=(T,)))\n")
+    assert main(["verify", str(path), "-j", "1"]) == 0
+    assert "contract: race-free for grids (<=4, 1, 1)" in capsys.readouterr().out
+    assert main(["verify", str(path), "-j", "1", "--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)["results"][0]
+    assert result["contract"]["extents"] == [4, 1, 1] and result["contract"]["breaking_grid"] == [5, 1, 1]
