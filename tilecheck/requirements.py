@@ -34,14 +34,15 @@ def requires(*preconditions: Precondition) -> Callable[[Any], Any]:
                              "@tilecheck.requires(tilecheck.distinct(\"idx\"), ...), with parentheses")
     for pre in preconditions:
         if not isinstance(pre, Precondition):
-            raise TilecheckError("@tilecheck.requires takes preconditions such as tilecheck.distinct(\"idx\"), "
-                                 f"tilecheck.nondecreasing(\"offsets\") or tilecheck.bounded(...), got {pre!r}")
+            raise TilecheckError("@tilecheck.requires takes preconditions such as "
+                                 "tilecheck.distinct(\"idx\"), tilecheck.nondecreasing(\"offsets\") or "
+                                 f"tilecheck.bounded(...), got {pre!r}")
     new = tuple(preconditions)
 
     def attach(target: Any) -> Any:
         if not _is_kernel_or_function(target):
-            raise TilecheckError(f"@tilecheck.requires is on {_describe(target)}, not a cuTile kernel: put it "
-                                 "above or below @ct.kernel")
+            raise TilecheckError(f"@tilecheck.requires is on {_describe(target)}, not a cuTile kernel: "
+                                 "put it above or below @ct.kernel")
         setattr(target, _REQUIRES_ATTR, (*new, *getattr(target, _REQUIRES_ATTR, ())))
         return target
 
