@@ -283,7 +283,8 @@ def test_checked_launches_honour_the_pyproject_table_and_the_decorator(pytester)
     table = pytester.runpytest_subprocess(*options, "-k", "not required")
     table.assert_outcomes(passed=1, failed=1)
     table.stdout.fnmatch_lines(["*RaceError: refusing to launch scatter*", BROKEN_IDX,
-                                f"*assumptions: *{DISTINCT_IDX}*", "*= tilecheck =*", "scatter: 1 verified, 1 refused"])
+                                f"*assumptions: *{DISTINCT_IDX}*", "*= tilecheck =*",
+                                "scatter: 1 verified, 1 refused"])
     (pytester.path / "pyproject.toml").write_text('[tool.tilecheck.assume]\nscatter = ["distinct"]\n')
     broken = pytester.runpytest_subprocess(*options, "-k", "not required")
     broken.assert_outcomes(failed=2)

@@ -123,7 +123,8 @@ import tilecheck
 
 
 def _args():
-    return np.ones((64, 32), np.float32), np.arange(64, dtype=np.int32), np.zeros((64, 32), np.float32), 16, 32
+    idx = np.arange(64, dtype=np.int32)
+    return np.ones((64, 32), np.float32), idx, np.zeros((64, 32), np.float32), 16, 32
 
 
 @tilecheck.case(grid=(4, 1, 1), args=_args)
