@@ -109,8 +109,11 @@ def test_pyproject_defaults(tmp_path):
         '[tool.tilecheck]\npaths = ["kernels.py"]\ntimeout = 5\n\n'
         '[tool.tilecheck.assume]\nmoe_scatter = ["distinct:dest_rows"]\n')
     out = tilecheck("verify", cwd=tmp_path)
-    assert out.returncode == 0, out.stdout + out.stderr
+    # moe_scatter's first case keeps the precondition; its second case's dest_rows repeat a row, so
+    # that case breaks it (a finding) and races
+    assert out.returncode == 1, out.stdout + out.stderr
     assert "'dest_rows' holds no duplicate values" in out.stdout
+    assert "breaks its precondition" in out.stdout
     (tmp_path / "pyproject.toml").write_text("[tool.tilecheck]\npathz = []\n")
     bad = tilecheck("verify", cwd=tmp_path)
     assert bad.returncode == 3 and "unknown [tool.tilecheck] keys: pathz" in bad.stderr

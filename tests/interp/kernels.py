@@ -66,10 +66,21 @@ def locked_sum_foreign_release(x, acc, locks, T: ConstInt):
 
 @ct.kernel
 def xor_partner(x, y, m, T: ConstInt):
-    # block b writes tile b ^ m: a permutation of the tiles for any m < grid (race-free), but the
-    # verifier does not model xor of two unknowns, so its solver may pick colliding partners
+    # block b writes tile b ^ m: a permutation of the tiles for any m < grid (race-free); xor is
+    # modelled exactly on the bit patterns
     b = ct.bid(0)
     ct.store(y, index=(b ^ m,), tile=ct.load(x, index=(b,), shape=(T,)))
+
+
+@ct.kernel
+def while_reduced(x, y, m, T: ConstInt):
+    # block b writes tile b mod m computed by a while loop: race-free while the grid is at most m,
+    # but a value carried by a while loop is not tracked, so the solver may pick colliding tiles
+    b = ct.bid(0)
+    i = b
+    while i >= m:
+        i = i - m
+    ct.store(y, index=(i,), tile=ct.load(x, index=(b,), shape=(T,)))
 
 
 @ct.kernel

@@ -12,7 +12,7 @@ from tilecheck.ir import Module
 from tilecheck.ir.opdefs import Effect
 from tilecheck.verifier import launch_data, smt
 from tilecheck.verifier.confirm import confirmer
-from tilecheck.verifier.contract import axes_read, infer_contract
+from tilecheck.verifier.contract import axes_read, exclude_overflow, infer_contract
 from tilecheck.verifier.footprints import reset_instances
 from tilecheck.verifier.locks import find_spin_locks
 from tilecheck.verifier.obligations import Checker, Level, LevelResult
@@ -38,7 +38,8 @@ DEFAULT_ASSUMPTIONS = (
 
 
 def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
-           assume: Sequence[Precondition] = (), timeout_s: float = 60.0, data: bool = True) -> Report:
+           assume: Sequence[Precondition] = (), timeout_s: float = 60.0, data: bool = True,
+           contract: bool = True) -> Report:
     """Prove that ``kernel`` is race-free, or find a witness.
 
     ``kernel`` is a ``@ct.kernel`` (then ``args`` is the tuple passed to ``ct.launch``) or a
@@ -49,6 +50,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     With arguments and a grid, defects that need index contents other than the given ones are
     decided on the given data (``data=False`` keeps them): verified at level "this launch's data"
     with the precondition to state suggested, or the exact detector's verdict (``launch_data``).
+    With arguments, when the given shapes race for some grid, ``report.contract`` says for which
+    grids they do not (``contract=False`` skips that search).
     """
     assume = Precondition.with_requirements(kernel, assume)  # and the kernel's @tilecheck.requires
     start = time.perf_counter()
@@ -103,8 +106,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
             break
     final = results[-1]
     given = levels[-1]
-    contract = None
-    if (given.shapes is not None and any(r.level.number == 2 and r.races for r in results)
+    inferred = None
+    if (contract and given.shapes is not None and any(r.level.number == 2 and r.races for r in results)
             and (given.grid is None or not final.races)):
         # the given shapes race for some grid: say for which (a box of extents), instead of a note
         spent = [0]
@@ -117,17 +120,23 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
             spent[0] += result.queries
             return result
         channel = confirmer(module, args, None)
-        contract = infer_contract(run, axes_read(fp.function), given.grid)
-        breaking = contract.breaking
+        inferred = infer_contract(run, axes_read(fp.function), given.grid)
+
+        def overflows(bounds: tuple[int | None, int | None, int | None]) -> list[tuple[int, ...]]:
+            level = dataclasses.replace(levels[1], grid=None, grid_max=bounds)
+            return Checker(fp, graph, locks, list(assume), level, timeout_s, confirm=channel,
+                           rlimit=GENERAL_LEVEL_RLIMIT).overflow_only().overflow_blocks
+        inferred = exclude_overflow(inferred, overflows)
+        breaking = inferred.breaking
         if breaking is not None and breaking.witness is not None:
             if breaking.kind in RACE_KINDS and channel is not None and not channel.run(
                     breaking.witness, breaking.witness.contents):  # the one witness shown is confirmed
-                contract = dataclasses.replace(contract, breaking=None)
+                inferred = dataclasses.replace(inferred, breaking=None)
             else:  # replayable
-                contract = dataclasses.replace(contract, breaking=dataclasses.replace(
+                inferred = dataclasses.replace(inferred, breaking=dataclasses.replace(
                     breaking, case=(kernel, tuple(args or ()), breaking.witness.grid)))
-        report.contract = contract
-        if given.grid is None and contract.proved and not contract.empty and contract.extents != (1, 1, 1):
+        report.contract = inferred
+        if given.grid is None and inferred.proved and not inferred.empty and inferred.extents != (1, 1, 1):
             final = LevelResult(dataclasses.replace(given, label=CONTRACT_LEVEL))  # verified inside the box
     if final.level is not given and given.grid is not None and given.shapes is not None and not final.races:
         # a more general proof assumed that index arithmetic does not overflow; the given case can
@@ -162,7 +171,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     else:
         report.status = "verified"
         general = [r for r in results[:-1] if r.races]
-        if general and contract is None:
+        if general and inferred is None:
             w = general[0].races[0]
             array = f" on '{w.witness.array}'" if w.witness is not None else ""
             report.notes.append(f"at the more general level '{general[0].level.label}' there is a race "
@@ -176,7 +185,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
         user = list(assume)  # the broken ones are already left out
         report = launch_data.decide(
             report, _given_integer_arrays(params, args),
-            lambda extra: verify(kernel, args, grid, assume=[*user, *extra], timeout_s=timeout_s, data=False),
+            lambda extra: verify(kernel, args, grid, assume=[*user, *extra], timeout_s=timeout_s, data=False,
+                                 contract=False),
             lambda: detect(kernel, args, grid3, assume=user))
         report.stats["total_s"] = round(time.perf_counter() - start, 4)
     return report

@@ -30,6 +30,7 @@ class Confirmer:
     differing: Callable[[Contents], Contents]  # the model's contents that the given arguments lack
     value: Callable[[str, tuple[int, ...]], int | None]  # a given integer array's element (None: unknown)
     value_range: Callable[[str], tuple[int, int] | None]  # a given integer array's least and greatest
+    contents: Callable[[str], np.ndarray | None]  # a given integer array's host contents
 
 
 def confirmer(module: Module, args: Sequence[Any] | None,
@@ -95,7 +96,7 @@ def confirmer(module: Module, args: Sequence[Any] | None,
             return None
         return (int(array.min()), int(array.max())) if array.size else (0, 0)
 
-    return Confirmer(confirm, differing, value, value_range)
+    return Confirmer(confirm, differing, value, value_range, host)
 
 
 def _stand_in(param: Any) -> np.ndarray:

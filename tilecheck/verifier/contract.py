@@ -11,6 +11,7 @@ so each claim ("no defect in this box") is a proof, and each breaking launch is 
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from tilecheck.ir import Function
@@ -48,7 +49,11 @@ def infer_contract(run: Callable[[Bounds], LevelResult], reads: tuple[bool, bool
     found: list[tuple[int, Finding]] = []
     undecided = None
     proved = True
-    for k in range(3):
+    # an axis the kernel does not read keeps its starting extent (every probe covers it there): its
+    # blocks repeat one footprint, so a larger extent only adds conflicts; searched only when the
+    # kernel reads no axis at all
+    searched = [k for k in range(3) if reads[k]] or [0]
+    for k in searched:
         extent, defect, undecided = _largest_extent(run, k, tuple(extents))
         if defect is not None:
             found.append((k, defect))
@@ -58,6 +63,16 @@ def infer_contract(run: Callable[[Bounds], LevelResult], reads: tuple[bool, bool
         extents[k] = extent
         if undecided is not None or extent == 0:
             break  # the remaining axes keep their starting extents: the last query covered them
+    if not found and proved and undecided is None:  # show why an unread axis stays at its extent
+        for k in range(3):
+            if k in searched or extents[k] is None:
+                continue
+            bounds = list(extents)
+            bounds[k] = extents[k] + 1
+            result = run((bounds[0], bounds[1], bounds[2]))
+            if any(f.witness is not None and f.witness.grid for f in result.races):
+                found.append((k, _smallest(result, k)[1]))
+                break
     # the launch to show: just beyond an axis the kernel reads (the bound a user acts on), else any
     found.sort(key=lambda kf: (not reads[kf[0]], kf[0]))
     breaking = found[0][1] if found else None
@@ -102,3 +117,29 @@ def _smallest(result: LevelResult, k: int) -> tuple[int, Finding]:
     found = min((f for f in result.races if f.witness is not None and f.witness.grid),
                 key=lambda f: (f.witness.grid[k], f.witness.grid))
     return found.witness.grid[k], found
+
+
+def exclude_overflow(contract: Contract, overflows: Callable[[Bounds], list[tuple[int, ...]]]
+                     ) -> Contract:
+    """The box without the blocks whose index arithmetic wraps around (the probes assume it does
+    not). ``overflows(bounds)`` gives the blocks of such findings in the box; each one found shrinks
+    the first axis on which it lies beyond block 0, to leave it out, until none is left."""
+    if not contract.proved or contract.empty:
+        return contract
+    extents = list(contract.extents)
+    reason = None
+    for _ in range(MAX_PROBES):
+        blocks = overflows((extents[0], extents[1], extents[2]))
+        if not blocks:
+            if reason is None:
+                return contract
+            return dataclasses.replace(contract, extents=(extents[0], extents[1], extents[2]),
+                                       undecided=reason, breaking=None)
+        block = blocks[0]
+        k = next((d for d in range(3) if block[d] > 0), 0)
+        extents[k] = block[k]
+        reason = f"index arithmetic wraps around in block {block} (an overflow finding there)"
+        if extents[k] == 0:
+            break
+    return dataclasses.replace(contract, extents=(extents[0], extents[1], extents[2]), proved=False,
+                               undecided="index arithmetic wraps around inside every box tried")

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 # rounds of pinning model contents to the given ones before the overflow query answers unknown
 PIN_ROUNDS = 16
+# arrays up to this many elements are pinned whole at once (a Z3 array of their contents)
+FULL_PIN_ELEMENTS = 256
 
 
 def check_assumptions(ch: Checker) -> bool:
@@ -65,7 +67,7 @@ def check_overflow(ch: Checker) -> None:
     on array contents is checked against the given contents; where it also reads a value the model
     does not track, or an array whose contents are not given, an overflow the model allows is
     ``unknown`` with that reason."""
-    if ch.level.shapes is None or ch.level.grid is None:
+    if ch.level.shapes is None or ch.level.grid is None and ch.level.grid_max is None:
         return
     feeding = address_slice(ch.fp.function)
     for op, term, lo, hi, live in ch.fp.overflows:
@@ -89,6 +91,7 @@ def check_overflow(ch: Checker) -> None:
         if not isinstance(result, smt.Sat):
             continue
         where = tuple(result.eval(b) for b in block_vars("b1"))
+        ch.result.overflow_blocks.append(where)
         read = describe_contents(ch, ch.contents(result, constraints))
         ch.result.findings.append(Finding(
             "overflow", f"{op.name} computes {value} in block {where}{read}, outside the "
@@ -108,8 +111,14 @@ def solve_with_given_contents(ch: Checker, constraints: list[smt.BoolExpr], clai
     formula = smt.And(*constraints)
     reads = {index: list(smt.applications(formula, {func.name()})) for index, func in ch.fp.memory.items()}
     pins: list[smt.BoolExpr] = []
-    for index, found in reads.items():
-        bounds = ch.confirmer.value_range(ch.names.get(index, "")) if found and ch.confirmer else None
+    for index, found in list(reads.items()):
+        name = ch.names.get(index, "")
+        values = ch.confirmer.contents(name) if found and ch.confirmer else None
+        if values is not None and values.size <= FULL_PIN_ELEMENTS:  # small: every read is its given value
+            pins += full_pins(found, values)
+            del reads[index]
+            continue
+        bounds = ch.confirmer.value_range(name) if found and ch.confirmer else None
         if bounds is not None:
             pins += [smt.And(app >= bounds[0], app <= bounds[1]) for app in found]
     for _ in range(PIN_ROUNDS):
@@ -125,6 +134,25 @@ def solve_with_given_contents(ch: Checker, constraints: list[smt.BoolExpr], clai
                 "it reads a value the model does not track (or an array whose contents are not given)")
         pins += pinned
     return smt.Unknown("rounds"), pins, f"no answer with the given array contents after {PIN_ROUNDS} rounds"
+
+
+def full_pins(reads: list[smt.IntExpr], values: Any) -> list[smt.BoolExpr]:
+    """Each in-bounds read of a small array equals the given element at its coordinates (a Z3 array
+    holding the contents, indexed by the row-major position)."""
+    table = smt.K(smt.IntSort(), smt.IntVal(0))
+    for i, v in enumerate(values.reshape(-1).tolist()):
+        table = smt.Store(table, i, int(v))
+    out = []
+    for app in reads:
+        coords = app.children()
+        if len(coords) != values.ndim:
+            continue
+        inside = smt.And(*(smt.And(c >= 0, c < n) for c, n in zip(coords, values.shape)))
+        position = smt.IntVal(0)  # row-major, as reshape(-1) laid the table out
+        for c, n in zip(coords, values.shape):
+            position = position * n + c
+        out.append(smt.Implies(inside, app == smt.Select(table, position)))
+    return out
 
 
 def pin(ch: Checker, reads: dict[int, list[smt.IntExpr]], sat: smt.Sat) -> list[smt.BoolExpr]:

