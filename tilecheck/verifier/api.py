@@ -59,8 +59,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     grid3 = _grid(grid)
     for pre in assume:
         if not isinstance(pre, Precondition):
-            raise TilecheckError("assume= takes tilecheck.distinct(...) / tilecheck.bounded(...), "
-                                 f"got {pre!r}")
+            raise TilecheckError("assume= takes tilecheck.distinct(...), tilecheck.bounded(...) or "
+                                 f"tilecheck.nondecreasing(...), got {pre!r}")
     smt.fresh_context()  # the same kernel gives the same formulas and answers, whatever was verified before
     reset_instances()
     fp = execute(module)
