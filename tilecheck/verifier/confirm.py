@@ -10,7 +10,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-
 import numpy as np
 
 from tilecheck.arrays import flat_arguments, space_of
@@ -89,7 +88,7 @@ def confirmer(module: Module, args: Sequence[Any] | None,
             return None
         return int(array[coords])
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def value_range(name: str) -> tuple[int, int] | None:
         array = host(name)
         if array is None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from tilecheck.ir.loc import Loc
 from tilecheck.report import Finding
 from tilecheck.verifier import smt
 from tilecheck.verifier.footprints import block_vars, rename_blocks
@@ -81,7 +80,7 @@ def check_overflow(ch: Checker) -> None:
             value = result.eval(value_term) if isinstance(result, smt.Sat) else None
         else:
             result, _, undecided = solve_with_given_contents(
-                ch, constraints, claim, lambda cs: ch.solve(cs, "integer overflow", (op.loc,)))
+                ch, constraints, claim, lambda cs, loc=op.loc: ch.solve(cs, "integer overflow", (loc,)))
             value = evaluate(ch, value_term, result) if isinstance(result, smt.Sat) else None
             if undecided is not None:
                 where = op.loc.short() if op.loc.is_known() else op.name

@@ -162,7 +162,7 @@ def shift(state, op: Op, lhs: SymValue, rhs: SymValue):
         return (state.havoc(op.results[0].type),)
     if amount is None or not 0 <= amount < bits:  # a shift by a variable amount: on the bit patterns
         if op.name == "shli":
-            fn = lambda x, y: x << y  # noqa: E731
+            fn = lambda x, y: x << y
         else:
             fn = (lambda x, y: smt.LShR(x, y)) if _unsigned(op) else (lambda x, y: x >> y)
         return (IntTile(_bitvector(fn, lhs.term, rhs.term, bits), _shape(op)),)
@@ -188,7 +188,7 @@ def bitwise(state, op: Op, lhs: SymValue, rhs: SymValue):
     if isinstance(lhs, IntTile) and isinstance(rhs, IntTile):
         bits = _bits(op)
         for x, c in ((lhs.term, smt.const_value(rhs.term)), (rhs.term, smt.const_value(lhs.term))):
-            if c is not None and bin(c % (1 << bits)).count("1") <= _FEW_BITS:
+            if c is not None and (c % (1 << bits)).bit_count() <= _FEW_BITS:
                 return (IntTile(_with_constant(op.name, x, c % (1 << bits), bits), _shape(op)),)
         fn = {"andi": lambda x, y: x & y, "ori": lambda x, y: x | y, "xori": lambda x, y: x ^ y}[op.name]
         return (IntTile(_bitvector(fn, lhs.term, rhs.term, bits), _shape(op)),)
