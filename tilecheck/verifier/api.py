@@ -28,6 +28,8 @@ from tilecheck.ir.order import order_graph
 GENERAL_LEVEL_RLIMIT = 4_000_000
 # solver queries a contract search may spend in all (deterministic); past it the box stops growing
 CONTRACT_QUERIES = 150
+# the largest launch (in blocks) whose data verify decides by running the exact detector
+DATA_DETECT_BLOCKS = 1024
 # the level of a verdict without a grid, for the grids of the kernel's contract (report.contract)
 CONTRACT_LEVEL = "the given shapes, for the grids of its contract"
 DEFAULT_ASSUMPTIONS = (
@@ -187,9 +189,22 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
             report, _given_integer_arrays(params, args),
             lambda extra: verify(kernel, args, grid, assume=[*user, *extra], timeout_s=timeout_s, data=False,
                                  contract=False),
-            lambda: detect(kernel, args, grid3, assume=user))
+            lambda: _detect_if_small(detect, kernel, args, grid3, user))
         report.stats["total_s"] = round(time.perf_counter() - start, 4)
     return report
+
+
+def _detect_if_small(detect: Any, kernel: Any, args: Sequence[Any], grid: tuple[int, int, int],
+                     assume: Sequence[Precondition]) -> Report:
+    """The exact detector's verdict on the launch, when it is small enough to run inside verify
+    (a large launch is left to tilecheck.detect or tilecheck.launch: an unknown with that reason)."""
+    blocks = grid[0] * grid[1] * grid[2]
+    if blocks > DATA_DETECT_BLOCKS:
+        report = Report(getattr(kernel, "name", "kernel"), "unknown")
+        report.reasons.append(f"the launch has {blocks} blocks, more than verify runs exactly "
+                              f"({DATA_DETECT_BLOCKS}); run tilecheck.detect on it, or state the precondition")
+        return report
+    return detect(kernel, args, grid, assume=assume)
 
 
 def _given_integer_arrays(params: tuple[Any, ...], args: Sequence[Any]) -> dict[str, Any]:

@@ -20,6 +20,8 @@ from tilecheck.verifier.obligations import LevelResult
 
 # probes per axis after the first defect; each halves the interval at worst
 MAX_PROBES = 24
+# overflow checks of a box; each one leaves out the least block at which some op wraps
+MAX_OVERFLOW_ROUNDS = 4
 
 Bounds = tuple[int | None, int | None, int | None]
 
@@ -128,14 +130,14 @@ def exclude_overflow(contract: Contract, overflows: Callable[[Bounds], list[tupl
         return contract
     extents = list(contract.extents)
     reason = None
-    for _ in range(MAX_PROBES):
+    for _ in range(MAX_OVERFLOW_ROUNDS):
         blocks = overflows((extents[0], extents[1], extents[2]))
         if not blocks:
             if reason is None:
                 return contract
             return dataclasses.replace(contract, extents=(extents[0], extents[1], extents[2]),
                                        undecided=reason, breaking=None)
-        block = blocks[0]
+        block = min(blocks)  # each is the least block at which its op wraps
         k = next((d for d in range(3) if block[d] > 0), 0)
         extents[k] = block[k]
         reason = f"index arithmetic wraps around in block {block} (an overflow finding there)"

@@ -156,9 +156,10 @@ class Checker:
         """What is known of the array contents ``formula`` reads: the element type's range and the
         preconditions. Every query and every witness search includes them."""
         extra: list[smt.BoolExpr] = []
+        by_name = smt.applications_by_name(formula)
         for index, func in self.fp.memory.items():
             name = self.names.get(index, "")
-            apps = list(smt.applications(formula, {func.name()}))
+            apps = by_name.get(func.name(), [])
             element = self.fp.arrays[index].element
             bits = element.bitwidth if isinstance(element, ScalarType) else 64
             if 1 < bits < 64:  # array contents lie in the element type's range
@@ -451,8 +452,9 @@ class Checker:
         """The model's values of the read-only array elements the constraints read, by array name."""
         formula = smt.And(*constraints)
         out: dict[str, dict[tuple[int, ...], int]] = {}
+        by_name = smt.applications_by_name(formula)
         for index, func in self.fp.memory.items():
-            for app in smt.applications(formula, {func.name()}):
+            for app in by_name.get(func.name(), []):
                 coords = tuple(sat.eval(c) for c in app.children())
                 value = sat.eval(app)
                 if all(isinstance(v, int) for v in (*coords, value)):

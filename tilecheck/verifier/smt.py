@@ -214,7 +214,18 @@ def reads_data(term: Expr) -> bool:
 
 def applications(term: Expr, decls: set[str]) -> Iterator[Expr]:
     """Every application of a function named in ``decls`` inside ``term`` (each once)."""
-    return (t for t in _subterms(term) if z3.is_app(t) and t.num_args() > 0 and t.decl().name() in decls)
+    for name, apps in applications_by_name(term).items():
+        if name in decls:
+            yield from apps
+
+
+def applications_by_name(term: Expr) -> dict[str, list[Expr]]:
+    """Every application of an uninterpreted function inside ``term``, by function name, in one
+    walk (callers ask for several functions of one formula)."""
+    out: dict[str, list[Expr]] = {}
+    for t in uninterpreted_applications(term):
+        out.setdefault(t.decl().name(), []).append(t)
+    return out
 
 
 def constants(term: Expr) -> list[Expr]:
