@@ -205,3 +205,15 @@ def test_a_box_whose_index_arithmetic_wraps_is_cut_before_the_wrap():
     assert report.contract.extents[0] == 2
     assert "wraps around" in report.contract.undecided
     assert not _racy(affine, (np.zeros(64, np.float32), 1 << 30, 0, 16), (2, 1, 1))
+
+
+def test_the_corpus_grid_contract_pairs():
+    from corpus.kernels import grids
+
+    for kernel, extents, breaking in ((grids.row_copy_ignores_bid1, (None, 1, 1), (1, 2, 1)),
+                                      (grids.tiles_unmasked_up_to_cdiv, (4, 1, 1), (5, 1, 1))):
+        inside, outside = tilecheck.cases_of(kernel)
+        report = tilecheck.verify(kernel, inside.make_args(), inside.grid)
+        assert report.status == "verified" and report.contract.extents == extents
+        assert report.contract.breaking.witness.grid == breaking
+        assert tilecheck.verify(kernel, outside.make_args(), outside.grid).failed
