@@ -110,7 +110,7 @@ def _run(job: Job, name: str, start: float) -> JobResult:
         args, grid = case.make_args(), case.grid
         assume = [*case.assume, *assume]
     # verify adds the kernel's own @tilecheck.requires
-    report = verify(kernel, args, grid, assume=assume, timeout_s=job.timeout)
+    report = verify(kernel, args, grid, assume=assume, timeout_s=job.timeout, contract=True)
     shown = None if grid is None else list(normalize_grid(grid))
     return JobResult(job.id, job.path, name, job.case, report.status, str(report), report.to_dict(),
                      time.perf_counter() - start, shown)

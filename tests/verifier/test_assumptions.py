@@ -28,7 +28,7 @@ def test_index_arithmetic_that_wraps_at_the_given_case_is_an_overflow_finding():
     spec = importlib.util.spec_from_file_location("index_overflow_wraps", path)
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
-    report = tilecheck.verify(m.k, m.make_args(), m.GRID)
+    report = tilecheck.verify(m.k, m.make_args(), m.GRID, contract=True)
     assert report.status == "unknown"
     (f,) = [f for f in report.findings if f.kind == "overflow"]
     assert "2147483648" in f.message and "(2, 0, 0)" in f.message  # the first block whose product wraps

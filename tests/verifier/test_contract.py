@@ -20,6 +20,12 @@ from tilecheck.verifier.api import CONTRACT_LEVEL
 ConstInt = ct.Constant[int]
 
 
+def verify(*args, **kw):
+    """verify with the contract search (the default only without a grid)."""
+    kw.setdefault("contract", True)
+    return tilecheck.verify(*args, **kw)
+
+
 @ct.kernel
 def copy_tiles(x, y, T: ConstInt):
     b = ct.bid(0)
@@ -67,7 +73,7 @@ def _arrays():
 
 
 def test_unread_axes_must_be_one_and_read_axis_is_unbounded():
-    report = tilecheck.verify(copy_tiles, (*_arrays(), 16), (4, 1, 1))
+    report = verify(copy_tiles, (*_arrays(), 16), (4, 1, 1))
     assert report.status == "verified"
     c = report.contract
     assert c.reads == (True, False, False)
@@ -81,7 +87,7 @@ def test_unread_axes_must_be_one_and_read_axis_is_unbounded():
 
 
 def test_bounded_axis_names_the_first_breaking_launch():
-    report = tilecheck.verify(wrap_tiles, (*_arrays(), 16), (4, 1, 1))
+    report = verify(wrap_tiles, (*_arrays(), 16), (4, 1, 1))
     assert report.status == "verified"
     assert report.contract.extents == (4, 1, 1)
     assert report.contract.breaking.witness.grid == (5, 1, 1)
@@ -93,7 +99,7 @@ def test_bounded_axis_names_the_first_breaking_launch():
 
 
 def test_no_grid_answers_with_the_contract():
-    report = tilecheck.verify(wrap_tiles, (*_arrays(), 16))
+    report = verify(wrap_tiles, (*_arrays(), 16))
     assert report.status == "verified"
     assert report.level == CONTRACT_LEVEL
     assert report.contract.extents == (4, 1, 1)
@@ -101,21 +107,21 @@ def test_no_grid_answers_with_the_contract():
 
 
 def test_no_grid_racing_on_every_multi_block_launch_is_a_race():
-    report = tilecheck.verify(same_tile, (np.zeros(64, np.float32), 16))
+    report = verify(same_tile, (np.zeros(64, np.float32), 16))
     assert report.status == "race"
     assert report.contract.extents == (1, 1, 1)
     assert report.contract.breaking is not None
 
 
 def test_given_racing_grid_has_no_contract_search():
-    report = tilecheck.verify(wrap_tiles, (*_arrays(), 16), (8, 1, 1))
+    report = verify(wrap_tiles, (*_arrays(), 16), (8, 1, 1))
     assert report.status == "race"
     assert report.contract is None
 
 
 def test_race_free_kernel_for_every_grid_has_no_contract():
     """A kernel that is race-free for every grid at the given shapes needs no contract (None)."""
-    report = tilecheck.verify(affine, (np.zeros(64, np.float32), 1, 0, 16), (4, 1, 1))
+    report = verify(affine, (np.zeros(64, np.float32), 1, 0, 16), (4, 1, 1))
     assert report.status == "verified"
     assert report.contract is None or report.contract.extents == (None, 1, 1)
 
@@ -152,7 +158,7 @@ def test_inferred_extent_matches_brute_force(case, tiles):
         kernel, args, rows = modular, (y, p, q, 4), 1
     else:
         kernel, args, rows = two_axes, (np.zeros((2, tiles * 4), np.float32), p, 4), q
-    report = tilecheck.verify(kernel, args, (1, rows, 1))
+    report = verify(kernel, args, (1, rows, 1))
     assert report.status == "verified", str(report)
     extent = report.contract.extents[0] if report.contract is not None else None
     if extent is None:
@@ -165,14 +171,14 @@ def test_inferred_extent_matches_brute_force(case, tiles):
 
 
 def test_contract_is_reproducible():
-    first = tilecheck.verify(wrap_tiles, (*_arrays(), 16), (4, 1, 1))
-    second = tilecheck.verify(wrap_tiles, (*_arrays(), 16), (4, 1, 1))
+    first = verify(wrap_tiles, (*_arrays(), 16), (4, 1, 1))
+    second = verify(wrap_tiles, (*_arrays(), 16), (4, 1, 1))
     assert str(first.contract) == str(second.contract)
 
 
 @pytest.mark.parametrize("rows", [1, 2])
 def test_two_axes_contract(rows):
-    report = tilecheck.verify(two_axes, (np.zeros((2, 16), np.float32), 1, 4), (2, rows, 1))
+    report = verify(two_axes, (np.zeros((2, 16), np.float32), 1, 4), (2, rows, 1))
     assert report.status == "verified"
     assert report.contract.reads == (True, True, False)
     # rows and tiles past the array are masked: both read axes are unbounded, axis 2 must be 1
@@ -199,7 +205,7 @@ def test_cli_prints_the_contract_and_json_carries_it(tmp_path, capsys):
 
 
 def test_a_box_whose_index_arithmetic_wraps_is_cut_before_the_wrap():
-    report = tilecheck.verify(affine, (np.zeros(64, np.float32), 1 << 30, 0, 16), (1, 1, 1))
+    report = verify(affine, (np.zeros(64, np.float32), 1 << 30, 0, 16), (1, 1, 1))
     assert report.status == "verified"
     # b * 2**30 wraps in i32 from block 2 on: the box stops there, and says why
     assert report.contract.extents[0] == 2
@@ -213,7 +219,14 @@ def test_the_corpus_grid_contract_pairs():
     for kernel, extents, breaking in ((grids.row_copy_ignores_bid1, (None, 1, 1), (1, 2, 1)),
                                       (grids.tiles_unmasked_up_to_cdiv, (4, 1, 1), (5, 1, 1))):
         inside, outside = tilecheck.cases_of(kernel)
-        report = tilecheck.verify(kernel, inside.make_args(), inside.grid)
+        report = verify(kernel, inside.make_args(), inside.grid)
         assert report.status == "verified" and report.contract.extents == extents
         assert report.contract.breaking.witness.grid == breaking
-        assert tilecheck.verify(kernel, outside.make_args(), outside.grid).failed
+        assert verify(kernel, outside.make_args(), outside.grid).failed
+
+
+def test_the_contract_is_searched_by_default_only_without_a_grid():
+    plain = tilecheck.verify(wrap_tiles, (*_arrays(), 16), (4, 1, 1))
+    assert plain.contract is None
+    assert any("contract=True" in n for n in plain.notes)
+    assert tilecheck.verify(wrap_tiles, (*_arrays(), 16)).contract is not None

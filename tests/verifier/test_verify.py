@@ -177,7 +177,7 @@ def test_loop_carried_token_orders_iterations():
 # ---- levels, unknown, reports --------------------------------------------------------------
 def test_levels():
     assert check(gemm.batch_matmul).level == "all grids and shapes"
-    report = check(elementwise.vector_add)
+    report = check(elementwise.vector_add, contract=True)
     assert report.level == "the given shapes and grid"
     # the given shapes race for other grids: the contract says for which (issue 13), not a vague note
     assert not any("more general level" in n for n in report.notes)

@@ -41,7 +41,7 @@ DEFAULT_ASSUMPTIONS = (
 
 def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
            assume: Sequence[Precondition] = (), timeout_s: float = 60.0, data: bool = True,
-           contract: bool = True) -> Report:
+           contract: bool | None = None) -> Report:
     """Prove that ``kernel`` is race-free, or find a witness.
 
     ``kernel`` is a ``@ct.kernel`` (then ``args`` is the tuple passed to ``ct.launch``) or a
@@ -53,7 +53,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     decided on the given data (``data=False`` keeps them): verified at level "this launch's data"
     with the precondition to state suggested, or the exact detector's verdict (``launch_data``).
     With arguments, when the given shapes race for some grid, ``report.contract`` says for which
-    grids they do not (``contract=False`` skips that search).
+    grids they do not. The search costs a few more checker runs: it is done by default without a
+    grid (where it is the answer) and by the CLI; ``contract=True`` / ``False`` forces it.
     """
     assume = Precondition.with_requirements(kernel, assume)  # and the kernel's @tilecheck.requires
     start = time.perf_counter()
@@ -109,6 +110,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     final = results[-1]
     given = levels[-1]
     inferred = None
+    if contract is None:
+        contract = grid3 is None
     if (contract and given.shapes is not None and any(r.level.number == 2 and r.races for r in results)
             and (given.grid is None or not final.races)):
         # the given shapes race for some grid: say for which (a box of extents), instead of a note
@@ -177,7 +180,9 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
             w = general[0].races[0]
             array = f" on '{w.witness.array}'" if w.witness is not None else ""
             report.notes.append(f"at the more general level '{general[0].level.label}' there is a race "
-                                f"({w.kind}{array}); this verdict holds for the given case only")
+                                f"({w.kind}{array}); this verdict holds for the given case only"
+                                + (" (verify(..., contract=True), or the CLI, says for which grids it "
+                                   "holds)" if given.shapes is not None else ""))
     report.stats = {"levels": [r.level.label for r in results], "queries": sum(r.queries for r in results),
                     "solver_s": round(sum(r.solver_s for r in results), 4),
                     "total_s": round(time.perf_counter() - start, 4), "accesses": len(fp.accesses)}
