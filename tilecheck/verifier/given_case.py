@@ -80,7 +80,7 @@ def check_overflow(ch: Checker) -> None:
             continue  # not checked for a box (docs/semantics.md, "Grid contracts")
         if not smt.reads_data(term):
             result = ch.solve(constraints, "integer overflow", (op.loc,))
-            if contract and isinstance(result, smt.Sat):
+            if isinstance(result, smt.Sat):  # the least block that wraps: a canonical witness
                 result = smt.minimize(constraints, list(block_vars("b1")), result, ch.timeout_s,
                                       rlimit=ch.rlimit)
             value = result.eval(value_term) if isinstance(result, smt.Sat) else None

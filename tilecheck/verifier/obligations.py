@@ -115,11 +115,11 @@ class Checker:
     def base(self, tags: tuple[str, ...], facts: bool = True) -> list[smt.BoolExpr]:
         out: list[smt.BoolExpr] = []
         for d, g in enumerate(GRID):
-            out += [g >= 1, g <= GRID_LIMITS[d]]  # CUDA's grid limits: no launch exceeds them
+            out.append(g >= 1)
             if self.level.grid is not None:
                 out.append(g == self.level.grid[d])
-            elif self.level.grid_max is not None and self.level.grid_max[d] is not None:
-                out.append(g <= self.level.grid_max[d])
+            elif self.level.grid_max is not None:  # a contract's box, within CUDA's grid limits
+                out.append(g <= (GRID_LIMITS[d] if self.level.grid_max[d] is None else self.level.grid_max[d]))
         for info in self.fp.arrays.values():
             out += [s >= 0 for s in info.shape]
             if self.level.shapes is not None and info.name in self.level.shapes:
