@@ -54,3 +54,15 @@ def test_no_candidate_precondition_falls_back_to_the_exact_detector():
     assert any("decided by tilecheck.detect" in n for n in safe.notes)
     racy = _scatter([0, 1, 4, 6], kernel=K.scatter_halved)
     assert racy.status == "race"
+
+
+def test_a_suggested_range_is_widened_to_an_index_range_of_the_arrays():
+    """The data's own range of targets is narrow; the suggestion is the logits' column range with
+    the ignore_index kept as a marker, the contract a caller states."""
+    from corpus.kernels import norms
+
+    case = tilecheck.cases_of(norms.cross_entropy_ignore_index)[0]
+    report = tilecheck.verify(norms.cross_entropy_ignore_index, case.make_args(), case.grid)
+    assert report.status == "verified" and report.level == LEVEL
+    assert any("an out-of-bounds on 'logits'" in n and "tilecheck.bounded('target', 0, 63, also=(-100,))" in n
+               for n in report.notes), report.notes

@@ -17,11 +17,12 @@ from collections.abc import Callable
 import numpy as np
 
 from tilecheck.report import Report
-from tilecheck.verifier.preconditions import Precondition, bounded, distinct, nondecreasing
+from tilecheck.verifier.preconditions import Bounded, Precondition, bounded, distinct, nondecreasing
 
 LEVEL = "this launch's data"
 MAX_CANDIDATES = 12  # facts tried at once
 MAX_REVERIFY = 6  # verifies spent making the suggested set smaller (it stays valid at any point)
+MAX_WIDEN = 3  # verifies spent widening a suggested range to an index range of the arrays
 
 
 def contents_dependent(report: Report) -> bool:
@@ -83,13 +84,14 @@ def decide(report: Report, arrays: dict[str, np.ndarray],
                 again = reverify(fewer)
                 if again.status == "verified":
                     kept, proved = fewer, again
+            kept, proved = _widened(kept, proved, report, arrays, reverify)
     first = next(f for f in report.findings if f.is_defect)
     needs = f"{first.kind} on '{first.witness.array}'" if first.witness is not None else first.kind
     if proved is not None:
         suggestion = ", ".join(f"tilecheck.{_call(k)}" for k in kept)
         proved.level = LEVEL
         proved.notes.append(
-            f"for other index contents there is a {needs} (the witness needs "
+            f"for other index contents there is {_a(needs)} (the witness needs "
             f"{_contents(first)}); add {suggestion} if callers guarantee it: with it the kernel is "
             "verified, and this launch's data satisfies it")
         proved.assumptions.append("the given contents of " + ", ".join(sorted({k.array for k in kept})) +
@@ -100,7 +102,7 @@ def decide(report: Report, arrays: dict[str, np.ndarray],
         # what the static check found that is not a defect (a broken precondition, ...) stays
         exact.findings = [f for f in report.findings if not f.is_defect] + exact.findings
         exact.notes.append(
-            f"the static check found a {needs} only for other index contents ({_contents(first)}), and no "
+            f"the static check found {_a(needs)} only for other index contents ({_contents(first)}), and no "
             "precondition the given contents satisfy excludes it; this launch was decided by "
             "tilecheck.detect on its own data")
         exact.level = LEVEL
@@ -110,6 +112,36 @@ def decide(report: Report, arrays: dict[str, np.ndarray],
                           f"({_contents(first)}), no precondition the given contents satisfy excludes it, "
                           f"and the launch could not be run exactly ({'; '.join(exact.reasons) or 'unknown'})")
     return report
+
+
+def _widened(kept: list[Precondition], proved: Report, report: Report, arrays: dict[str, np.ndarray],
+             reverify: Callable[[list[Precondition]], Report]) -> tuple[list[Precondition], Report]:
+    """The data's own range is a narrow suggestion (``bounded('target', -100, -100)``); the contract
+    a caller states is usually an index range of the arrays the defect touches: try ``[0, n - 1]``
+    for their dimension sizes n (smallest first, keeping a marker value), within a few verifies."""
+    sizes = sorted({n for f in report.findings if f.is_defect and f.witness is not None
+                    for shape in f.witness.shapes.values() for n in shape if n > 1})
+    tries = MAX_WIDEN
+    for i, fact in enumerate(list(kept)):
+        if not isinstance(fact, Bounded) or fact.lo is None or fact.lo < 0:
+            continue
+        for n in sizes:
+            if tries == 0:
+                return kept, proved
+            wider = bounded(fact.array, 0, n - 1, also=fact.also)
+            if wider == fact or n - 1 < (fact.hi or 0) or wider.violation(arrays[fact.array]) is not None:
+                continue
+            tries -= 1
+            trial = kept[:i] + [wider] + kept[i + 1:]
+            again = reverify(trial)
+            if again.status == "verified":
+                kept, proved = trial, again
+                break
+    return kept, proved
+
+
+def _a(noun: str) -> str:
+    return ("an " if noun[:1] in "aeiou" else "a ") + noun
 
 
 def _contents(finding) -> str:
