@@ -28,8 +28,9 @@ import numpy as np
 from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.interp.engine import Interpreter, InterpreterError
-from tilecheck.interp.memory import as_host_array, bind_arguments, copies_keeping_overlaps, copy_with_layout
+from tilecheck.interp.memory import as_host_array, bind_arguments
 from tilecheck.interp.recorder import ATOMIC, READ, Event, Recorder
+from tilecheck.interp.runs import block_of, copies
 from tilecheck.interp.schedule import Schedule
 from tilecheck.ir import Function, Module, Op
 from tilecheck.ir.cutile import module_for
@@ -119,68 +120,9 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
 
 
 # ---- running ---------------------------------------------------------------------------------------
-def _copies(module: Module, args: tuple[Any, ...], only_written: bool = False) -> tuple[Any, ...]:
-    """Copies of every host array argument (nested tuples too) that alias one another as the
-    originals do, so the caller's arrays stay as they were and overlapping arguments still overlap.
-    ``only_written``: arrays no op writes are passed as they are (a run of a few blocks on large
-    inputs), unless one shares memory with a written array."""
-    leaves: list[np.ndarray] = []
-
-    def collect(a: Any) -> None:
-        if isinstance(a, (tuple, list)):  # tuple arguments, and the arrays of list arguments
-            for x in a:
-                collect(x)
-        elif _is_array(a):
-            leaves.append(as_host_array("argument", a))
-
-    for a in args:
-        collect(a)
-    written = _written_leaves(module, len(leaves)) if only_written else None
-    if written is not None and not any(
-            _overlap(leaves[i], leaves[j])
-            for i in range(len(leaves)) if written[i] for j in range(len(leaves)) if not written[j]):
-        copied = iter(copies_keeping_overlaps([a for a, w in zip(leaves, written) if w]))
-        copies = iter([next(copied) if w else a for a, w in zip(leaves, written)])
-    else:
-        copies = iter(copies_keeping_overlaps(leaves))
-
-    def rebuild(a: Any) -> Any:
-        if isinstance(a, (tuple, list)):
-            return type(a)(rebuild(x) for x in a)
-        return next(copies) if _is_array(a) else a
-
-    return tuple(rebuild(a) for a in args)
-
-
-def _written_leaves(module: Module, count: int) -> list[bool] | None:
-    """Per array leaf of the arguments (in ``_copies`` order): may an op write it? None when that
-    cannot be told (a write the IR does not trace, or leaves that do not match the parameters)."""
-    written = written_arguments(module.entry)
-    if None in written:
-        return None
-    flags: list[bool] = []
-    for p in module.params:
-        if p.kind == "array":
-            flags.append(p.first_arg in written)
-        elif p.kind == "list":  # written through the list's table: not traced
-            flags += [True] * len(getattr(p, "items", ()))
-    return flags if len(flags) == count else None
-
-
-def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
-    """The two arrays' address ranges meet (conservative: interleaved views count)."""
-    return bool(np.may_share_memory(a, b)) if a.size and b.size else False
-
-
-def _is_array(a: Any) -> bool:
-    return isinstance(a, np.ndarray) or (hasattr(a, "shape")
-                                         and (hasattr(a, "__dlpack__") or hasattr(a, "__array__"))
-                                         and getattr(a, "shape", ()) != ())
-
-
 def _run(module: Module, args: tuple[Any, ...], grid: tuple[int, int, int], seed: int | None,
          recorder: Recorder) -> Recorder:
-    interp = Interpreter(module, _copies(module, args), grid, Schedule(seed=seed), recorder=recorder)
+    interp = Interpreter(module, copies(module, args), grid, Schedule(seed=seed), recorder=recorder)
     recorder.bind(interp.arrays)
     interp.run()
     return recorder
@@ -314,8 +256,7 @@ class _Namer:
 
     @staticmethod
     def block_of(linear: int, grid: tuple[int, int, int]) -> tuple[int, int, int]:
-        _, gy, gz = grid
-        return (linear // (gy * gz), (linear // gz) % gy, linear % gz)
+        return block_of(linear, grid)
 
     def side(self, event: Event, lane: int, block: int) -> Side:
         per_block = int(np.prod(event.tile)) if event.tile else 1
@@ -600,61 +541,3 @@ def _key(f: Finding) -> tuple[Any, ...]:
 def _order(f: Finding) -> tuple[Any, ...]:
     w = f.witness
     return (f.kind, str(f.loc), w.element or () if w else (), w.offset or 0 if w else 0)
-
-
-def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tuple[int, ...]], array: str,
-               element: tuple[int, ...] | None = None, offset: int | None = None, *,
-               by_op: bool = False) -> dict[tuple[int, ...], set[Any]]:
-    """Run only ``blocks`` (in the given order) on copies of ``args`` and say which of them touch one
-    element of ``array`` (by coordinates, or by element offset) and how: block -> {"read", "write",
-    "atomic"} (with ``by_op``: {(effect, op's location)}). The confirmation channel for a witness:
-    both of its blocks must touch its element, with its ops."""
-    grid3 = normalize_grid(grid)
-    module, _ = module_for(kernel, tuple(args))
-    interp = Interpreter(module, _copies(module, tuple(args), only_written=True), grid3, Schedule())
-    index = next((i for i, mem in interp.arrays.items() if mem.name == array), None)
-    if index is None:
-        raise TilecheckError(f"{module.name} has no array argument '{array}'")
-    mem = interp.arrays[index]
-    if offset is None:
-        if (element is None or len(element) != len(mem.shape)
-                or any(not 0 <= c < n for c, n in zip(element, mem.shape))):
-            return {}
-        offset = int(sum(c * s for c, s in zip(element, mem.strides)))
-    recorder = Recorder(grid3, set(), None, ())
-    recorder.summarise = False
-    recorder.bind(interp.arrays)
-    target, shift = recorder.alias.get(index, (index, 0))
-    watch = np.zeros(recorder.sizes[target], bool)
-    if 0 <= offset + shift < len(watch):
-        watch[offset + shift] = True
-    recorder.watch = {target: watch}
-    interp.recorder = recorder
-    for block in blocks:
-        interp.run(np.array([tuple(block) + (0,) * (3 - len(block))], np.int64))
-    out: dict[tuple[int, ...], set[str]] = {}
-    for records in recorder.records.values():
-        col = records.columns()
-        for event, linear in zip(col["event"].tolist(), col["block"].tolist()):
-            block = _Namer.block_of(linear, grid3)
-            e = recorder.events[event]
-            effect = ("read", "write", "atomic")[e.effect]
-            out.setdefault(block, set()).add((effect, e.op.loc) if by_op else effect)
-    return out
-
-
-def with_contents(args: Sequence[Any], names: Sequence[str], contents: dict[str, dict[tuple[int, ...], int]]
-                  ) -> tuple[Any, ...]:
-    """``args`` (flat, named by ``names``) with ``contents`` (array name -> {coordinates: value})
-    written into copies of the arrays they name; coordinates outside an array are ignored."""
-    run_args = list(args)
-    for name, values in contents.items():
-        if name not in names:
-            continue
-        i = list(names).index(name)
-        array = copy_with_layout(as_host_array(name, run_args[i]))
-        for coords, value in values.items():
-            if len(coords) == array.ndim and all(0 <= c < n for c, n in zip(coords, array.shape)):
-                array[coords] = value
-        run_args[i] = array
-    return tuple(run_args)

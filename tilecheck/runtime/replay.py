@@ -10,7 +10,7 @@ import numpy as np
 from tilecheck.errors import TilecheckError
 from tilecheck.runtime.differential import argument_names, fresh_arguments, output_arrays
 from tilecheck.arrays import flat_arguments
-from tilecheck.interp.detect import touched_by, with_contents
+from tilecheck.interp.runs import touched_by, with_contents
 from tilecheck.interp.engine import Interpreter, InterpreterError
 from tilecheck.runtime.launcher import module_for, normalize_grid
 from tilecheck.interp.schedule import Schedule

@@ -15,7 +15,7 @@ import numpy as np
 from tilecheck.arrays import flat_arguments, space_of
 from tilecheck.errors import TilecheckError
 from tilecheck.interp import InterpreterError
-from tilecheck.interp.detect import touched_by, with_contents
+from tilecheck.interp.runs import touched_by, with_contents
 from tilecheck.interp.memory import NARROW_FLOATS, as_host_array, as_strided
 from tilecheck.ir import Module
 from tilecheck.report import Witness
