@@ -227,8 +227,7 @@ def describe(w: Witness) -> str:
     if w.scalars:
         text += ", " + ", ".join(f"{k}={v}" for k, v in w.scalars.items())
     if w.contents:
-        values = [f"{name}[{', '.join(map(str, c))}] = {v}" for name, entries in w.contents.items()
-                  for c, v in sorted(entries.items())]
+        values = contents_items(w.contents)
         text += "; when " + ", ".join(values[:6]) + (f" (and {len(values) - 6} more)" if len(values) > 6 else "")
     return text
 
@@ -247,6 +246,12 @@ def _breaks(f: Finding) -> str:
                 f"{w.element_text()}")
     return (f"races: block {_tuple(a.block)} {_verb(a.effect)} {w.element_text()}, and block {_tuple(b.block)} "
             f"{_verb(b.effect)} it")
+
+
+def contents_items(contents: dict[str, dict[tuple[int, ...], int]]) -> list[str]:
+    """``idx[1] = 3`` for each array element of a witness's contents (arrays in the given order)."""
+    return [f"{name}[{', '.join(map(str, c))}] = {v}" for name, entries in contents.items()
+            for c, v in sorted(entries.items())]
 
 
 def _describe_overlap(w: Witness) -> str:

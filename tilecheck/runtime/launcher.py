@@ -21,6 +21,7 @@ from tilecheck.interp.memory import ArgumentError, as_host_array
 from tilecheck.interp.schedule import Schedule
 from tilecheck.requirements import configured
 from tilecheck.verifier import Report
+from tilecheck.report import contents_items
 
 if TYPE_CHECKING:
     from tilecheck.verifier.preconditions import Precondition
@@ -162,8 +163,7 @@ def _not_at_this_launch(report: Report) -> str:
         what = f"{f.kind} on '{f.witness.array}'" if f.witness is not None else f.kind
         when = "for some contents of its index arrays"
         if f.witness is not None and f.witness.contents:
-            values = [f"{name}[{', '.join(map(str, c))}] = {v}" for name, entries in f.witness.contents.items()
-                      for c, v in sorted(entries.items())][:4]
+            values = contents_items(f.witness.contents)[:4]
             when = "when " + ", ".join(values)
         text = f"{report.kernel}: the static check reports {what} ({where}) {when}"
     else:

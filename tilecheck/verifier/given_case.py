@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from tilecheck.report import Finding
+from tilecheck.report import Finding, contents_items
 from tilecheck.verifier import smt
 from tilecheck.verifier.footprints import block_vars, rename_blocks
 
@@ -202,11 +202,12 @@ def evaluate(ch: Checker, term: smt.Expr, sat: smt.Sat) -> Any:
 
 def describe_contents(ch: Checker, contents: dict[str, dict[tuple[int, ...], int]]) -> str:
     """`` reading idx[1] = 1073741824``: the array elements a witness read, with their given values."""
-    items = []
-    for name, values in sorted(contents.items()):
-        for coords, value in sorted(values.items()):
-            given = ch.confirmer.value(name, coords) if ch.confirmer else None
-            items.append(f"{name}[{', '.join(map(str, coords))}] = {value if given is None else given}")
+    def given(name: str, coords: tuple[int, ...], value: int) -> int:
+        found = ch.confirmer.value(name, coords) if ch.confirmer else None
+        return value if found is None else found
+
+    items = contents_items({name: {c: given(name, c, v) for c, v in values.items()}
+                            for name, values in sorted(contents.items())})
     return f" reading {', '.join(items[:4])}{' ...' if len(items) > 4 else ''}" if items else ""
 
 

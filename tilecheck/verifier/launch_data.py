@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tilecheck.report import Report
+from tilecheck.report import Report, contents_items
 from tilecheck.verifier.preconditions import Bounded, Precondition, bounded, distinct, nondecreasing
 
 LEVEL = "this launch's data"
@@ -146,8 +146,7 @@ def _a(noun: str) -> str:
 
 def _contents(finding) -> str:
     w = finding.witness
-    items = [f"{name}[{', '.join(map(str, c))}] = {v}" for name, entries in w.contents.items()
-             for c, v in sorted(entries.items())]
+    items = contents_items(w.contents)
     return ", ".join(items[:4]) + (" ..." if len(items) > 4 else "")
 
 
