@@ -46,14 +46,14 @@ def environment(simulate: bool) -> list[str]:
         return lines
     import cuda.tile as ct
 
-    try:
+    try:  # cuda-tile has no device query of its own: torch's, where it is installed
         import torch
 
-        name = torch.cuda.get_device_name(0)
+        major, minor = torch.cuda.get_device_capability(0)
+        name = f"{torch.cuda.get_device_name(0)}, compute capability {major}.{minor}, CUDA {torch.version.cuda}"
     except Exception as exc:  # noqa: BLE001 - the name is informative only
         name = f"unknown ({exc})"
-    lines.append(f"- device: {name}, compute capability {ct.get_compute_capability(0)}, "
-                 f"driver {ct.get_driver_version()}, cuda-tile {ct.__version__}")
+    lines.append(f"- device: {name}, cuda-tile {ct.__version__}")
     return lines
 
 

@@ -4,7 +4,8 @@
 #
 # With the device tool:  run(command="bash scripts/device_check.sh", carry=[".device"], timeout_s=480)
 # It runs the GPU tests, then scripts/device_check.py (head-permutation race on the GPU, launcher
-# overhead, bandwidth), well under 10 minutes on an H200; outputs also land in $OUT.
+# overhead, bandwidth), then scripts/device_corpus.py (the corpus on the GPU), well under 10 minutes
+# on an H200; outputs also land in $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-/tmp/tilecheck_device_check}"
@@ -26,7 +27,11 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 "$py" -c "import cuda.tile, z3, numpy, networkx; from cuda.bindings import driver; print('imports ok')" || exit 2
 "$py" -c "from cuda.tile._compile import _find_compiler_bin as f; print('tileiras:', f())" 2>&1 | tee "$out/tileiras.txt"
 status=0
-timeout 180 "$py" -m pytest -q -p no:cacheprovider -rs -m gpu tests/runtime/test_cuda_gpu.py 2>&1 \
+timeout 150 "$py" -m pytest -q -p no:cacheprovider -rs -m gpu tests/runtime/test_cuda_gpu.py 2>&1 \
     | tee "$out/gpu_tests.txt" || status=1
-timeout 240 "$py" scripts/device_check.py "$@" 2>&1 | tee "$out/device_check.md" || status=1
+timeout 200 "$py" scripts/device_check.py "$@" 2>&1 | tee "$out/device_check.md" || status=1
+# the corpus on the device: race-free labels must give one outcome (a spin-lock kernel that hangs
+# costs only the rows after it: each row is printed, and written to the JSON, as it finishes)
+timeout 150 "$py" scripts/device_corpus.py --runs 20 --json "$out/device_corpus.json" 2>&1 \
+    | tee "$out/device_corpus.md" || status=1
 exit $status
