@@ -443,7 +443,10 @@ class _Builder:
         lines += self.block(inner, indent + 4)
         if counters:
             p = counters[0]
-            step = self.pick(["nb", "nb", "1", str(trips)])
+            # the last: a prefix sum of loaded data (ragged offsets), carried iteration by iteration
+            step = self.pick(["nb", "nb", "1", str(trips), f"ct.load(idx, {j}, shape=()) % 2 + 1"])
+            if step.startswith("ct.load"):
+                self.features.add("counter-data")
             early = self.pick(["", "", "continue", "conditional", "break"])
             if early:
                 self.features.add(f"counter-{early}")

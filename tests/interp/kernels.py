@@ -74,12 +74,21 @@ def xor_partner(x, y, m, T: ConstInt):
 
 @ct.kernel
 def while_reduced(x, y, m, T: ConstInt):
-    # block b writes tile b mod m computed by a while loop: race-free while the grid is at most m,
-    # but a value carried by a while loop is not tracked, so the solver may pick colliding tiles
+    # block b writes tile b mod m computed by a while loop: race-free while the grid is at most m
+    # (the value the while loop carries is tracked iteration by iteration)
     b = ct.bid(0)
     i = b
     while i >= m:
         i = i - m
+    ct.store(y, index=(i,), tile=ct.load(x, index=(b,), shape=(T,)))
+
+
+@ct.kernel
+def summed_index(x, y, T: ConstInt):
+    # block b writes tile b + sum(zeros): race-free, but an integer reduction over a tile is not
+    # tracked, so the solver may pick colliding tiles
+    b = ct.bid(0)
+    i = b + ct.sum(ct.full((T,), 0, ct.int32))
     ct.store(y, index=(i,), tile=ct.load(x, index=(b,), shape=(T,)))
 
 

@@ -7,11 +7,17 @@ from tests.interp import kernels as K
 
 
 def test_an_unreproducible_witness_is_unknown_with_the_reason():
-    args = (np.arange(64, dtype=np.float32), np.zeros(64, np.float32), 8, 8)
-    report = tilecheck.verify(K.while_reduced, args, (8, 1, 1))
+    args = (np.arange(64, dtype=np.float32), np.zeros(64, np.float32), 8)
+    report = tilecheck.verify(K.summed_index, args, (8, 1, 1))
     assert report.status == "unknown", str(report)
     assert any("did not reproduce" in r and "store_view_tko" in r for r in report.reasons)
-    assert tilecheck.detect(K.while_reduced, args, (8, 1, 1)).status == "verified"
+    assert tilecheck.detect(K.summed_index, args, (8, 1, 1)).status == "verified"
+
+
+def test_a_value_a_while_loop_carries_is_tracked():
+    args = (np.arange(64, dtype=np.float32), np.zeros(64, np.float32), 8, 8)
+    assert tilecheck.verify(K.while_reduced, args, (8, 1, 1)).status == "verified"
+    assert tilecheck.verify(K.while_reduced, args, (9, 1, 1)).status == "race"  # block 8 wraps to tile 0
 
 
 def test_xor_is_exact_on_bit_patterns():

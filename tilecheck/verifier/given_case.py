@@ -114,7 +114,7 @@ def solve_with_given_contents(ch: Checker, constraints: list[smt.BoolExpr], clai
     ``solve`` asked again. Returns the answer, the pins it needed, and why it is undecided (a claim
     that depends on an untracked value, or too many rounds)."""
     formula = smt.And(*constraints)
-    by_name = smt.applications_by_name(formula)
+    by_name = smt.applications_by_name(smt.And(formula, *ch.carried_facts(formula)))  # reads in loops too
     reads = {index: by_name.get(func.name(), []) for index, func in ch.fp.memory.items()}
     pins: list[smt.BoolExpr] = []
     for index, found in list(reads.items()):
@@ -187,13 +187,17 @@ def evaluate(ch: Checker, term: smt.Expr, sat: smt.Sat) -> Any:
     for _ in range(8):  # a read whose index is itself read, and so on
         pairs = []
         for app in smt.uninterpreted_applications(concrete):
-            coords = tuple(smt.const_value(c) for c in app.children())
-            name = arrays.get(app.decl().name())
-            if name is None or None in coords:
+            coords = tuple(smt.literal(c) for c in app.children())
+            if any(not isinstance(c, int) or isinstance(c, bool) for c in coords):
                 continue
-            given = ch.confirmer.value(name, coords) if ch.confirmer else None
+            name = arrays.get(app.decl().name())
+            given = None
+            if name is not None:
+                given = ch.confirmer.value(name, coords) if ch.confirmer else None
+            elif (loop := ch.fp.carried.get(app.decl().name())) is not None:
+                given = loop.value(coords, lambda t: evaluate(ch, t, sat))  # a loop-carried value, computed
             if given is not None:
-                pairs.append((app, smt.IntVal(given)))
+                pairs.append((app, smt.value_of(given)))
         if not pairs:
             break
         concrete = smt.substituted(concrete, pairs)

@@ -8,13 +8,14 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from tilecheck.ir.loc import Loc
 from tilecheck.ir.types import ScalarType
-from tilecheck.verifier import given_case, smt
+from tilecheck.verifier import carried, given_case, smt
 from tilecheck.verifier.footprints import (
     Access,
     Instance,
@@ -106,10 +107,40 @@ class Checker:
         self.result = LevelResult(level)
         self.seen: set[tuple[str, int, int | None]] = set()
         self.names = {i: info.name for i, info in fp.arrays.items()}
+        self.concrete = self._concrete()
+        self.corners = self._corners()
+        self._carried: dict[int, tuple[smt.BoolExpr, list[smt.BoolExpr]]] = {}  # keeps the formula alive
         self.protected: dict[int, list[SpinLock]] = {}
         for lock in locks:
             for index in lock.protected:
                 self.protected.setdefault(index, []).append(lock)
+
+    def _concrete(self) -> list[tuple[smt.Expr, smt.Expr]]:
+        """The level's fixed values as substitutions (shape, stride and scalar symbols, the grid):
+        what loop trip counts can be computed from."""
+        level, out = self.level, []
+        if level.grid is not None:
+            out += [(g, smt.IntVal(v)) for g, v in zip(GRID, level.grid)]
+        for info in self.fp.arrays.values():
+            for symbols, values in ((info.shape, (level.shapes or {}).get(info.name)),
+                                    (info.strides, (level.strides or {}).get(info.name))):
+                if values is not None:
+                    out += [(s, smt.IntVal(v)) for s, v in zip(symbols, values) if smt.is_const(s)]
+        out += [(self.fp.scalars[i], smt.IntVal(v)) for i, v in (level.scalars or {}).items()
+                if i in self.fp.scalars and smt.is_const(self.fp.scalars[i])]
+        return out
+
+    def _corners(self) -> list[list[tuple[smt.Expr, smt.Expr]]]:
+        """The block ids of the two blocks a query names, at the corners of a concrete grid (its
+        axes of extent > 1): where block-dependent loop trip counts are largest, usually."""
+        if self.level.grid is None:
+            return []
+        axes = [(tag, d) for tag in ("b1", "b2") for d in range(3) if self.level.grid[d] > 1]
+        # every corner for up to 4 axes; past that, only all-low and all-high
+        patterns = itertools.product((False, True), repeat=len(axes)) if len(axes) <= 4 else \
+            [(False,) * len(axes), (True,) * len(axes)]
+        return [[(block_vars(tag)[d], smt.IntVal(self.level.grid[d] - 1 if high else 0))
+                 for (tag, d), high in zip(axes, pattern)] for pattern in patterns]
 
     # ---- constraints shared by every query ---------------------------------------------------
     def base(self, tags: tuple[str, ...], facts: bool = True) -> list[smt.BoolExpr]:
@@ -153,10 +184,12 @@ class Checker:
         return result
 
     def content_facts(self, formula: smt.BoolExpr) -> list[smt.BoolExpr]:
-        """What is known of the array contents ``formula`` reads: the element type's range and the
-        preconditions. Every query and every witness search includes them."""
-        extra: list[smt.BoolExpr] = []
-        by_name = smt.applications_by_name(formula)
+        """What is known of the values ``formula`` reads: the loop-carried scalars it mentions,
+        iteration by iteration (at a level with concrete shapes), and the array contents, in the
+        element type's range and under the preconditions. Every query and every witness search
+        includes them."""
+        extra = self.carried_facts(formula)
+        by_name = smt.applications_by_name(smt.And(formula, *extra))
         for index, func in self.fp.memory.items():
             name = self.names.get(index, "")
             apps = by_name.get(func.name(), [])
@@ -167,6 +200,16 @@ class Checker:
             for pre in self.preconditions.get(name, []):
                 extra += pre.constraints(apps)
         return extra
+
+    def carried_facts(self, formula: smt.BoolExpr) -> list[smt.BoolExpr]:
+        """The loop-carried scalars ``formula`` mentions, iteration by iteration (``carried``), at a
+        level with concrete shapes (at the general ones they stay any value)."""
+        if self.level.shapes is None or not self.fp.carried:
+            return []
+        key = smt.term_id(formula)
+        if key not in self._carried:  # the same formula comes back (witness, contents, minimising)
+            self._carried[key] = (formula, carried.facts(formula, self.fp.carried, self.concrete, self.corners))
+        return self._carried[key][1]
 
     # ---- obligations ---------------------------------------------------------------------------
     def run(self) -> LevelResult:
@@ -452,7 +495,7 @@ class Checker:
         """The model's values of the read-only array elements the constraints read, by array name."""
         formula = smt.And(*constraints)
         out: dict[str, dict[tuple[int, ...], int]] = {}
-        by_name = smt.applications_by_name(formula)
+        by_name = smt.applications_by_name(smt.And(formula, *self.carried_facts(formula)))
         for index, func in self.fp.memory.items():
             for app in by_name.get(func.name(), []):
                 coords = tuple(sat.eval(c) for c in app.children())

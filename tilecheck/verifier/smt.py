@@ -28,7 +28,7 @@ Function, substitute, simplify = z3.Function, z3.substitute, z3.simplify
 Int2BV, BV2Int, LShR = z3.Int2BV, z3.BV2Int, z3.LShR
 K, Store, Select = z3.K, z3.Store, z3.Select
 is_int_value, is_true, is_false = z3.is_int_value, z3.is_true, z3.is_false
-is_app, is_const = z3.is_app, z3.is_const
+is_app, is_const, is_bool = z3.is_app, z3.is_const, z3.is_bool
 
 _fresh = itertools.count()
 
@@ -187,23 +187,33 @@ def _raise_if_interrupted(solver: z3.Solver) -> None:
         raise KeyboardInterrupt
 
 
-def _subterms(term: Expr) -> Iterator[Expr]:
-    """Every distinct subterm of ``term`` (shared subterms once)."""
-    seen: set[int] = set()
-    todo = [term]
+def _uninterpreted(terms: list[Expr], seen: set[int] | None = None) -> Iterator[tuple[Expr, int]]:
+    """Every distinct application of an uninterpreted symbol inside ``terms`` (constants too), with
+    its arity; subterms in ``seen`` (ids, updated) are skipped. Walks Z3's C API directly: the
+    Python wrappers' ``children()`` made these walks most of a query's time on big formulas."""
+    if not terms:
+        return
+    seen = set() if seen is None else seen
+    todo = [t.as_ast() for t in terms]
+    ctx = terms[0].ctx
+    c = ctx.ref()
+    core = z3.z3core
     while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
+        a = todo.pop()
+        i = core.Z3_get_ast_id(c, a)
+        if i in seen or core.Z3_get_ast_kind(c, a) != z3.Z3_APP_AST:
+            seen.add(i)
             continue
-        seen.add(t.get_id())
-        yield t
-        todo.extend(t.children())
+        seen.add(i)
+        n = core.Z3_get_app_num_args(c, a)
+        if core.Z3_get_decl_kind(c, core.Z3_get_app_decl(c, a)) == z3.Z3_OP_UNINTERPRETED:
+            yield z3.z3._to_expr_ref(a, ctx), n
+        todo.extend(core.Z3_get_app_arg(c, a, k) for k in range(n))
 
 
 def uninterpreted_applications(term: Expr) -> Iterator[Expr]:
     """Every application of an uninterpreted function (memory contents, untracked values) in ``term``."""
-    return (t for t in _subterms(term)
-            if z3.is_app(t) and t.num_args() > 0 and t.decl().kind() == z3.Z3_OP_UNINTERPRETED)
+    return (t for t, n in _uninterpreted([term]) if n > 0)
 
 
 def reads_data(term: Expr) -> bool:
@@ -230,12 +240,27 @@ def applications_by_name(term: Expr) -> dict[str, list[Expr]]:
 
 def constants(term: Expr) -> list[Expr]:
     """The uninterpreted constants in ``term`` (block ids, loop variables, lanes, symbols)."""
-    return [t for t in _subterms(term) if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED]
+    return [t for t, n in _uninterpreted([term]) if n == 0]
+
+
+def new_applications(terms: list[Expr], seen: set[int]) -> dict[str, list[Expr]]:
+    """``applications_by_name`` over ``terms``, skipping the subterms in ``seen`` (updated): for
+    walking a growing set of formulas once."""
+    out: dict[str, list[Expr]] = {}
+    for t, n in _uninterpreted(terms, seen):
+        if n > 0:
+            out.setdefault(t.decl().name(), []).append(t)
+    return out
 
 
 def substituted(term: Expr, pairs: list[tuple[Expr, Expr]]) -> Expr:
     """``term`` with each pair's first term replaced by its second, simplified."""
     return z3.simplify(z3.substitute(term, *pairs)) if pairs else z3.simplify(term)
+
+
+def term_id(term: Expr) -> int:
+    """An id equal for structurally equal terms of one context (Z3 shares them)."""
+    return term.get_id()
 
 
 def value_of(value: bool | int) -> Expr:

@@ -15,6 +15,7 @@ from tilecheck.ir import types as T
 from tilecheck.ir.opdefs import Effect
 from tilecheck.ir.summary import written_arguments
 from tilecheck.verifier import smt
+from tilecheck.verifier.carried import Carried
 from tilecheck.verifier.footprints import BLOCK_IDS, Access
 from tilecheck.verifier.symbolic.registry import RULES
 from tilecheck.verifier.symbolic.values import (
@@ -69,6 +70,8 @@ class Footprints:
     fact_ops: list[Op | None] = field(default_factory=list)  # the assume op behind each fact (None: a modelling fact)
     # integer results that may leave their type's range: (op, term, lo, hi, condition under which it runs)
     overflows: list[tuple[Op, smt.IntExpr, int, int, smt.BoolExpr]] = field(default_factory=list)
+    # loop-carried scalars without a closed form, by function name: their defining facts
+    carried: dict[str, Carried] = field(default_factory=dict)
 
     def scalar_name(self, index: int) -> str:
         """What witnesses call a scalar argument: its parameter name, else ``arg<index>``."""
@@ -96,6 +99,9 @@ class State:
     returned: smt.BoolExpr = field(default_factory=lambda: smt.BoolVal(False))
     skipped: smt.BoolExpr = field(default_factory=lambda: smt.BoolVal(False))
     block_exited: bool = False  # the last block run ended in return/break/continue
+    # per enclosing loop, innermost last: each break/continue taken (name, condition, values)
+    exits: list[list[tuple[str, smt.BoolExpr, tuple[SymValue, ...]]]] = field(default_factory=list)
+    carried: dict[str, Carried] = field(default_factory=dict)
 
     # ---- helpers for rules -------------------------------------------------------------------
     def context_args(self) -> tuple[smt.IntExpr, ...]:
@@ -182,6 +188,8 @@ class State:
                 if op.name == "return":
                     self.returned = smt.Or(self.returned, self.live())
                 elif op.name in ("break", "continue"):
+                    if self.exits:
+                        self.exits[-1].append((op.name, self.live(), values))
                     self.skipped = smt.Or(self.skipped, self.live())
                 self.block_exited = op.name in ("return", "break", "continue")
                 return values
@@ -273,7 +281,7 @@ def execute(module: Module, function: Function | None = None) -> Footprints:
     scalar_names = {p.first_arg: p.name for p in module.params if p.kind == "scalar"} \
         if function is module.entry else {}
     return Footprints(function, arrays, state.accesses, state.facts, state.scalars, state.unsupported,
-                      state.read_only, state.memory, scalar_names, state.fact_ops, state.overflows)
+                      state.read_only, state.memory, scalar_names, state.fact_ops, state.overflows, state.carried)
 
 
 def _trace_arg(value: Value, function: Function) -> int | None:

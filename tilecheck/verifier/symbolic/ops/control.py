@@ -1,8 +1,12 @@
-"""Control flow: ``for`` and ``loop`` bind a variable per iteration; ``if`` splits the path."""
+"""Control flow: ``for`` and ``loop`` bind a variable per iteration (carried scalars without a closed
+form are functions of it, defined by facts: ``verifier/carried.py``); ``if`` splits the path."""
 from __future__ import annotations
 
 from tilecheck.ir import Op
+from tilecheck.ir import types as T
 from tilecheck.verifier import smt
+from tilecheck.verifier.carried import Carried
+from tilecheck.verifier.symbolic.engine import in_range
 from tilecheck.verifier.symbolic.ops.shape import reshaped, shape_of
 from tilecheck.verifier.symbolic.registry import symbolic
 from tilecheck.verifier.symbolic.values import BoolTile, IntTile, LoopVar, Pointer, SymValue
@@ -26,31 +30,120 @@ def for_(state, op: Op, lb: SymValue, ub: SymValue, step: SymValue, *inits: SymV
             exact = False  # an unknown step: every value in [lb, ub) is considered
     else:
         domain, exact = smt.BoolVal(True), False
+    first = lb.term if isinstance(lb, IntTile) and not lb.shape else None
+    stride = step.term if isinstance(step, IntTile) and not step.shape else None
+    iterates = exact and first is not None and stride is not None
+    outer = state.context_args()
     loop = LoopVar(op, var, domain, exact)
     with state.in_region(domain, loop):
         state.env[body.args[0]] = IntTile(var)
-        for k, arg in enumerate(body.args[1:]):
-            value = _induction(state, op, k, var, lb, step, inits[k])
-            # loop-carried: a closed form for `x += c` with c loop-invariant, else any value
-            state.env[arg] = value if value is not None else state.havoc(arg.type, "iter")
+        slots = _bind_carried(state, op, body.args[1:], inits, var, first, stride, iterates)
+        exits = _run_body(state, body)
+    if not iterates:
+        return tuple(state.havoc(r.type, "for") for r in op.results)
+    bound = ub.term if isinstance(ub, IntTile) and not ub.shape else None
+    _record_carried(state, outer, var, first, stride, bound, slots, inits, exits)
+    s = smt.const_value(stride)
+    if bound is None or s is None or s <= 0 or any(name == "break" for name, _, _ in exits):
+        return tuple(state.havoc(r.type, "for") for r in op.results)
+    # the results are the carried values at the first value past the last iteration
+    end = smt.If(bound > first, first + ((bound - first + (s - 1)) / s) * s, first)
+    return tuple(_at(state, r, slot, outer, var, end) for r, slot in zip(op.results, slots))
+
+
+def _bind_carried(state, op: Op, args, inits: tuple[SymValue, ...], var, first, stride,
+                  iterates: bool) -> list[SymValue | smt.FuncDecl | None]:
+    """Bind the carried block arguments: a closed form for ``x += c`` with c loop-invariant, else
+    a function of the iteration (scalars, defined by ``_record_carried``), else any value. Returns,
+    per slot, the closed form (a value), the function, or None."""
+    slots: list[SymValue | smt.FuncDecl | None] = []
+    for k, arg in enumerate(args):
+        value = _induction(state, op, arg, k, var, first, stride, inits[k]) if iterates else None
+        slot: SymValue | smt.FuncDecl | None = value
+        if value is None and iterates and _scalar(arg.type) is not None:
+            func = smt.fresh_function("carried", len(state.context_args()), _scalar(arg.type))
+            slot = func
+            value = _applied(func, state.context_args(), arg.type)
+        state.env[arg] = value if value is not None else state.havoc(arg.type, "iter")
+        slots.append(slot)
+    return slots
+
+
+def _scalar(type_) -> object | None:
+    """The Z3 sort of a 0-d integer or i1 tile (what a carried function returns), else None."""
+    if not isinstance(type_, T.TileType) or type_.shape or not isinstance(type_.element, T.ScalarType):
+        return None
+    if type_.element == T.I1:
+        return smt.BoolSort()
+    return smt.IntSort() if type_.element.is_integer else None
+
+
+def _applied(func: smt.FuncDecl, args, type_) -> SymValue:
+    app = func(*args)
+    return BoolTile(app) if type_.element == T.I1 else IntTile(in_range(app, type_.element))
+
+
+def _run_body(state, body) -> list[tuple[str, smt.BoolExpr, tuple[SymValue, ...]]]:
+    """Run a loop body; returns the breaks and continues taken in it (name, condition, values)."""
+    state.exits.append([])
+    try:
         state.run_block(body)
-    return tuple(state.havoc(r.type, "for") for r in op.results)
+    finally:
+        exits = state.exits.pop()
+    return exits
 
 
-def _induction(state, op: Op, k: int, var, lb: SymValue, step: SymValue, init: SymValue) -> IntTile | None:
-    """``init + n * c`` for carried slot k when the body yields ``arg_k + c`` (or ``- c``) with c defined
-    outside the loop, where n = (iv - lb) / step counts the iterations before this one."""
+def _term(value: SymValue) -> smt.Expr | None:
+    return value.term if isinstance(value, (IntTile, BoolTile)) and not value.shape else None
+
+
+def _first_of(taken: list[tuple[smt.BoolExpr, smt.Expr]]) -> smt.Expr:
+    """The value of the first exit taken: exits are exclusive (each runs only where none before did)."""
+    out = taken[-1][1]
+    for cond, term in reversed(taken[:-1]):
+        out = smt.If(cond, term, out)
+    return out
+
+
+def _record_carried(state, outer, var, first, step, bound, slots, inits, exits) -> None:
+    """The defining facts of each carried function (``verifier/carried.py``): its value at the first
+    iteration, and the value the iteration's continue passes on to the next."""
+    continues = [(cond, values) for name, cond, values in exits if name == "continue"]
+    if not continues:
+        return
+    proceeds = smt.Or(*[cond for cond, _ in continues])
+    for k, slot in enumerate(slots):
+        if not isinstance(slot, smt.FuncDecl):
+            continue
+        init = _term(inits[k])
+        nexts = [_term(values[k]) if k < len(values) else None for _, values in continues]
+        if init is None or any(n is None for n in nexts):
+            continue
+        following = _first_of([(cond, n) for (cond, _), n in zip(continues, nexts)])
+        state.carried[slot.name()] = Carried(slot, tuple(outer), var, first, step, bound, proceeds,
+                                             init=init, following=following)
+
+
+def _at(state, result, slot, outer, var, end) -> SymValue:
+    """A loop result: slot's value at iteration ``end``."""
+    if isinstance(slot, smt.FuncDecl):
+        return _applied(slot, (*outer, end), result.type)
+    if isinstance(slot, IntTile):
+        return IntTile(smt.substitute(slot.term, (var, end)))
+    return state.havoc(result.type, "for")
+
+
+def _induction(state, op: Op, arg, k: int, var, first, step, init: SymValue) -> IntTile | None:
+    """``init + n * c`` for carried slot k when the body yields ``arg + c`` (or ``- c``) with c defined
+    outside the loop, where n = (iv - first) / step counts the iterations before this one."""
     body = op.regions[0].block
     term = body.ops[-1] if body.ops else None
     if term is None or term.name != "continue" or not isinstance(init, IntTile) or init.shape:
         return None
-    if not isinstance(lb, IntTile) or not isinstance(step, IntTile):
-        return None
-    arg = body.args[k + 1]
     if k >= len(term.operands) or any(len(c.operands) <= k or c.operands[k] is not term.operands[k]
                                       for c in _continues(body.ops)):
         return None  # an early `continue` passes on another value: the closed form would be wrong
-    update = term.operands[k].owner if k < len(term.operands) else None
+    update = term.operands[k].owner
     if not isinstance(update, Op) or update.name not in ("addi", "subi") or update.operands[0] is not arg:
         return None
     inside = set(op.walk())
@@ -60,7 +153,7 @@ def _induction(state, op: Op, k: int, var, lb: SymValue, step: SymValue, init: S
     c = state.env.get(other)
     if not isinstance(c, IntTile) or c.shape:
         return None
-    n = (var - lb.term) / step.term
+    n = var if op.name == "loop" else (var - first) / step
     delta = n * c.term
     return IntTile(init.term + delta if update.name == "addi" else init.term - delta)
 
@@ -78,12 +171,37 @@ def loop_(state, op: Op, *inits: SymValue):
                 state.env[arg] = init
             state.run_block(body)
         return tuple(state.havoc(r.type, "loop") for r in op.results)
+    outer, reached = state.context_args(), state.live()
+    zero, one = smt.IntVal(0), smt.IntVal(1)
     loop = LoopVar(op, var, var >= 0, True)
     with state.in_region(var >= 0, loop):
-        for arg in body.args:
-            state.env[arg] = state.havoc(arg.type, "iter")
-        state.run_block(body)
-    return tuple(state.havoc(r.type, "loop") for r in op.results)
+        slots = _bind_carried(state, op, body.args, inits, var, zero, one, True)
+        exits = _run_body(state, body)
+    _record_carried(state, outer, var, zero, one, None, slots, inits, exits)
+    return _loop_results(state, op, outer, reached, var, exits)
+
+
+def _loop_results(state, op: Op, outer, reached, var, exits) -> tuple[SymValue, ...]:
+    """A ``loop``'s results: the values its break passes on, at the iteration ``exit(outer)`` where
+    it breaks, with the facts that it breaks there and continued before (``Carried``)."""
+    breaks = [(cond, values) for name, cond, values in exits if name == "break"]
+    if not breaks:
+        return tuple(state.havoc(r.type, "loop") for r in op.results)
+    exit_ = smt.fresh_function("exit", len(outer))
+    at = exit_(*outer)
+    broke = smt.Or(*[cond for cond, _ in breaks])
+    proceeds = smt.Or(*[cond for name, cond, _ in exits if name == "continue"])
+    state.carried[exit_.name()] = Carried(exit_, tuple(outer), var, smt.IntVal(0), smt.IntVal(1), None, proceeds,
+                                          broke=broke, reached=reached)
+    results = []
+    for k, r in enumerate(op.results):
+        terms = [_term(values[k]) if k < len(values) else None for _, values in breaks]
+        if any(t is None for t in terms):
+            results.append(state.havoc(r.type, "loop"))
+            continue
+        term = smt.substitute(_first_of([(cond, t) for (cond, _), t in zip(breaks, terms)]), (var, at))
+        results.append(BoolTile(term) if smt.is_bool(term) else IntTile(term))
+    return tuple(results)
 
 
 def single_trip(loop: Op) -> bool:

@@ -1,0 +1,178 @@
+"""Loop-carried scalars, iteration by iteration.
+
+Symbolic execution walks a loop body once, for a symbolic iteration ``v``. A scalar the loop
+carries that has no closed form (``start += size[g]``, a flag, a ``while`` loop's cursor) is an
+uninterpreted function ``x(outer..., v)`` of the block, the enclosing iterations and ``v``; the
+engine records the facts that define it (a ``Carried``):
+
+    x(outer, first) == init                        (once per instance of the loop)
+    proceeds(v)  ->  x(outer, v + step) == next(v) (at every iteration v)
+
+where ``next`` is the value the iteration's ``continue`` passes on (the first ``continue`` taken,
+when there are several) and ``proceeds`` says that one is taken. A ``while`` loop's result is
+``exit(outer)``'s break value, with ``exit >= 0``, the loop breaking there and proceeding before.
+
+Every fact holds in every execution, so adding any of them is sound; leaving them out is the
+over-approximation of before (a carried value is any value). A query gets them for the function
+applications it mentions, unrolled for up to ``MAX_ITERATIONS`` iterations per loop instance at a
+level with concrete shapes (``facts``): a prefix sum over a launch's offsets becomes the sums of the
+given contents. Past the cap the value stays unconstrained, which can only cost a verdict
+(``unknown`` after unconfirmed witnesses), never make one wrong.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tilecheck.verifier import smt
+
+# iterations unrolled per loop instance in one query, and facts added to one query in all
+MAX_ITERATIONS = 64
+MAX_FACTS = 4096
+
+
+@dataclass(frozen=True)
+class Carried:
+    """A function the engine defines by facts, over the template context ``outer`` (block ids and
+    enclosing loop variables) and the loop's variable ``var``, whose iterations are ``first, first +
+    step, ...`` below ``bound`` (None: no bound is known). Either a carried value
+    ``func(*outer, v)`` (``init`` and ``following`` given), or a ``loop``'s exit iteration
+    ``func(*outer)`` (``broke`` and ``reached`` given). ``proceeds``: the iteration ends in a
+    continue."""
+
+    func: smt.FuncDecl
+    outer: tuple[smt.IntExpr, ...]
+    var: smt.IntExpr
+    first: smt.IntExpr
+    step: smt.IntExpr
+    bound: smt.IntExpr | None
+    proceeds: smt.BoolExpr
+    init: smt.Expr | None = None
+    following: smt.Expr | None = None
+    broke: smt.BoolExpr | None = None
+    reached: smt.BoolExpr | None = None
+
+    @property
+    def once(self) -> tuple[smt.BoolExpr, ...]:
+        """The facts over ``outer``, once per instance of the loop."""
+        if self.init is not None:
+            return (self.func(*self.outer, self.first) == self.init,)
+        at = self.func(*self.outer)
+        return (smt.Implies(self.reached, smt.And(at >= 0, smt.substitute(self.broke, (self.var, at)))),)
+
+    @property
+    def each(self) -> tuple[smt.BoolExpr, ...]:
+        """The facts over ``outer`` and ``var``, at every iteration."""
+        if self.init is not None:
+            return (smt.Implies(self.proceeds, self.func(*self.outer, self.var + self.step) == self.following),)
+        return (smt.Implies(smt.And(self.reached, self.var < self.func(*self.outer)), self.proceeds),)
+
+    def unrolled(self, ctx: Sequence[smt.Expr], concrete: Sequence[tuple[smt.Expr, smt.Expr]],
+                 budget: int, corners: Sequence[Sequence[tuple[smt.Expr, smt.Expr]]] = ()) -> list[smt.BoolExpr]:
+        """The facts for one instance of the loop (its context ``ctx``), over at most ``budget``
+        facts: as many iterations as the trip count allows (computed with the level's
+        ``concrete`` values where they fix it), at most ``MAX_ITERATIONS``."""
+        pairs = list(zip(self.outer, ctx))
+        first = smt.substituted(self.first, pairs)
+        step = smt.substituted(self.step, pairs)
+        out = [smt.substitute(f, *pairs) for f in self.once][:budget]
+        each = self.each
+        iterations = min(MAX_ITERATIONS, _trips(first, step, self.bound, pairs, concrete, corners),
+                         (budget - len(out)) // len(each))
+        v = first
+        for _ in range(iterations):
+            out += [smt.substituted(f, [*pairs, (self.var, v)]) for f in each]
+            v = smt.substituted(v + step, [])
+        return out
+
+    def value(self, args: Sequence[int], evaluate: Callable[[smt.Expr], Any]) -> int | bool | None:
+        """The function's value at concrete ``args``, computed iteration by iteration with
+        ``evaluate`` (a term with no template variables left -> its value, or None): None where an
+        iteration's outcome is not known or past ``MAX_ITERATIONS``."""
+        ctx = [smt.IntVal(a) for a in args[:len(self.outer)]]
+        pairs = list(zip(self.outer, ctx))
+
+        def at(term: smt.Expr, v: int, known: tuple[smt.Expr, Any] | None = None) -> Any:
+            term = smt.substitute(term, *pairs, (self.var, smt.IntVal(v)))
+            if known is not None:
+                term = smt.substitute(term, (known[0], smt.value_of(known[1])))
+            return evaluate(term)
+
+        first, step = evaluate(smt.substitute(self.first, *pairs)), evaluate(smt.substitute(self.step, *pairs))
+        if not isinstance(first, int) or not isinstance(step, int) or step <= 0:
+            return None
+        if self.init is None:  # the exit iteration: the first that breaks
+            if evaluate(smt.substitute(self.reached, *pairs)) is not True:
+                return None
+            for j in range(MAX_ITERATIONS):
+                if at(self.broke, j) is True:
+                    return j
+                if at(self.proceeds, j) is not True:
+                    return None
+            return None
+        target = args[len(self.outer)]
+        x, v = evaluate(smt.substitute(self.init, *pairs)), first
+        for _ in range(MAX_ITERATIONS):
+            if x is None or v == target:
+                return x if v == target else None
+            if v > target:
+                return None
+            known = (self.func(*ctx, smt.IntVal(v)), x)
+            if at(self.proceeds, v, known) is not True:
+                return None
+            x, v = at(self.following, v, known), v + step
+        return None
+
+
+def _trips(first: smt.IntExpr, step: smt.IntExpr, bound: smt.IntExpr | None,
+           pairs: list[tuple[smt.Expr, smt.Expr]], concrete: Sequence[tuple[smt.Expr, smt.Expr]],
+           corners: Sequence[Sequence[tuple[smt.Expr, smt.Expr]]] = ()) -> int:
+    """The loop's trip count where the level's values fix it, the largest over ``corners``
+    (substitutions of what is left, e.g. the block ids at the grid's corners) where they do not;
+    else the cap. Only precision rests on it: iterations past the real ones get facts guarded by
+    ``proceeds`` (vacuous), and iterations left out keep any value."""
+    if bound is None:
+        return MAX_ITERATIONS
+    fixed = list(concrete)
+    lo, s = smt.substituted(first, fixed), smt.const_value(smt.substituted(step, fixed))
+    hi = smt.substituted(smt.substitute(bound, *pairs) if pairs else bound, fixed)
+    if s is None or s <= 0:
+        return MAX_ITERATIONS
+    counts = []
+    for corner in ([()] if smt.const_value(hi) is not None and smt.const_value(lo) is not None else corners):
+        a, b = smt.const_value(smt.substituted(lo, list(corner))), smt.const_value(smt.substituted(hi, list(corner)))
+        if a is None or b is None:
+            return MAX_ITERATIONS
+        counts.append(max(0, -(-(b - a) // s)))
+    return max(counts, default=MAX_ITERATIONS)
+
+
+def facts(formula: smt.BoolExpr, carried: dict[str, Carried], concrete: Sequence[tuple[smt.Expr, smt.Expr]],
+          corners: Sequence[Sequence[tuple[smt.Expr, smt.Expr]]] = ()) -> list[smt.BoolExpr]:
+    """The defining facts of every carried value ``formula`` mentions, and of those the facts
+    mention in turn (a prefix sum read by another loop's bound), up to ``MAX_FACTS``. ``concrete``
+    and ``corners``: see ``_trips``."""
+    if not carried:
+        return []
+    out: list[smt.BoolExpr] = []
+    done: set[tuple[str, tuple[int, ...]]] = set()
+    seen: set[int] = set()  # subterms already walked: the facts share most of theirs
+    pending = [formula]
+    while pending and len(out) < MAX_FACTS:
+        found = smt.new_applications(pending, seen)
+        pending = []
+        for name, apps in found.items():
+            c = carried.get(name)
+            if c is None:
+                continue
+            for app in apps:
+                ctx = [app.arg(i) for i in range(len(c.outer))]
+                key = (name, tuple(smt.term_id(x) for x in ctx))
+                if key in done or len(out) >= MAX_FACTS:
+                    continue
+                done.add(key)
+                new = c.unrolled(ctx, concrete, MAX_FACTS - len(out), corners)
+                out += new
+                pending += new
+    return out
