@@ -127,8 +127,11 @@ class Interpreter:
 
     def needs_single_block_waves(self) -> bool:
         """A ``loop`` (e.g. a spin lock) in lockstep could wait on a block of its own wave forever; an
-        ``int_to_ptr`` (an array of a list argument) may name a different array in each block."""
-        return any(op.name in ("loop", "int_to_ptr") for op in self.function.walk())
+        ``int_to_ptr`` (an array of a list argument) may name a different array in each block; a
+        tensor view made from computed values (``arr.slice`` at a block's own offsets) may have a
+        different origin or size in each block, and a view is one per wave."""
+        return any(op.name in ("loop", "int_to_ptr") or (op.name == "make_tensor_view" and _computed(op))
+                   for op in self.function.walk())
 
     def wave(self, blocks: np.ndarray) -> Steps:
         width = len(blocks)
@@ -207,3 +210,13 @@ class Interpreter:
         if mem is None:
             raise InterpreterError(f"{op.name} at {op.loc.outermost()}: pointer into an unknown array", op.loc)
         return mem
+
+
+def _computed(op: Op) -> bool:
+    """Some operand of ``op`` is computed in the kernel, not an entry argument (through ``assume``)."""
+    for v in op.operands:
+        while isinstance(v.owner, Op) and v.owner.name == "assume":
+            v = v.owner.operands[0]
+        if isinstance(v.owner, Op):
+            return True
+    return False

@@ -196,6 +196,13 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
                                  contract=False),
             lambda: _detect_if_small(detect, kernel, args, grid3, user))
         report.stats["total_s"] = round(time.perf_counter() - start, 4)
+    elif data and grid3 is not None and args is not None and params and launch_data.undecided(report):
+        from tilecheck.interp.detect import detect
+
+        stats = report.stats
+        report = launch_data.decide_undecided(report, lambda: _detect_if_small(detect, kernel, args, grid3,
+                                                                                list(assume)))
+        report.stats = {**stats, "total_s": round(time.perf_counter() - start, 4)}
     return report
 
 

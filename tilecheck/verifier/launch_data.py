@@ -8,7 +8,8 @@ no duplicates, no duplicates below a padding value, non-decreasing), verify agai
 them, and keep a smallest subset that still verifies: that subset is the precondition to suggest,
 and since the given contents satisfy it, the launch is verified at level "this launch's data". When
 no such set exists, the exact detector decides the launch (a race it finds is witnessed by the data
-itself); when it cannot run, the verdict is unknown with the reason.
+itself); when it cannot run, the verdict is unknown with the reason. A launch the static check
+cannot decide at all (``undecided``) goes to the exact detector the same way.
 """
 from __future__ import annotations
 
@@ -29,6 +30,27 @@ def contents_dependent(report: Report) -> bool:
     """Every defect of ``report`` needs array contents other than the given ones."""
     defects = [f for f in report.findings if f.is_defect]
     return bool(defects) and all(f.witness is not None and f.witness.contents for f in defects)
+
+
+def undecided(report: Report) -> bool:
+    """The static check could not decide the launch (solver budget, an untracked value, an op it
+    does not model) and found nothing: no defect, no broken assumption, no overflow."""
+    return report.status == "unknown" and not report.findings
+
+
+def decide_undecided(report: Report, run_detect: Callable[[], Report]) -> Report:
+    """An undecided launch, decided by the exact detector on its own data when it can run; else
+    the unknown, with why the detector did not decide either."""
+    exact = run_detect()
+    if exact.status not in ("verified", "race", "out-of-bounds"):
+        report.reasons.append(f"the launch could not be run exactly either ({'; '.join(exact.reasons) or 'unknown'})")
+        return report
+    reasons = "; ".join(report.reasons[:2]) + (f"; and {len(report.reasons) - 2} more" if len(report.reasons) > 2 else "")
+    exact.notes.append(f"the static check could not decide this launch ({reasons}); it was decided by "
+                       "tilecheck.detect on its own data, which holds for this launch only")
+    exact.assumptions = list(report.assumptions)
+    exact.level = LEVEL
+    return exact
 
 
 def candidates(report: Report, arrays: dict[str, np.ndarray]) -> list[Precondition]:

@@ -125,6 +125,10 @@ class State:
         exits = [e for e in (self.returned, self.skipped) if not smt.is_false(e)]
         return smt.And(self.ctx.path, *(smt.Not(e) for e in exits)) if exits else self.ctx.path
 
+    def limits(self) -> list[smt.BoolExpr]:
+        """The enclosing loops' iteration limits (up to a ``loop``'s exit iteration)."""
+        return [lv.limit for lv in self.ctx.loops if lv.limit is not None]
+
     def fact(self, term: smt.BoolExpr, op: Op | None = None) -> None:
         """Record a constraint every execution satisfies (from ``assume``). Facts about values
         that vary by loop iteration or lane are dropped (sound: fewer facts, more behaviours)."""
@@ -149,7 +153,8 @@ class State:
             return
         shape = t.shape if isinstance(t, T.TileType) else ()
         lanes = [smt.And(LANES[d] >= 0, LANES[d] < n) for d, n in enumerate(shape)]
-        self.overflows.append((op, term, -(1 << (bits - 1)), (1 << (bits - 1)) - 1, smt.And(self.live(), *lanes)))
+        self.overflows.append((op, term, -(1 << (bits - 1)), (1 << (bits - 1)) - 1,
+                               smt.And(self.live(), *lanes, *self.limits())))
 
     def unsupported_op(self, op: Op, reason: str) -> None:
         self.unsupported.append(Unsupported(op, reason))
@@ -167,7 +172,7 @@ class State:
         tile = _data_shape(op)
         for d in range(rank):
             lane_ranges.append(smt.And(LANES[d] >= 0, LANES[d] < tile[d]))
-        full_active = smt.And(self.live(), *lane_ranges, active)
+        full_active = smt.And(self.live(), *lane_ranges, active, *self.limits())
         approximate = any(not lv.exact for lv in self.ctx.loops)
         if in_bounds is None:  # unknown coordinates: bounds cannot be stated (checked as unknown)
             in_bounds, coords = smt.BoolVal(True), None

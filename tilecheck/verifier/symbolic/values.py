@@ -107,3 +107,6 @@ class LoopVar:
     var: smt.IntExpr
     domain: smt.BoolExpr
     exact: bool  # False when the domain over-approximates the iterations (symbolic step)
+    # iterations past a ``loop``'s exit do not run: a constraint on the accesses and overflows
+    # inside, kept out of the path (the exit itself is defined by the path's conditions)
+    limit: smt.BoolExpr | None = None

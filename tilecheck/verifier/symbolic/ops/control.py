@@ -173,21 +173,23 @@ def loop_(state, op: Op, *inits: SymValue):
         return tuple(state.havoc(r.type, "loop") for r in op.results)
     outer, reached = state.context_args(), state.live()
     zero, one = smt.IntVal(0), smt.IntVal(1)
-    loop = LoopVar(op, var, var >= 0, True)
+    # a loop that can break runs up to its exit iteration, no further (a block whose loop never
+    # exits would not finish: its iterations are not modelled)
+    exit_ = smt.fresh_function("exit", len(outer)) if _exits(body.ops, "break") else None
+    loop = LoopVar(op, var, var >= 0, True, var <= exit_(*outer) if exit_ is not None else None)
     with state.in_region(var >= 0, loop):
         slots = _bind_carried(state, op, body.args, inits, var, zero, one, True)
         exits = _run_body(state, body)
     _record_carried(state, outer, var, zero, one, None, slots, inits, exits)
-    return _loop_results(state, op, outer, reached, var, exits)
+    return _loop_results(state, op, outer, reached, var, exits, exit_)
 
 
-def _loop_results(state, op: Op, outer, reached, var, exits) -> tuple[SymValue, ...]:
+def _loop_results(state, op: Op, outer, reached, var, exits, exit_) -> tuple[SymValue, ...]:
     """A ``loop``'s results: the values its break passes on, at the iteration ``exit(outer)`` where
     it breaks, with the facts that it breaks there and continued before (``Carried``)."""
     breaks = [(cond, values) for name, cond, values in exits if name == "break"]
-    if not breaks:
+    if exit_ is None or not breaks:  # (no break ran: the exit iteration stays any value, no facts)
         return tuple(state.havoc(r.type, "loop") for r in op.results)
-    exit_ = smt.fresh_function("exit", len(outer))
     at = exit_(*outer)
     broke = smt.Or(*[cond for cond, _ in breaks])
     proceeds = smt.Or(*[cond for name, cond, _ in exits if name == "continue"])
@@ -212,13 +214,19 @@ def single_trip(loop: Op) -> bool:
 
 def _continues(ops) -> list[Op]:
     """The ``continue`` ops of the loop whose body holds ``ops``: in nested ifs, not nested loops."""
+    return _exits(ops, "continue")
+
+
+def _exits(ops, name: str) -> list[Op]:
+    """The ``name`` ops (continue, break) of the loop whose body holds ``ops``: in nested ifs, not
+    nested loops."""
     out = []
     for inner in ops:
-        if inner.name == "continue":
+        if inner.name == name:
             out.append(inner)
         elif inner.name not in ("for", "loop"):
             for region in inner.regions:
-                out += _continues(region.block.ops)
+                out += _exits(region.block.ops, name)
     return out
 
 

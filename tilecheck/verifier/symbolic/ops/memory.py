@@ -69,8 +69,15 @@ def _view_access(state, op: Op, effect: Effect, view: SymValue, index: tuple[Sym
                       [n for d, n in enumerate(tensor.dims) if d not in promised])
     kept = _bounds([c for d, c in enumerate(coords) if d in promised],
                    [n for d, n in enumerate(tensor.dims) if d in promised])
+    checks = not promised
+    info = state.arrays.get(tensor.array)
+    if tensor.origin and info is not None and len(info.shape) == len(element_coords):
+        # a slice's bounds are its own: an element inside it but outside the array it was cut from
+        # is not dropped, it is undefined behaviour (a slice past the array's end)
+        kept = smt.And(kept, _bounds(element_coords, info.shape))
+        checks = False
     state.record(op, effect, tensor.array, element_coords, _linear(element_coords, tensor.strides), dropped,
-                 kept, not promised, len(view.tile), element)
+                 kept, checks, len(view.tile), element)
     return coords
 
 

@@ -1,0 +1,106 @@
+"""Kernels whose addresses come from values a loop carries: a prefix sum of group sizes (where a
+ragged batch's rows start), a ``while`` loop's persistent cursor, and views sliced at a block's own
+offsets. Each has a racy twin. The verifier follows such values iteration by iteration
+(``verifier/carried.py``)."""
+import cuda.tile as ct
+import numpy as np
+
+import tilecheck
+
+ConstInt = ct.Constant[int]
+ZERO = ct.PaddingMode.ZERO
+
+SIZES = [3, 1, 4, 2, 5]  # rows per group; group g starts at the sum of the sizes before it
+
+
+def _groups():
+    return (np.array(SIZES, np.int32), np.arange(16 * 8, dtype=np.float32).reshape(16, 8),
+            np.zeros((16, 8), np.float32), 8, 8)
+
+
+@tilecheck.case(grid=(5, 1, 1), args=_groups)
+@ct.kernel
+def grouped_rows_prefix_sum(sizes, x, y, TM: ConstInt, TD: ConstInt):
+    # block g copies the rows of group g: they start at sizes[0] + ... + sizes[g - 1], summed by a loop
+    g = ct.bid(0)
+    start = 0
+    for k in range(g):
+        start = start + ct.load(sizes, index=(k,), shape=(1,)).item()
+    size = ct.load(sizes, index=(g,), shape=(1,)).item()
+    rows = start + ct.arange(TM, dtype=ct.int32)
+    cols = ct.arange(TD, dtype=ct.int32)
+    inside = (ct.arange(TM, dtype=ct.int32) < size)[:, None]
+    t = ct.gather(x, (rows[:, None], cols[None, :]), mask=inside)
+    ct.scatter(y, (rows[:, None], cols[None, :]), t, mask=inside)
+
+
+@tilecheck.case(grid=(5, 1, 1), args=_groups)
+@ct.kernel
+def grouped_rows_prefix_sum_skips_one(sizes, x, y, TM: ConstInt, TD: ConstInt):
+    # racy: the loop stops one group short (range(g - 1)), so group g starts where group g - 1 does
+    g = ct.bid(0)
+    start = 0
+    for k in range(g - 1):
+        start = start + ct.load(sizes, index=(k,), shape=(1,)).item()
+    size = ct.load(sizes, index=(g,), shape=(1,)).item()
+    rows = start + ct.arange(TM, dtype=ct.int32)
+    cols = ct.arange(TD, dtype=ct.int32)
+    inside = (ct.arange(TM, dtype=ct.int32) < size)[:, None]
+    t = ct.gather(x, (rows[:, None], cols[None, :]), mask=inside)
+    ct.scatter(y, (rows[:, None], cols[None, :]), t, mask=inside)
+
+
+def _tiles():
+    return (np.arange(40 * 4, dtype=np.float32), np.zeros(40 * 4, np.float32), 40, 4)
+
+
+@tilecheck.case(grid=(6, 1, 1), args=_tiles)
+@ct.kernel
+def persistent_while(x, y, n_tiles: int, T: ConstInt):
+    # a persistent loop written as `while`: block b takes tiles b, b + nb, b + 2 nb, ...
+    t = ct.bid(0)
+    while t < n_tiles:
+        ct.store(y, index=(t,), tile=ct.load(x, index=(t,), shape=(T,)) * 2.0)
+        t = t + ct.num_blocks(0)
+
+
+@tilecheck.case(grid=(6, 1, 1), args=_tiles)
+@ct.kernel
+def persistent_while_short_stride(x, y, n_tiles: int, T: ConstInt):
+    # racy: the cursor advances by nb - 1, so block b + 1 revisits the tile block b takes next
+    t = ct.bid(0)
+    while t < n_tiles:
+        ct.store(y, index=(t,), tile=ct.load(x, index=(t,), shape=(T,)) * 2.0)
+        t = t + ct.num_blocks(0) - 1
+
+
+def _segments(offsets):
+    return (np.array(offsets, np.int32), np.arange(32 * 8, dtype=np.float32).reshape(32, 8),
+            np.zeros((32, 8), np.float32), 8, 8)
+
+
+@tilecheck.case(grid=(4, 1, 1), args=lambda: _segments([0, 5, 9, 17, 24]))
+@ct.kernel
+def sliced_segments(offsets, x, y, TM: ConstInt, TD: ConstInt):
+    # block b works on the rows offsets[b] .. offsets[b + 1] through views sliced there (a view whose
+    # origin and size differ per block); the store is masked to the slice
+    b = ct.bid(0)
+    start = ct.load(offsets, index=(b,), shape=(1,)).item()
+    stop = ct.load(offsets, index=(b + 1,), shape=(1,)).item()
+    xs = x.slice(axis=0, start=start, stop=stop)
+    ys = y.slice(axis=0, start=start, stop=stop)
+    for i in range(ct.cdiv(stop - start, TM)):
+        ct.store(ys, index=(i, 0), tile=ct.load(xs, index=(i, 0), shape=(TM, TD), padding_mode=ZERO))
+
+
+@tilecheck.case(grid=(4, 1, 1), args=lambda: _segments([0, 5, 9, 17, 24]))
+@ct.kernel
+def sliced_segments_overlap(offsets, x, y, TM: ConstInt, TD: ConstInt):
+    # racy: each slice runs to offsets[b + 2] (clamped to the last), into the next block's rows
+    b = ct.bid(0)
+    start = ct.load(offsets, index=(b,), shape=(1,)).item()
+    stop = ct.load(offsets, index=(ct.minimum(b + 2, 4),), shape=(1,)).item()
+    xs = x.slice(axis=0, start=start, stop=stop)
+    ys = y.slice(axis=0, start=start, stop=stop)
+    for i in range(ct.cdiv(stop - start, TM)):
+        ct.store(ys, index=(i, 0), tile=ct.load(xs, index=(i, 0), shape=(TM, TD), padding_mode=ZERO))
