@@ -1,0 +1,70 @@
+"""Loop-carried scalars followed iteration by iteration (verifier/carried.py): verify's verdict on a
+launch agrees with the exact detector's, for generated data and grids."""
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tilecheck
+from corpus.kernels import loops as L
+
+
+def _verdict(report) -> str:
+    return "race" if report.status == "out-of-bounds" else report.status
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(sizes=st.lists(st.integers(-2, 4), min_size=2, max_size=5))
+def test_a_prefix_sum_of_group_sizes_is_decided_as_the_detector_decides_it(sizes):
+    # negative sizes make a later group start inside an earlier one: a race iff some rows overlap
+    n = len(sizes)
+    args = (np.array(sizes, np.int32), np.arange(16 * 8, dtype=np.float32).reshape(16, 8),
+            np.zeros((16, 8), np.float32), 8, 8)
+    exact = tilecheck.detect(L.grouped_rows_prefix_sum, args, (n, 1, 1))
+    report = tilecheck.verify(L.grouped_rows_prefix_sum, args, (n, 1, 1))
+    assert _verdict(report) == _verdict(exact), (sizes, str(report), str(exact))
+    if report.status == "race":  # witnessed by the launch's own data
+        assert all(f.witness is None or not f.witness.contents for f in report.races)
+    if min(sizes) >= 0:  # the static proof for every such content, not only this launch's
+        static = tilecheck.verify(L.grouped_rows_prefix_sum, args, (n, 1, 1), data=False,
+                                  assume=[tilecheck.bounded("sizes", 0, 4)])
+        assert static.status == "verified", (sizes, str(static))
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(blocks=st.integers(1, 8), tiles=st.integers(0, 40), short=st.booleans())
+def test_a_while_loops_cursor_is_decided_as_the_detector_decides_it(blocks, tiles, short):
+    kernel = L.persistent_while_short_stride if short else L.persistent_while
+    args = (np.arange(40 * 4, dtype=np.float32), np.zeros(40 * 4, np.float32), tiles, 4)
+    if short and blocks == 1:
+        return  # the cursor would not advance: the launch never finishes
+    exact = tilecheck.detect(kernel, args, (blocks, 1, 1))
+    report = tilecheck.verify(kernel, args, (blocks, 1, 1), data=False)  # the static check alone
+    assert _verdict(report) == _verdict(exact), (blocks, tiles, short, str(report))
+
+
+def test_a_prefix_sum_past_the_unrolled_iterations_is_not_a_proof():
+    # 70 groups: the loop of the last blocks runs past the 64 iterations the facts cover, so their
+    # start is any value there; the verdict may be unknown, never a wrong one
+    sizes = np.ones(70, np.int32)
+    sizes[66] = -1  # group 67 starts inside group 66
+    args = (sizes, np.arange(80 * 8, dtype=np.float32).reshape(80, 8), np.zeros((80, 8), np.float32), 8, 8)
+    report = tilecheck.verify(L.grouped_rows_prefix_sum, args, (70, 1, 1), data=False)
+    assert report.status in ("race", "unknown"), str(report)
+    assert tilecheck.detect(L.grouped_rows_prefix_sum, args, (70, 1, 1)).status == "race"
+
+
+def test_carried_facts_are_unrolled_for_the_trip_count_the_level_fixes():
+    from tilecheck.ir.cutile import module_for
+    from tilecheck.verifier import carried, smt
+    from tilecheck.verifier.symbolic.engine import execute
+
+    case = tilecheck.cases_of(L.grouped_rows_prefix_sum)[0]
+    module, _ = module_for(L.grouped_rows_prefix_sum, case.make_args())
+    fp = execute(module)
+    (prefix,) = [c for c in fp.carried.values() if c.init is not None]
+    ctx = [smt.IntVal(3), smt.IntVal(0), smt.IntVal(0)]  # block 3 sums groups 0, 1, 2
+    facts = prefix.unrolled(ctx, [], carried.MAX_FACTS)
+    assert len(facts) == 1 + 3  # the first value, then one step per iteration
+    # a bound the level does not fix (here the block id itself) is unrolled up to the cap
+    facts = prefix.unrolled([smt.Int("bid0_b1"), smt.IntVal(0), smt.IntVal(0)], [], carried.MAX_FACTS)
+    assert len(facts) == 1 + carried.MAX_ITERATIONS
