@@ -104,3 +104,21 @@ def sliced_segments_overlap(offsets, x, y, TM: ConstInt, TD: ConstInt):
     ys = y.slice(axis=0, start=start, stop=stop)
     for i in range(ct.cdiv(stop - start, TM)):
         ct.store(ys, index=(i, 0), tile=ct.load(xs, index=(i, 0), shape=(TM, TD), padding_mode=ZERO))
+
+
+@tilecheck.case(grid=(5, 1, 1), args=_groups)
+@ct.kernel
+def grouped_rows_scan(sizes, x, y, TM: ConstInt, TD: ConstInt):
+    # the same groups, their starts computed without a loop: an exclusive prefix sum by ct.cumsum
+    # over the whole size tile, then block g's entry picked out by a masked sum
+    g = ct.bid(0)
+    all_sizes = ct.load(sizes, index=(0,), shape=(8,), padding_mode=ZERO)
+    starts = ct.cumsum(all_sizes, axis=0) - all_sizes
+    lanes = ct.arange(8, dtype=ct.int32)
+    start = ct.sum(ct.where(lanes == g, starts, 0))
+    size = ct.sum(ct.where(lanes == g, all_sizes, 0))
+    rows = start + ct.arange(TM, dtype=ct.int32)
+    cols = ct.arange(TD, dtype=ct.int32)
+    inside = (ct.arange(TM, dtype=ct.int32) < size)[:, None]
+    t = ct.gather(x, (rows[:, None], cols[None, :]), mask=inside)
+    ct.scatter(y, (rows[:, None], cols[None, :]), t, mask=inside)

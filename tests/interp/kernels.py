@@ -85,11 +85,20 @@ def while_reduced(x, y, m, T: ConstInt):
 
 @ct.kernel
 def summed_index(x, y, T: ConstInt):
-    # block b writes tile b + sum(zeros): race-free, but an integer reduction over a tile is not
-    # tracked, so the solver may pick colliding tiles
+    # block b writes tile b + sum(zeros): race-free (an integer reduction over a tile is exact)
     b = ct.bid(0)
     i = b + ct.sum(ct.full((T,), 0, ct.int32))
     ct.store(y, index=(i,), tile=ct.load(x, index=(b,), shape=(T,)))
+
+
+@ct.kernel
+def float_offset_index(x, y, T: ConstInt):
+    # block b writes tile b + int(0.0 * sum(x's tile)): race-free, but an integer made from float
+    # data is not tracked, so the solver may pick colliding tiles
+    b = ct.bid(0)
+    t = ct.load(x, index=(b,), shape=(T,))
+    i = b + ct.astype(ct.sum(t) * 0.0, ct.int32)
+    ct.store(y, index=(i,), tile=t)
 
 
 @ct.kernel

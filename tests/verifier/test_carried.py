@@ -1,5 +1,6 @@
-"""Loop-carried scalars followed iteration by iteration (verifier/carried.py): verify's verdict on a
-launch agrees with the exact detector's, for generated data and grids."""
+"""Loop-carried scalars followed iteration by iteration (verifier/carried.py), and integer scans and
+reductions over a tile (symbolic/ops/control.py): verify's verdict on a launch agrees with the
+exact detector's, for generated data and grids."""
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,20 +13,22 @@ def _verdict(report) -> str:
     return "race" if report.status == "out-of-bounds" else report.status
 
 
-@settings(max_examples=12, deadline=None, derandomize=True)
-@given(sizes=st.lists(st.integers(-2, 4), min_size=2, max_size=5))
-def test_a_prefix_sum_of_group_sizes_is_decided_as_the_detector_decides_it(sizes):
-    # negative sizes make a later group start inside an earlier one: a race iff some rows overlap
+@settings(max_examples=16, deadline=None, derandomize=True)
+@given(sizes=st.lists(st.integers(-2, 4), min_size=2, max_size=5),
+       kernel=st.sampled_from([L.grouped_rows_prefix_sum, L.grouped_rows_scan]))
+def test_a_prefix_sum_of_group_sizes_is_decided_as_the_detector_decides_it(sizes, kernel):
+    # negative sizes make a later group start inside an earlier one: a race iff some rows overlap;
+    # the sum is a loop's carried value, or a scan (ct.cumsum) and a masked reduction (ct.sum)
     n = len(sizes)
     args = (np.array(sizes, np.int32), np.arange(16 * 8, dtype=np.float32).reshape(16, 8),
             np.zeros((16, 8), np.float32), 8, 8)
-    exact = tilecheck.detect(L.grouped_rows_prefix_sum, args, (n, 1, 1))
-    report = tilecheck.verify(L.grouped_rows_prefix_sum, args, (n, 1, 1))
+    exact = tilecheck.detect(kernel, args, (n, 1, 1))
+    report = tilecheck.verify(kernel, args, (n, 1, 1))
     assert _verdict(report) == _verdict(exact), (sizes, str(report), str(exact))
     if report.status == "race":  # witnessed by the launch's own data
         assert all(f.witness is None or not f.witness.contents for f in report.races)
     if min(sizes) >= 0:  # the static proof for every such content, not only this launch's
-        static = tilecheck.verify(L.grouped_rows_prefix_sum, args, (n, 1, 1), data=False,
+        static = tilecheck.verify(kernel, args, (n, 1, 1), data=False,
                                   assume=[tilecheck.bounded("sizes", 0, 4)])
         assert static.status == "verified", (sizes, str(static))
 

@@ -9,7 +9,7 @@ from tilecheck.verifier.carried import Carried
 from tilecheck.verifier.symbolic.engine import in_range
 from tilecheck.verifier.symbolic.ops.shape import reshaped, shape_of
 from tilecheck.verifier.symbolic.registry import symbolic
-from tilecheck.verifier.symbolic.values import BoolTile, IntTile, LoopVar, Pointer, SymValue
+from tilecheck.verifier.symbolic.values import LANES, BoolTile, IntTile, LoopVar, Pointer, SymValue
 
 
 @symbolic("for")
@@ -263,17 +263,63 @@ def if_(state, op: Op, cond: SymValue):
     return tuple(_merge(state, c, r, a, b) for r, a, b in zip(op.results, then_values, else_values))
 
 
+# the longest dimension an integer reduction or scan is unrolled along (terms grow with it)
+MAX_FOLD = 64
+
+
 @symbolic("reduce", "scan")
 def reduction(state, op: Op, *operands: SymValue):
-    # A reduction along a dimension of size 1 is that one element (e.g. `ct.sum` of a 1-element
-    # tile loaded as shape (1,)): exact, so a branch on it narrows paths. Any other result is an
-    # unknown (the combiner bodies are not modelled; they rarely matter for addresses).
+    # An integer add/max/min reduction or scan of one tile along a dimension of concrete length (at
+    # most MAX_FOLD) is exact: a sum (or max/min chain) of the tile at each position along it
+    # (``ct.sum`` of a tile of offsets, ``ct.cumsum`` of group sizes). Any other result is an
+    # unknown (custom or float combiners rarely matter for addresses).
     src = shape_of(op.operands[0])
     dim = op.attrs.get("dim")
-    if op.name == "reduce" and len(operands) == 1 and isinstance(dim, int) and 0 <= dim < len(src) \
-            and src[dim] == 1 and isinstance(operands[0], (IntTile, BoolTile)) and _neutral_combiner(op):
+    if len(operands) != 1 or not isinstance(dim, int) or not 0 <= dim < len(src):
+        return tuple(state.havoc(r.type, op.name) for r in op.results)
+    if op.name == "reduce" and src[dim] == 1 and isinstance(operands[0], (IntTile, BoolTile)) \
+            and _neutral_combiner(op):  # one element reduces to itself
         return (reshaped(operands[0], src, shape_of(op.results[0])),)
+    combiner = _combiner(op)
+    if isinstance(operands[0], IntTile) and combiner is not None and src[dim] <= MAX_FOLD:
+        folded = _fold(operands[0], src, dim, combiner, op.name == "scan", bool(op.attrs.get("reverse")))
+        if combiner.name == "addi":
+            state.may_overflow(op, folded.term)
+        return (reshaped(folded, folded.shape, shape_of(op.results[0])),)
     return tuple(state.havoc(r.type, op.name) for r in op.results)
+
+
+def _combiner(op: Op) -> Op | None:
+    """The body's op when it is ``yield(f(a, b))`` for a signed integer add, max or min."""
+    if not _neutral_combiner(op):
+        return None
+    inner = op.regions[0].block.ops[0]
+    if inner.name not in ("addi", "maxi", "mini") or inner.attrs.get("signedness") == "unsigned":
+        return None
+    return inner
+
+
+def _fold(x: IntTile, src: tuple[int, ...], dim: int, combiner: Op, scan: bool, reverse: bool) -> IntTile:
+    """``x`` folded along ``dim`` with ``combiner``: the whole dimension (reduce, whose lanes after
+    ``dim`` move down one), or up to each lane (scan, from the end when ``reverse``)."""
+    lane = LANES[dim]
+    if scan:
+        at = [smt.substitute(x.term, (lane, smt.IntVal(k))) for k in range(src[dim])]
+    else:
+        moved = [(LANES[j], LANES[j - 1]) for j in range(dim + 1, len(src))]
+        at = [smt.substitute(x.term, (lane, smt.IntVal(k)), *moved) for k in range(src[dim])]
+    order = list(range(src[dim]))[::-1] if reverse else list(range(src[dim]))
+    acc = at[order[0]]
+    for k in order[1:]:
+        term = at[k]
+        if combiner.name == "addi":
+            step = acc + term
+        else:
+            step = smt.If(term > acc if combiner.name == "maxi" else term < acc, term, acc)
+        # a scan takes position k only for the lanes at or past it (before it, when reversed)
+        acc = smt.If(lane >= k if not reverse else lane <= k, step, acc) if scan else step
+    shape = src if scan else src[:dim] + src[dim + 1:]
+    return IntTile(acc, shape)
 
 
 _NEUTRAL = {"addi", "muli", "maxi", "mini", "andi", "ori", "xori"}  # identity op x == x for their identities
