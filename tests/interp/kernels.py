@@ -128,3 +128,20 @@ def last_writer_wins(x, slot, T: ConstInt):
     # every block exchanges its id into slot[0]: atomic, but which id remains depends on the order
     b = ct.bid(0)
     ct.atomic_xchg(slot, 0, b)
+
+
+@ct.kernel
+def truncated_index(x, y, T: ConstInt):
+    # block b writes tile int8(b * 64): blocks 0 and 4 both write tile 0 once the product wraps
+    b = ct.bid(0)
+    i = ct.astype(b * 64, ct.int8)
+    ct.store(y, index=(i,), tile=ct.load(x, index=(b,), shape=(T,)))
+
+
+@ct.kernel
+def zero_extended_index(x, y, T: ConstInt):
+    # block b writes tile uint32(int32(b) - 4) widened to 64 bits: a huge index for b < 4 (out of
+    # bounds, so dropped), b - 4 from block 4 on; a sign extension would make it -4 .. -1
+    b = ct.bid(0)
+    i = ct.astype(ct.astype(b - 4, ct.uint32), ct.int64)
+    ct.store(y, index=(i,), tile=ct.load(x, index=(b,), shape=(T,)))

@@ -3,6 +3,8 @@ and/or/xor (arithmetic form for a constant with few set bits, bit-vectors otherw
 division, remainder, logical shift right, and min/max under the IR's signedness."""
 import numpy as np
 import z3
+
+import tilecheck
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -54,3 +56,25 @@ def test_unsigned_division_remainder_and_shift(x, y, k):
     assert _value(shifted) == _wrap(int(ux >> np.uint32(k)))
     less = arith._unsigned_less(z3.IntVal(x), z3.IntVal(y), False)
     assert z3.is_true(z3.simplify(less)) == bool(ux < uy)
+
+
+def test_a_truncation_that_wraps_an_index_is_an_overflow_finding():
+    from tests.interp import kernels as K
+
+    args = (np.arange(8 * 4, dtype=np.float32), np.zeros(1024 * 4, np.float32), 4)
+    report = tilecheck.verify(K.truncated_index, args, (8, 1, 1))
+    assert report.status == "unknown", str(report)  # not the identity the model would otherwise take
+    (finding,) = [f for f in report.findings if f.kind == "overflow"]
+    assert "trunci computes 128 in block (2, 0, 0)" in finding.message
+    assert tilecheck.detect(K.truncated_index, args, (8, 1, 1)).status == "race"
+    assert tilecheck.verify(K.truncated_index, args, (2, 1, 1)).status == "verified"  # 0 and 64 fit
+
+
+def test_an_unsigned_extension_is_the_bit_pattern():
+    from tests.interp import kernels as K
+
+    args = (np.arange(8 * 4, dtype=np.float32), np.zeros(8 * 4, np.float32), 4)
+    report = tilecheck.verify(K.zero_extended_index, args, (8, 1, 1))
+    # uint32(b - 4) is 2^32 - 4 + b for b < 4, which the truncation back to 32 bits wraps
+    assert report.status == "unknown"
+    assert any(f.kind == "overflow" and "4294967292" in f.message for f in report.findings)

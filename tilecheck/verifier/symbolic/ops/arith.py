@@ -263,8 +263,13 @@ def select(state, op: Op, cond: SymValue, yes: SymValue, no: SymValue):
 
 @symbolic("exti", "trunci")
 def int_cast(state, op: Op, x: SymValue):
-    # Index arithmetic is assumed not to overflow (listed among the report's assumptions).
     if isinstance(x, IntTile):
+        source = op.operands[0].type
+        bits = getattr(source.element if isinstance(source, T.TileType) else source, "bitwidth", None)
+        if op.name == "exti" and _unsigned(op) and bits is not None:  # zero-extension: the bit pattern
+            return (IntTile(as_unsigned(x.term, bits), _shape(op)),)
+        if op.name == "trunci":  # exact while the value fits: checked at the given case, like add/mul
+            state.may_overflow(op, x.term)
         return (IntTile(x.term, _shape(op), x.form),)
     if isinstance(x, BoolTile) and op.name == "exti":
         one = -1 if op.attrs.get("signedness") == "signed" else 1
