@@ -145,3 +145,10 @@ def zero_extended_index(x, y, T: ConstInt):
     b = ct.bid(0)
     i = ct.astype(ct.astype(b - 4, ct.uint32), ct.int64)
     ct.store(y, index=(i,), tile=ct.load(x, index=(b,), shape=(T,)))
+
+
+@ct.kernel
+def counted_writes(counts, y, T: ConstInt):
+    # every block writes y[0], y[1], ... y[counts[0] - 1]: racy as soon as counts[0] > 0
+    for i in range(ct.load(counts, index=(0,), shape=(1,)).item()):
+        ct.store(y, index=(i % 4,), tile=ct.full((T,), 1.0, ct.float32))

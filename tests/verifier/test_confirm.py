@@ -1,6 +1,7 @@
 """The confirmation channel: a race at the given case is reported only once the interpreter
 reproduces its witness; models from over-approximations become unknown, never race."""
 import numpy as np
+import pytest
 
 import tilecheck
 from tests.interp import kernels as K
@@ -64,3 +65,15 @@ def test_witness_contents_survive_json():
     witness = json.loads(report.to_json())["findings"][0]["witness"]
     assert witness["contents"] and {"array", "index", "value"} == set(witness["contents"][0])
     assert witness["contents"][0]["array"] == "dest_rows"
+
+
+def test_confirming_a_witness_is_a_bounded_run():
+    from tilecheck.interp import InterpreterError
+    from tilecheck.interp.runs import CONFIRM_ITERATIONS, touched_by
+
+    args = (np.array([10 * CONFIRM_ITERATIONS], np.int32), np.zeros(16, np.float32), 4)
+    with pytest.raises(InterpreterError, match="loop iterations"):
+        touched_by(K.counted_writes, args, (2, 1, 1), [(0, 0, 0), (1, 0, 0)], "y", (0,))
+    # the verdict on a launch whose count is small is unaffected
+    args = (np.array([3], np.int32), np.zeros(16, np.float32), 4)
+    assert tilecheck.verify(K.counted_writes, args, (2, 1, 1)).status == "race"

@@ -102,9 +102,19 @@ class Interpreter:
         self.arg_values, self.arrays = bind_arguments(module, self.function, args)
         self.memory_ops = 0
         self.max_memory_ops = schedule.max_memory_ops
+        self.iterations = 0
         written = _written(self.function)
         # arrays no op writes: loads may return views of them, no copy
         self.read_only = set() if None in written else set(self.arrays) - written
+
+    def count_iteration(self, op: Op) -> None:
+        """One more loop iteration; past the schedule's ``max_iterations``, an error (a bounded run,
+        e.g. confirming a witness whose contents make a loop run for millions of iterations)."""
+        self.iterations += 1
+        limit = self.schedule.max_iterations
+        if limit is not None and self.iterations > limit:
+            raise InterpreterError(f"more than {limit} loop iterations, the limit of this run, at "
+                                   f"{op.loc.outermost()}", op.loc)
 
     def order_graph(self) -> Any:
         """The token/data order graph (only adversarial schedules need it)."""

@@ -15,6 +15,10 @@ from tilecheck.interp.engine import Interpreter
 from tilecheck.interp.memory import as_host_array, copies_keeping_overlaps, copy_with_layout
 from tilecheck.interp.recorder import Recorder
 from tilecheck.interp.schedule import Schedule
+
+# what running a few blocks to confirm a witness may cost (tile-level memory ops, loop iterations)
+CONFIRM_MEMORY_OPS = 100_000
+CONFIRM_ITERATIONS = 20_000
 from tilecheck.ir import Module
 from tilecheck.ir.cutile import module_for
 from tilecheck.ir.summary import written_arguments
@@ -94,7 +98,10 @@ def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tup
     both of its blocks must touch its element, with its ops."""
     grid3 = normalize_grid(grid)
     module, _ = module_for(kernel, tuple(args))
-    interp = Interpreter(module, copies(module, tuple(args), only_written=True), grid3, Schedule())
+    # a bounded run: a witness whose contents make a loop run for millions of iterations is not
+    # confirmed (the verdict is then unknown), rather than run for hours
+    schedule = Schedule(max_memory_ops=CONFIRM_MEMORY_OPS, max_iterations=CONFIRM_ITERATIONS)
+    interp = Interpreter(module, copies(module, tuple(args), only_written=True), grid3, schedule)
     index = next((i for i, mem in interp.arrays.items() if mem.name == array), None)
     if index is None:
         raise TilecheckError(f"{module.name} has no array argument '{array}'")
