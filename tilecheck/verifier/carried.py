@@ -31,6 +31,8 @@ from tilecheck.verifier import smt
 MAX_ITERATIONS = 64
 MAX_FACTS = 4096
 
+Pairs = Sequence[tuple[smt.Expr, smt.Expr]]  # substitutions: (symbol, value)
+
 
 @dataclass(frozen=True)
 class Carried:
@@ -65,11 +67,12 @@ class Carried:
     def each(self) -> tuple[smt.BoolExpr, ...]:
         """The facts over ``outer`` and ``var``, at every iteration."""
         if self.init is not None:
-            return (smt.Implies(self.proceeds, self.func(*self.outer, self.var + self.step) == self.following),)
+            following = self.func(*self.outer, self.var + self.step) == self.following
+            return (smt.Implies(self.proceeds, following),)
         return (smt.Implies(smt.And(self.reached, self.var < self.func(*self.outer)), self.proceeds),)
 
-    def unrolled(self, ctx: Sequence[smt.Expr], concrete: Sequence[tuple[smt.Expr, smt.Expr]],
-                 budget: int, corners: Sequence[Sequence[tuple[smt.Expr, smt.Expr]]] = ()) -> list[smt.BoolExpr]:
+    def unrolled(self, ctx: Sequence[smt.Expr], concrete: Pairs, budget: int,
+                 corners: Sequence[Pairs] = ()) -> list[smt.BoolExpr]:
         """The facts for one instance of the loop (its context ``ctx``), over at most ``budget``
         facts: as many iterations as the trip count allows (computed with the level's
         ``concrete`` values where they fix it), at most ``MAX_ITERATIONS``."""
@@ -99,7 +102,8 @@ class Carried:
                 term = smt.substitute(term, (known[0], smt.value_of(known[1])))
             return evaluate(term)
 
-        first, step = evaluate(smt.substitute(self.first, *pairs)), evaluate(smt.substitute(self.step, *pairs))
+        first = evaluate(smt.substitute(self.first, *pairs))
+        step = evaluate(smt.substitute(self.step, *pairs))
         if not isinstance(first, int) or not isinstance(step, int) or step <= 0:
             return None
         if self.init is None:  # the exit iteration: the first that breaks
@@ -125,9 +129,8 @@ class Carried:
         return None
 
 
-def _trips(first: smt.IntExpr, step: smt.IntExpr, bound: smt.IntExpr | None,
-           pairs: list[tuple[smt.Expr, smt.Expr]], concrete: Sequence[tuple[smt.Expr, smt.Expr]],
-           corners: Sequence[Sequence[tuple[smt.Expr, smt.Expr]]] = ()) -> int:
+def _trips(first: smt.IntExpr, step: smt.IntExpr, bound: smt.IntExpr | None, pairs: Pairs, concrete: Pairs,
+           corners: Sequence[Pairs] = ()) -> int:
     """The loop's trip count where the level's values fix it, the largest over ``corners``
     (substitutions of what is left, e.g. the block ids at the grid's corners) where they do not;
     else the cap. Only precision rests on it: iterations past the real ones get facts guarded by
@@ -141,15 +144,16 @@ def _trips(first: smt.IntExpr, step: smt.IntExpr, bound: smt.IntExpr | None,
         return MAX_ITERATIONS
     counts = []
     for corner in ([()] if smt.const_value(hi) is not None and smt.const_value(lo) is not None else corners):
-        a, b = smt.const_value(smt.substituted(lo, list(corner))), smt.const_value(smt.substituted(hi, list(corner)))
+        a = smt.const_value(smt.substituted(lo, list(corner)))
+        b = smt.const_value(smt.substituted(hi, list(corner)))
         if a is None or b is None:
             return MAX_ITERATIONS
         counts.append(max(0, -(-(b - a) // s)))
     return max(counts, default=MAX_ITERATIONS)
 
 
-def facts(formula: smt.BoolExpr, carried: dict[str, Carried], concrete: Sequence[tuple[smt.Expr, smt.Expr]],
-          corners: Sequence[Sequence[tuple[smt.Expr, smt.Expr]]] = ()) -> list[smt.BoolExpr]:
+def facts(formula: smt.BoolExpr, carried: dict[str, Carried], concrete: Pairs,
+          corners: Sequence[Pairs] = ()) -> list[smt.BoolExpr]:
     """The defining facts of every carried value ``formula`` mentions, and of those the facts
     mention in turn (a prefix sum read by another loop's bound), up to ``MAX_FACTS``. ``concrete``
     and ``corners``: see ``_trips``."""

@@ -43,9 +43,11 @@ def decide_undecided(report: Report, run_detect: Callable[[], Report]) -> Report
     the unknown, with why the detector did not decide either."""
     exact = run_detect()
     if exact.status not in ("verified", "race", "out-of-bounds"):
-        report.reasons.append(f"the launch could not be run exactly either ({'; '.join(exact.reasons) or 'unknown'})")
+        why = "; ".join(exact.reasons) or "unknown"
+        report.reasons.append(f"the launch could not be run exactly either ({why})")
         return report
-    reasons = "; ".join(report.reasons[:2]) + (f"; and {len(report.reasons) - 2} more" if len(report.reasons) > 2 else "")
+    more = len(report.reasons) - 2
+    reasons = "; ".join(report.reasons[:2]) + (f"; and {more} more" if more > 0 else "")
     exact.notes.append(f"the static check could not decide this launch ({reasons}); it was decided by "
                        "tilecheck.detect on its own data, which holds for this launch only")
     exact.assumptions = list(report.assumptions)

@@ -208,7 +208,8 @@ class Checker:
             return []
         key = smt.term_id(formula)
         if key not in self._carried:  # the same formula comes back (witness, contents, minimising)
-            self._carried[key] = (formula, carried.facts(formula, self.fp.carried, self.concrete, self.corners))
+            facts = carried.facts(formula, self.fp.carried, self.concrete, self.corners)
+            self._carried[key] = (formula, facts)
         return self._carried[key][1]
 
     # ---- obligations ---------------------------------------------------------------------------

@@ -193,8 +193,8 @@ def _loop_results(state, op: Op, outer, reached, var, exits, exit_) -> tuple[Sym
     at = exit_(*outer)
     broke = smt.Or(*[cond for cond, _ in breaks])
     proceeds = smt.Or(*[cond for name, cond, _ in exits if name == "continue"])
-    state.carried[exit_.name()] = Carried(exit_, tuple(outer), var, smt.IntVal(0), smt.IntVal(1), None, proceeds,
-                                          broke=broke, reached=reached)
+    state.carried[exit_.name()] = Carried(exit_, tuple(outer), var, smt.IntVal(0), smt.IntVal(1), None,
+                                          proceeds, broke=broke, reached=reached)
     results = []
     for k, r in enumerate(op.results):
         terms = [_term(values[k]) if k < len(values) else None for _, values in breaks]
