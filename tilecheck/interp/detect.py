@@ -57,13 +57,14 @@ class _Pair:
 
 
 def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any] = (),
-           seeds: int = SEEDED_ORDERS) -> Report:
+           seeds: int = SEEDED_ORDERS, max_elements: int | None = None) -> Report:
     """Find every data race of this launch: ``kernel`` run on ``args`` over ``grid``, under every
     schedule of its blocks. The arguments are not modified (the run works on copies).
 
     Returns a ``Report`` like ``verify``'s, with ``level == "this launch"``: ``race`` with a witness
     per racing pair of ops, ``verified`` when none exists, ``unknown`` when the launch could not be
-    run (the reason says why)."""
+    run (the reason says why). ``max_elements`` bounds each run's work (array elements moved): past
+    it the answer is ``unknown``."""
     assume = with_requirements(kernel, assume)  # and the kernel's own @tilecheck.requires
     start = time.perf_counter()
     grid3 = normalize_grid(grid)
@@ -91,12 +92,12 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
     runs = 0
     try:
         for seed in orders:
-            first = _run(module, args, grid3, seed, Recorder(grid3, locks, None, detail, written))
+            first = _run(module, args, grid3, seed, Recorder(grid3, locks, None, detail, written), max_elements)
             runs += 1
             watch = _conflicts(first)
             recorder = first
             if any(m.any() for m in watch.values()):
-                recorder = _run(module, args, grid3, seed, Recorder(grid3, locks, watch, (), written))
+                recorder = _run(module, args, grid3, seed, Recorder(grid3, locks, watch, (), written), max_elements)
                 runs += 1
                 for f in _cross_block(module, recorder, first, grid3, case):
                     findings.setdefault(_key(f), f)
@@ -121,8 +122,9 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
 
 # ---- running ---------------------------------------------------------------------------------------
 def _run(module: Module, args: tuple[Any, ...], grid: tuple[int, int, int], seed: int | None,
-         recorder: Recorder) -> Recorder:
-    interp = Interpreter(module, copies(module, args), grid, Schedule(seed=seed), recorder=recorder)
+         recorder: Recorder, max_elements: int | None = None) -> Recorder:
+    schedule = Schedule(seed=seed, max_elements=max_elements)
+    interp = Interpreter(module, copies(module, args), grid, schedule, recorder=recorder)
     recorder.bind(interp.arrays)
     interp.run()
     return recorder

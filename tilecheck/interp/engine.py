@@ -103,9 +103,19 @@ class Interpreter:
         self.memory_ops = 0
         self.max_memory_ops = schedule.max_memory_ops
         self.iterations = 0
+        self.elements = 0
         written = _written(self.function)
         # arrays no op writes: loads may return views of them, no copy
         self.read_only = set() if None in written else set(self.arrays) - written
+
+    def count_elements(self, ctx: WaveContext, op: Op) -> None:
+        """The array elements a memory op moves (its data tile, in each active block); past the
+        schedule's ``max_elements``, an error (a run bounded by its work, not by the clock)."""
+        self.elements += _data_size(op) * int(np.count_nonzero(ctx.active))
+        limit = self.schedule.max_elements
+        if self.elements > limit:
+            raise InterpreterError(f"more than {limit} array elements moved, the limit of this run, at "
+                                   f"{op.loc.outermost()}", op.loc)
 
     def count_iteration(self, op: Op) -> None:
         """One more loop iteration; past the schedule's ``max_iterations``, an error (a bounded run,
@@ -184,6 +194,8 @@ class Interpreter:
                 if self.memory_ops > self.max_memory_ops:
                     raise InterpreterError(f"no progress after {self.max_memory_ops} memory ops (a spin lock "
                                            f"that is never released?) at {op.loc.outermost()}", op.loc)
+                if self.schedule.max_elements is not None:
+                    self.count_elements(ctx, op)
             try:
                 results = rule(self, ctx, op, *operands)
             except InterpreterError:
@@ -230,3 +242,14 @@ def _computed(op: Op) -> bool:
         if isinstance(v.owner, Op):
             return True
     return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _data_size(op: Op) -> int:
+    """The element count of the largest non-token tile a memory op takes or gives (its data)."""
+    sizes = [1]
+    for v in (*op.operands, *op.results):
+        t = v.type
+        if isinstance(t, T.TileType) and not isinstance(t.element, T.TokenType):
+            sizes.append(int(np.prod(t.shape)) if t.shape else 1)
+    return max(sizes)

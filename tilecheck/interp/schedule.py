@@ -26,6 +26,7 @@ class Schedule:
     reorder: bool = True
     max_memory_ops: int = 50_000_000
     max_iterations: int | None = None  # loop iterations in all (None: no limit)
+    max_elements: int | None = None  # array elements the memory ops move, in all (None: no limit)
     _orders: dict[int, list[Op]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:

@@ -28,8 +28,10 @@ from tilecheck.ir.order import order_graph
 GENERAL_LEVEL_RLIMIT = 4_000_000
 # solver queries a contract search may spend in all (deterministic); past it the box stops growing
 CONTRACT_QUERIES = 150
-# the largest launch (in blocks) whose data verify decides by running the exact detector
+# the largest launch (in blocks, and in array elements its memory ops move) whose data verify
+# decides by running the exact detector: a few seconds of interpretation at most
 DATA_DETECT_BLOCKS = 1024
+DATA_DETECT_ELEMENTS = 4_000_000
 # the level of a verdict without a grid, for the grids of the kernel's contract (report.contract)
 CONTRACT_LEVEL = "the given shapes, for the grids of its contract"
 DEFAULT_ASSUMPTIONS = (
@@ -216,7 +218,11 @@ def _detect_if_small(detect: Any, kernel: Any, args: Sequence[Any], grid: tuple[
         report.reasons.append(f"the launch has {blocks} blocks, more than verify runs exactly "
                               f"({DATA_DETECT_BLOCKS}); run tilecheck.detect on it, or state the precondition")
         return report
-    return detect(kernel, args, grid, assume=assume)
+    report = detect(kernel, args, grid, assume=assume, max_elements=DATA_DETECT_ELEMENTS)
+    if report.status == "unknown" and any("elements moved" in r for r in report.reasons):
+        report.reasons = [f"the launch moves more than {DATA_DETECT_ELEMENTS} array elements, more than "
+                          "verify runs exactly; run tilecheck.detect on it, or state the precondition"]
+    return report
 
 
 def _given_integer_arrays(params: tuple[Any, ...], args: Sequence[Any]) -> dict[str, Any]:
