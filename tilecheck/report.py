@@ -103,6 +103,8 @@ class Contract:
     breaking: Finding | None = None  # a defect at the smallest launch outside the box
     undecided: str | None = None  # why the box could not be widened further (solver budget)
     proved: bool = True  # False: not even the first query was decided, so no box is claimed
+    # the box's extents as bounds over the shapes, proved for every shape (``grid[0] <= cdiv(n, 16)``)
+    symbolic: str | None = None
 
     @property
     def empty(self) -> bool:
@@ -126,6 +128,8 @@ class Contract:
             text += f"; grid {_tuple(w.grid)} {_breaks(self.breaking)}"
         if self.undecided:
             text += f"; larger grids not decided: {self.undecided}"
+        if self.symbolic:
+            text += f"; for every shape: race-free when {self.symbolic}"
         return text
 
 
@@ -205,7 +209,7 @@ class Report:
             return None
         return {"text": str(c), "extents": list(c.extents), "reads": list(c.reads),
                 "breaking_grid": list(c.breaking.witness.grid) if c.breaking and c.breaking.witness else None,
-                "undecided": c.undecided, "proved": c.proved}
+                "undecided": c.undecided, "proved": c.proved, "symbolic": c.symbolic}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, default=str)

@@ -230,3 +230,35 @@ def test_the_contract_is_searched_by_default_only_without_a_grid():
     assert plain.contract is None
     assert any("contract=True" in n for n in plain.notes)
     assert tilecheck.verify(wrap_tiles, (*_arrays(), 16)).contract is not None
+
+
+@ct.kernel
+def clamped_tiles(x, y, n: int, T: ConstInt):
+    # blocks past cdiv(n, T) clamp to the last tile: a race with the block that owns it
+    b = ct.bid(0)
+    t = ct.minimum(b, ct.cdiv(n, T) - 1)
+    ct.store(y, index=(t,), tile=ct.load(x, index=(t,), shape=(T,)))
+
+
+def test_the_contract_in_its_symbolic_form_holds_for_every_shape():
+    args = (np.ones(60, np.float32), np.zeros(60, np.float32), 60, 16)
+    report = tilecheck.verify(clamped_tiles, args)
+    assert report.contract.extents == (4, 1, 1)
+    # proved at the all-shapes level: the bound over the scalar, not only the box at n = 60
+    assert report.contract.symbolic == "grid[0] <= cdiv(n, 16) and grid[1] == 1 and grid[2] == 1"
+    assert "for every shape: race-free when grid[0] <= cdiv(n, 16)" in str(report.contract)
+    # and it is right at other shapes: brute force on the launch just inside and just outside it
+    for n in (17, 33, 100):
+        other = (np.ones(n, np.float32), np.zeros(n, np.float32), n, 16)
+        blocks = -(-n // 16)
+        assert tilecheck.detect(clamped_tiles, other, (blocks, 1, 1)).status == "verified"
+        assert tilecheck.detect(clamped_tiles, other, (blocks + 1, 1, 1)).status == "race"
+
+
+def test_unmasked_tiles_get_the_rounded_down_form():
+    from corpus.kernels import grids
+
+    case = tilecheck.cases_of(grids.tiles_unmasked_up_to_cdiv)[0]
+    report = tilecheck.verify(grids.tiles_unmasked_up_to_cdiv, case.make_args())
+    # a partial last tile would run past the arrays: cdiv is not the bound, floor division is
+    assert report.contract.symbolic.startswith("grid[0] <= x.shape[0] // 16 and grid[0] <= y.shape[0] // 16")

@@ -12,13 +12,13 @@ from tilecheck.ir import Module
 from tilecheck.ir.opdefs import Effect
 from tilecheck.verifier import launch_data, smt
 from tilecheck.verifier.confirm import confirmer
-from tilecheck.verifier.contract import axes_read, exclude_overflow, infer_contract
+from tilecheck.verifier.contract import axes_read, exclude_overflow, infer_contract, symbolic_bounds
 from tilecheck.verifier.footprints import reset_instances
 from tilecheck.verifier.locks import find_spin_locks
 from tilecheck.verifier.obligations import Checker, Level, LevelResult
 from tilecheck.verifier.preconditions import Precondition
 from tilecheck.report import LEVELS, RACE_KINDS, Finding, Report, Side, Witness
-from tilecheck.verifier.symbolic.engine import execute
+from tilecheck.verifier.symbolic.engine import GRID, data_shape, execute
 from tilecheck.ir.order import order_graph
 
 # A general level (all shapes, all grids) gets a small deterministic work budget per query (Z3's
@@ -134,6 +134,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
             return Checker(fp, graph, locks, list(assume), level, timeout_s, confirm=channel,
                            rlimit=GENERAL_LEVEL_RLIMIT).overflow_only().overflow_blocks
         inferred = exclude_overflow(inferred, overflows)
+        inferred = _symbolic_contract(inferred, fp, graph, locks, list(assume), levels, timeout_s)
         breaking = inferred.breaking
         if breaking is not None and breaking.witness is not None:
             if breaking.kind in RACE_KINDS and channel is not None and not channel.run(
@@ -206,6 +207,34 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
                                                                                 list(assume)))
         report.stats = {**stats, "total_s": round(time.perf_counter() - start, 4)}
     return report
+
+
+def _symbolic_contract(inferred: Any, fp: Any, graph: Any, locks: Any, assume: list[Precondition],
+                       levels: list[Level], timeout_s: float) -> Any:
+    """The contract's extents in the usual symbolic form, ``grid[k] <= cdiv(size, tile)``, when one
+    of the candidate forms is proved at the all-shapes level (``contract.symbolic``)."""
+    if not inferred.proved or inferred.empty or inferred.undecided or len(levels) < 2:
+        return inferred
+    given = levels[1]
+    sizes = []
+    for info in fp.arrays.values():
+        shape = (given.shapes or {}).get(info.name)
+        if shape is not None:
+            sizes += [(f"{info.name}.shape[{d}]", sym, v) for d, (sym, v) in enumerate(zip(info.shape, shape))
+                      if smt.is_const(sym)]
+    sizes += [(fp.scalar_name(i), fp.scalars[i], v) for i, v in (given.scalars or {}).items()
+              if i in fp.scalars and smt.is_const(fp.scalars[i])]
+    tiles = {1} | {n for a in fp.accesses for n in data_shape(a.op) if n > 1}
+    fixed = [GRID[k] <= e for k, e in enumerate(inferred.extents) if not inferred.reads[k] and e is not None]
+    for bounds in symbolic_bounds(inferred, sizes, tiles):
+        level = dataclasses.replace(levels[0], grid_rules=(*fixed, *(b.rule(GRID) for b in bounds)))
+        result = Checker(fp, graph, locks, assume, level, timeout_s, stop_early=True, witnesses=False,
+                         rlimit=GENERAL_LEVEL_RLIMIT).run()
+        if not result.races and not result.unknowns:
+            unread = [f"grid[{k}] {'==' if e == 1 else '<='} {e}" for k, e in enumerate(inferred.extents)
+                      if not inferred.reads[k] and e is not None]
+            return dataclasses.replace(inferred, symbolic=" and ".join([*map(str, bounds), *unread]))
+    return inferred
 
 
 def _detect_if_small(detect: Any, kernel: Any, args: Sequence[Any], grid: tuple[int, int, int],

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Any
 
 from tilecheck.ir import Function
 from tilecheck.report import Contract, Finding
@@ -145,3 +146,59 @@ def exclude_overflow(contract: Contract, overflows: Callable[[Bounds], list[tupl
             break
     return dataclasses.replace(contract, extents=(extents[0], extents[1], extents[2]), proved=False,
                                undecided="index arithmetic wraps around inside every box tried")
+
+
+# candidate symbolic bounds tried per contract (each a checker run at the all-shapes level)
+MAX_SYMBOLIC = 8
+
+
+@dataclasses.dataclass(frozen=True)
+class Bound:
+    """``grid[axis] <= cdiv(size, tile)`` (or ``size // tile`` when not ``ceil``) for a shape or
+    scalar symbol ``size``, named ``name``."""
+
+    axis: int
+    name: str
+    size: Any  # the symbol (an array dimension or an integer scalar argument)
+    tile: int
+    ceil: bool = True
+
+    def rule(self, grid: Any) -> Any:
+        return grid[self.axis] <= ((self.size + (self.tile - 1)) / self.tile if self.ceil else self.size / self.tile)
+
+    def __str__(self) -> str:
+        if self.tile == 1:
+            return f"grid[{self.axis}] <= {self.name}"
+        return f"grid[{self.axis}] <= " + (f"cdiv({self.name}, {self.tile})" if self.ceil else
+                                           f"{self.name} // {self.tile}")
+
+
+def symbolic_bounds(contract: Contract, sizes: list[tuple[str, Any, int]], tiles: set[int]) -> list[list[Bound]]:
+    """The usual symbolic forms of a contract's finite extents: for each axis the kernel reads, the
+    sizes (``(name, symbol, given value)``: array dimensions, integer scalars) and tile lengths whose
+    ``cdiv(size, tile)`` (or ``size // tile``) at the given values is that extent. Per axis, the
+    options are each such bound alone, then all of those rounding up (or down) at once (the grid
+    must fit every array it walks); combined over the axes, the first ``MAX_SYMBOLIC``
+    combinations."""
+    per_axis: list[list[list[Bound]]] = []
+    for k, extent in enumerate(contract.extents):
+        if not contract.reads[k] or extent is None:
+            continue
+        groups: list[list[Bound]] = []
+        for ceil in (True, False):
+            matches = [Bound(k, name, symbol, t, ceil) for name, symbol, value in sizes for t in sorted(tiles)
+                       if value > 0 and (-(-value // t) if ceil else value // t) == extent
+                       and (ceil or t > 1)]
+            if matches:
+                groups.append(matches)
+        # one bound alone reads best; all of them at once, when the grid walks several arrays
+        options = [[b] for group in groups for b in group] + [g for g in groups if len(g) > 1]
+        if not options:
+            return []
+        per_axis.append(options)
+    if not per_axis:
+        return []
+    combos: list[list[Bound]] = [[]]
+    for options in per_axis:
+        combos = [c + b for c in combos for b in options][:MAX_SYMBOLIC]
+    return combos

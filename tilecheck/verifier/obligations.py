@@ -53,6 +53,8 @@ class Level:
     grid: tuple[int, int, int] | None
     # with a symbolic grid: the largest extent per axis (None: any); a contract search sets it
     grid_max: tuple[int | None, int | None, int | None] | None = None
+    # more constraints on the grid, over the shape and scalar symbols (a symbolic contract)
+    grid_rules: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -151,6 +153,7 @@ class Checker:
                 out.append(g == self.level.grid[d])
             elif self.level.grid_max is not None:  # a contract's box, within CUDA's grid limits
                 out.append(g <= (GRID_LIMITS[d] if self.level.grid_max[d] is None else self.level.grid_max[d]))
+        out += list(self.level.grid_rules)
         for info in self.fp.arrays.values():
             out += [s >= 0 for s in info.shape]
             if self.level.shapes is not None and info.name in self.level.shapes:

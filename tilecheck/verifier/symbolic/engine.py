@@ -169,7 +169,7 @@ class State:
                linear: smt.IntExpr, active: smt.BoolExpr, in_bounds: smt.BoolExpr | None, checks_bounds: bool,
                rank: int, element: T.Type | None) -> None:
         lane_ranges = []
-        tile = _data_shape(op)
+        tile = data_shape(op)
         for d in range(rank):
             lane_ranges.append(smt.And(LANES[d] >= 0, LANES[d] < tile[d]))
         full_active = smt.And(self.live(), *lane_ranges, active, *self.limits())
@@ -263,7 +263,7 @@ def in_range(term: smt.IntExpr, element: T.ScalarType) -> smt.IntExpr:
     return smt.If(smt.And(term >= lo, term <= hi), term, smt.IntVal(0))
 
 
-def _data_shape(op: Op) -> tuple[int, ...]:
+def data_shape(op: Op) -> tuple[int, ...]:
     """The shape of the data tile a memory op moves (its lanes)."""
     for v in (*op.results, op.operand("tile"), op.operand("value"), op.operand("source"),
               op.operand("destination"), op.operand("pointers")):
