@@ -25,3 +25,12 @@ def scatter_padded(x, y, idx, N: ConstInt, T: ConstInt):
     e = ct.load(idx, b, shape=())
     if e < N:
         ct.store(y, index=(e,), tile=ct.load(x, index=(b,), shape=(T,)))
+
+
+@ct.kernel
+def pair_sum_rows(idx, x, y, T: ConstInt):
+    # block b writes tile idx[b] + idx[b + 1]: safe when those sums are distinct, a fact about the
+    # contents no precondition states
+    b = ct.bid(0)
+    i = ct.load(idx, index=(b,), shape=(1,)).item() + ct.load(idx, index=(b + 1,), shape=(1,)).item()
+    ct.store(y, index=(i,), tile=ct.load(x, index=(b,), shape=(T,)))

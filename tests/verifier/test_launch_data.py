@@ -47,13 +47,19 @@ def test_padding_entries_give_distinct_below():
     assert any("tilecheck.distinct('idx', below=4)" in n for n in report.notes), report.notes
 
 
-def test_no_candidate_precondition_falls_back_to_the_exact_detector():
-    # idx // 2 must be distinct: no stated fact the data satisfies says so, the detector decides
+def test_no_candidate_precondition_falls_back_to_the_given_contents_then_the_exact_detector():
+    # idx // 2 must be distinct: no stated fact the data satisfies says so; the static check with
+    # idx held at its contents decides (a small array), else the detector (past 256 elements)
     safe = _scatter([0, 2, 4, 6], kernel=K.scatter_halved)
     assert safe.status == "verified" and safe.level == LEVEL
-    assert any("decided by tilecheck.detect" in n for n in safe.notes)
+    assert any("with the given contents of 'idx' it proves this launch" in n for n in safe.notes)
     racy = _scatter([0, 1, 4, 6], kernel=K.scatter_halved)
     assert racy.status == "race"
+    large = np.arange(300, dtype=np.int32) * 2  # only the first 4 entries are read
+    x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+    report = tilecheck.verify(K.scatter_halved, (x, y, large, 16), (4, 1, 1))
+    assert report.status == "verified" and report.level == LEVEL
+    assert any("decided by tilecheck.detect" in n for n in report.notes), report.notes
 
 
 def test_a_suggested_range_is_widened_to_an_index_range_of_the_arrays():
@@ -66,3 +72,24 @@ def test_a_suggested_range_is_widened_to_an_index_range_of_the_arrays():
     assert report.status == "verified" and report.level == LEVEL
     assert any("an out-of-bounds on 'logits'" in n and "tilecheck.bounded('target', 0, 63, also=(-100,))" in n
                for n in report.notes), report.notes
+
+
+def test_the_static_check_with_the_given_index_contents_decides_before_the_detector(monkeypatch):
+    import tilecheck.verifier.api as api
+
+    def no_detector(*a, **k):
+        raise AssertionError("the pinned static check should have decided this launch")
+
+    monkeypatch.setattr(api, "_detect_if_small", no_detector)
+    x, y = np.arange(64, dtype=np.float32), np.zeros(128, np.float32)
+    # sums 0, 1, 6, 7: distinct, though idx repeats 0 and is not sorted (no candidate fact holds)
+    args = (np.array([0, 0, 1, 5, 2], np.int32), x, y, 8)
+    report = tilecheck.verify(K.pair_sum_rows, args, (4, 1, 1))
+    assert (report.status, report.level) == ("verified", LEVEL), str(report)
+    assert any("with the given contents of 'idx' it proves this launch" in n for n in report.notes)
+    assert tilecheck.detect(K.pair_sum_rows, args, (4, 1, 1)).status == "verified"
+    # the same with two equal sums: a race witnessed by the data itself
+    args = (np.array([0, 0, 1, 5, 1], np.int32), x, y, 8)
+    monkeypatch.undo()
+    report = tilecheck.verify(K.pair_sum_rows, args, (4, 1, 1))
+    assert report.status == "race"

@@ -43,7 +43,7 @@ DEFAULT_ASSUMPTIONS = (
 
 def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
            assume: Sequence[Precondition] = (), timeout_s: float = 60.0, data: bool = True,
-           contract: bool | None = None) -> Report:
+           contract: bool | None = None, _pinned: bool = False) -> Report:
     """Prove that ``kernel`` is race-free, or find a witness.
 
     ``kernel`` is a ``@ct.kernel`` (then ``args`` is the tuple passed to ``ct.launch``) or a
@@ -105,7 +105,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
         rlimit = smt.DEFAULT_RLIMIT if last else GENERAL_LEVEL_RLIMIT
         confirm = confirmer(module, args, grid3) if level.shapes is not None else None
         result = Checker(fp, graph, locks, list(assume), level, timeout_s, stop_early=not last,
-                         confirm=confirm, rlimit=rlimit).run()
+                         confirm=confirm, rlimit=rlimit, pin_given=_pinned).run()
         results.append(result)
         if not result.races and not result.unknowns and not _violated(result):
             break
@@ -197,14 +197,21 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
             report, _given_integer_arrays(params, args),
             lambda extra: verify(kernel, args, grid, assume=[*user, *extra], timeout_s=timeout_s, data=False,
                                  contract=False),
-            lambda: _detect_if_small(detect, kernel, args, grid3, user))
+            lambda: _detect_if_small(detect, kernel, args, grid3, user),
+            lambda: _proved_pinned(kernel, args, grid, user, timeout_s, fp, module))
         report.stats["total_s"] = round(time.perf_counter() - start, 4)
     elif data and grid3 is not None and args is not None and params and launch_data.undecided(report):
         from tilecheck.interp.detect import detect
 
         stats = report.stats
-        report = launch_data.decide_undecided(report, lambda: _detect_if_small(detect, kernel, args, grid3,
-                                                                                list(assume)))
+        # first the static check with the small index arrays holding their given contents (cheap,
+        # and it scales with the solver, not with the launch's work); then the exact detector
+        pinned = _proved_pinned(kernel, args, grid, list(assume), timeout_s, fp, module)
+        if pinned is not None:
+            report = launch_data.proved_on_data(report, pinned)
+        else:
+            report = launch_data.decide_undecided(report, lambda: _detect_if_small(detect, kernel, args, grid3,
+                                                                                    list(assume)))
         report.stats = {**stats, "total_s": round(time.perf_counter() - start, 4)}
     return report
 
@@ -235,6 +242,23 @@ def _symbolic_contract(inferred: Any, fp: Any, graph: Any, locks: Any, assume: l
                       if not inferred.reads[k] and e is not None]
             return dataclasses.replace(inferred, symbolic=" and ".join([*map(str, bounds), *unread]))
     return inferred
+
+
+def _proved_pinned(kernel: Any, args: Sequence[Any], grid: Any, assume: list[Precondition], timeout_s: float,
+                   fp: Any, module: Module) -> list[str] | None:
+    """The static check at the given case with every read of a small read-only integer array held
+    at its given element: the names of those arrays when it proves the launch, else None. (A verify
+    of its own: each verify has its own solver context.)"""
+    from tilecheck.verifier.given_case import FULL_PIN_ELEMENTS
+
+    arrays = _given_integer_arrays(module.params, args)
+    pinned = sorted(fp.arrays[i].name for i in fp.memory if fp.arrays[i].name in arrays
+                    and arrays[fp.arrays[i].name].size <= FULL_PIN_ELEMENTS)
+    if not pinned:
+        return None
+    report = verify(kernel, args, grid, assume=assume, timeout_s=timeout_s, data=False, contract=False,
+                    _pinned=True)
+    return pinned if report.status == "verified" else None
 
 
 def _detect_if_small(detect: Any, kernel: Any, args: Sequence[Any], grid: tuple[int, int, int],

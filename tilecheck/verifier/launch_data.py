@@ -55,6 +55,21 @@ def decide_undecided(report: Report, run_detect: Callable[[], Report]) -> Report
     return exact
 
 
+def proved_on_data(report: Report, pinned: list[str]) -> Report:
+    """An undecided launch the static check proves once the small index arrays (``pinned``) hold
+    their given contents: verified at this launch's data, the static reasons kept as a note."""
+    more = len(report.reasons) - 2
+    reasons = "; ".join(report.reasons[:2]) + (f"; and {more} more" if more > 0 else "")
+    arrays = ", ".join(f"'{a}'" for a in pinned) or "no array"
+    report.notes.append(f"the static check could not decide every content ({reasons}); with the given contents "
+                        f"of {arrays} it proves this launch")
+    if pinned:
+        report.assumptions.append("the given contents of " + ", ".join(pinned))
+    report.reasons = []
+    report.status, report.level = "verified", LEVEL
+    return report
+
+
 def candidates(report: Report, arrays: dict[str, np.ndarray]) -> list[Precondition]:
     """Facts the given contents of the arrays the witnesses read satisfy."""
     names = sorted({name for f in report.findings if f.is_defect and f.witness is not None
@@ -83,8 +98,11 @@ def candidates(report: Report, arrays: dict[str, np.ndarray]) -> list[Preconditi
 
 def decide(report: Report, arrays: dict[str, np.ndarray],
            reverify: Callable[[list[Precondition]], Report],
-           run_detect: Callable[[], Report]) -> Report:
-    """The verdict at this launch's data for a report whose defects all need other contents."""
+           run_detect: Callable[[], Report],
+           prove_pinned: Callable[[], list[str] | None] = lambda: None) -> Report:
+    """The verdict at this launch's data for a report whose defects all need other contents: under
+    facts the data satisfies (a precondition to suggest), else with the small index arrays held at
+    their contents (``prove_pinned``: the arrays, when that proves it), else by the exact detector."""
     facts = candidates(report, arrays)
     kept: list[Precondition] = []
     proved: Report | None = None
@@ -121,6 +139,12 @@ def decide(report: Report, arrays: dict[str, np.ndarray],
         proved.assumptions.append("the given contents of " + ", ".join(sorted({k.array for k in kept})) +
                                   " (checked: they satisfy the preconditions above)")
         return proved
+    pinned = prove_pinned()
+    if pinned is not None:
+        report.findings = [f for f in report.findings if not f.is_defect]
+        report.notes.append(f"the static check found {_a(needs)} only for other index contents "
+                            f"({_contents(first)})")
+        return proved_on_data(report, pinned)
     exact = run_detect()
     if exact.status in ("verified", "race", "out-of-bounds"):
         # what the static check found that is not a defect (a broken precondition, ...) stays

@@ -87,7 +87,7 @@ class Checker:
                  preconditions: list[Precondition], level: Level, timeout_s: float,
                  stop_early: bool = False, confirm: Any = None, rlimit: int = smt.DEFAULT_RLIMIT,
                  witnesses: bool | None = None, confirm_exact: bool = True,
-                 max_queries: int | None = None) -> None:
+                 max_queries: int | None = None, pin_given: bool = False) -> None:
         self.fp, self.graph, self.locks, self.level = fp, graph, locks, level
         # confirm(witness, contents) -> bool: do the witness's blocks touch its element when run
         # with the case's arguments (read-only arrays holding the model's ``contents``)?
@@ -104,6 +104,8 @@ class Checker:
         # and is not run on the interpreter here (the caller confirms the witness it keeps)
         self.confirm_exact = confirm_exact
         self.max_queries = max_queries  # a deterministic budget of solver queries for the level
+        # every read of a small integer array is its given element: a question about this launch's data
+        self.pin_given = pin_given
         self.preconditions = {p.array: [q for q in preconditions if q.array == p.array]
                               for p in preconditions}
         self.result = LevelResult(level)
@@ -202,6 +204,10 @@ class Checker:
                 extra += [smt.And(app >= -(1 << (bits - 1)), app < (1 << (bits - 1))) for app in apps]
             for pre in self.preconditions.get(name, []):
                 extra += pre.constraints(apps)
+            if self.pin_given and apps and self.confirmer is not None:
+                values = self.confirmer.contents(name)
+                if values is not None and values.size <= given_case.FULL_PIN_ELEMENTS:
+                    extra += given_case.full_pins(apps, values)
         return extra
 
     def carried_facts(self, formula: smt.BoolExpr) -> list[smt.BoolExpr]:
