@@ -99,7 +99,8 @@ class State:
     returned: smt.BoolExpr = field(default_factory=lambda: smt.BoolVal(False))
     skipped: smt.BoolExpr = field(default_factory=lambda: smt.BoolVal(False))
     block_exited: bool = False  # the last block run ended in return/break/continue
-    # per enclosing loop, innermost last: each break/continue taken (name, condition, values)
+    # per enclosing loop, innermost last: each break/continue taken (name, condition, values), and
+    # each return inside it (which stops it as well)
     exits: list[list[tuple[str, smt.BoolExpr, tuple[SymValue, ...]]]] = field(default_factory=list)
     carried: dict[str, Carried] = field(default_factory=dict)
 
@@ -191,6 +192,9 @@ class State:
             if op.opdef is not None and op.opdef.terminator:
                 values = tuple(self.value(v) for v in op.operands)
                 if op.name == "return":
+                    for depth, loop_exits in enumerate(self.exits):  # a return stops every enclosing loop
+                        nested = depth < len(self.exits) - 1  # from inside a loop nested in that one
+                        loop_exits.append(("return-nested" if nested else "return", self.live(), ()))
                     self.returned = smt.Or(self.returned, self.live())
                 elif op.name in ("break", "continue"):
                     if self.exits:

@@ -173,8 +173,9 @@ def loop_(state, op: Op, *inits: SymValue):
         return tuple(state.havoc(r.type, "loop") for r in op.results)
     outer, reached = state.context_args(), state.live()
     zero, one = smt.IntVal(0), smt.IntVal(1)
-    # a loop that can break runs up to its exit iteration, no further (a block whose loop never
-    # exits would not finish: its iterations are not modelled)
+    # a loop that can break runs up to the iteration where it stops (a break, or a return that ends
+    # the block), no further; a block whose loop never stops would not finish: its iterations are
+    # not modelled
     exit_ = smt.fresh_function("exit", len(outer)) if _exits(body.ops, "break") else None
     loop = LoopVar(op, var, var >= 0, True, var <= exit_(*outer) if exit_ is not None else None)
     with state.in_region(var >= 0, loop):
@@ -188,10 +189,13 @@ def _loop_results(state, op: Op, outer, reached, var, exits, exit_) -> tuple[Sym
     """A ``loop``'s results: the values its break passes on, at the iteration ``exit(outer)`` where
     it breaks, with the facts that it breaks there and continued before (``Carried``)."""
     breaks = [(cond, values) for name, cond, values in exits if name == "break"]
-    if exit_ is None or not breaks:  # (no break ran: the exit iteration stays any value, no facts)
+    if exit_ is None or not breaks or any(name == "return-nested" for name, _, _ in exits):
+        # no break ran, or a nested loop's return may stop this one at an iteration of its own: the
+        # exit iteration stays any value, with no facts
         return tuple(state.havoc(r.type, "loop") for r in op.results)
     at = exit_(*outer)
-    broke = smt.Or(*[cond for cond, _ in breaks])
+    # where the loop stops: a break, or a return (nested loops' too: their iterations stay free)
+    broke = smt.Or(*[cond for name, cond, _ in exits if name in ("break", "return")])
     proceeds = smt.Or(*[cond for name, cond, _ in exits if name == "continue"])
     state.carried[exit_.name()] = Carried(exit_, tuple(outer), var, smt.IntVal(0), smt.IntVal(1), None,
                                           proceeds, broke=broke, reached=reached)
