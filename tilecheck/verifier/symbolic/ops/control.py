@@ -169,7 +169,7 @@ def loop_(state, op: Op, *inits: SymValue):
         with state.in_region(var == 0, loop):
             for arg, init in zip(body.args, inits):
                 state.env[arg] = init
-            state.run_block(body)
+            _run_body(state, body)  # its breaks are its own, not an enclosing loop's
         return tuple(state.havoc(r.type, "loop") for r in op.results)
     outer, reached = state.context_args(), state.live()
     zero, one = smt.IntVal(0), smt.IntVal(1)
