@@ -61,8 +61,8 @@ def proved_on_data(report: Report, pinned: list[str]) -> Report:
     more = len(report.reasons) - 2
     reasons = "; ".join(report.reasons[:2]) + (f"; and {more} more" if more > 0 else "")
     arrays = ", ".join(f"'{a}'" for a in pinned) or "no array"
-    report.notes.append(f"the static check could not decide every content ({reasons}); with the given contents "
-                        f"of {arrays} it proves this launch")
+    undecided = f"the static check could not decide every content ({reasons}); " if report.reasons else ""
+    report.notes.append(f"{undecided}with the given contents of {arrays} it proves this launch")
     if pinned:
         report.assumptions.append("the given contents of " + ", ".join(pinned))
     report.reasons = []
