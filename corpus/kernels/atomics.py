@@ -25,6 +25,21 @@ def histogram_atomic_int(x, hist, TILE: ConstInt):
     ct.atomic_add(hist, bins, ct.full((TILE,), 1, dtype=ct.int32))
 
 
+@tilecheck.case(grid=(8, 1, 1), args=lambda: (np.arange(1024, dtype=np.int32) % 16,
+                                              np.zeros(16, np.int32), 128))
+@ct.kernel
+def histogram_count_and_max(x, hist, TILE: ConstInt):
+    # even blocks count into the bins, odd blocks raise them to a maximum: an add and a max on one
+    # element do not commute, so the final bins depend on the order the blocks ran in
+    bid = ct.bid(0)
+    idx = bid * TILE + ct.arange(TILE, dtype=ct.int32)
+    bins = ct.gather(x, idx)
+    if bid % 2 == 0:
+        ct.atomic_add(hist, bins, ct.full((TILE,), 1, dtype=ct.int32))
+    else:
+        ct.atomic_max(hist, bins, ct.full((TILE,), 7, dtype=ct.int32))
+
+
 @tilecheck.case(grid=(4, 1, 1), args=lambda: (np.ones((64, 32), np.float32), np.arange(64, dtype=np.int32),
                                               np.zeros((64, 32), np.float32), 16, 32))
 @tilecheck.case(grid=(4, 1, 1), args=lambda: (np.ones((64, 32), np.float32), np.arange(64, dtype=np.int32) % 48,

@@ -506,14 +506,19 @@ def _order_dependent(module: Module, rec: Recorder, grid: tuple[int, int, int], 
         if not hit:
             continue
         offset = hit[0]
-        op = rec.float_ops[array]
+        mixed = rec.mixed_ops.get(array) if array not in rec.float_ops else None
+        op = mixed[0] if mixed is not None else rec.float_ops[array]
         side = Side(op.name, op.loc, namer.block(int(s.fmin[offset])), {}, (), "atomic")
         other = Side(op.name, op.loc, namer.block(int(s.fmax[offset])), {}, (), "atomic")
-        what = "float atomic add" if op.attrs.get("mode") == "addf" else \
-            f"{op.attrs.get('memory_ordering_semantics')} stores" if op.name.startswith("store") else \
-            "atomic exchange or compare-and-swap"
-        why = "the result depends on their order (rounding)" if op.attrs.get("mode") == "addf" else \
-            "which value remains depends on their order"
+        if mixed is not None:
+            what = f"integer atomics of different kinds ({mixed[1]} and {op.attrs.get('mode')})"
+            why = "they do not commute, so the result depends on their order"
+        else:
+            what = "float atomic add" if op.attrs.get("mode") == "addf" else \
+                f"{op.attrs.get('memory_ordering_semantics')} stores" if op.name.startswith("store") else \
+                "atomic exchange or compare-and-swap"
+            why = "the result depends on their order (rounding)" if op.attrs.get("mode") == "addf" else \
+                "which value remains depends on their order"
         out.append(Finding("order-dependent-atomic", f"{what} from several blocks on one element of "
                            f"'{namer.name(array)}': {why}", op.loc, (op.loc,),
                            namer.witness(array, offset, side, other), 3, case))

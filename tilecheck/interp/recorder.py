@@ -31,6 +31,7 @@ _CROSS_BLOCK = ("device", "sys")  # a tile-block-scoped atomic orders nothing ac
 _NO_BLOCK = np.iinfo(np.int32).max
 # atomics whose result depends on the order of blocks: float add (rounding), exchange (and CAS)
 _ORDER_DEPENDENT = ("addf", "xchg")
+_MODES: dict[str, int] = {}  # integer atomic modes seen, numbered (per process; only equality matters)
 
 
 @dataclass
@@ -46,6 +47,9 @@ class Summary:
     lmax: np.ndarray | None = None
     fmin: np.ndarray | None = None  # blocks of order-dependent float atomics
     fmax: np.ndarray | None = None
+    # the read-modify-write mode of the atomics on each element (an index into _MODES; -1: none yet):
+    # two different modes (an add and a max) do not commute
+    amode: np.ndarray | None = None
 
     @classmethod
     def empty(cls, n: int) -> Summary:
@@ -116,6 +120,7 @@ class Recorder:
         self.oob: dict[Op, OutOfBounds] = {}  # the first out-of-bounds access of each op
         # the first order-dependent atomic (float add, xchg, CAS) per array
         self.float_ops: dict[int, Op] = {}
+        self.mixed_ops: dict[int, tuple[Op, str]] = {}  # an atomic whose mode differs from an earlier one's
         # spin locks as executed
         self.lock_arrays = lock_arrays
         self.lock_ids: dict[tuple[int, int], int] = {}
@@ -230,6 +235,16 @@ class Recorder:
         return not (self.held or array in self.alias or array in self.watch or op in self.detail_ops
                     or array in self.lock_arrays or code == ATOMIC)
 
+    def _order_dependent(self, op: Op, array: int, s: Summary, o: np.ndarray, b: np.ndarray, ro: np.ndarray,
+                         rb: np.ndarray, note: bool = True) -> None:
+        """Blocks ``b`` (and ``rb``, reversed) leave order-dependent values at offsets ``o``."""
+        if note:
+            self.float_ops.setdefault(array, op)
+        if s.fmin is None:
+            s.fmin, s.fmax = np.full(len(s.bmin), _NO_BLOCK, np.int32), np.full(len(s.bmin), -1, np.int32)
+        np.maximum.at(s.fmax, o, b.astype(np.int32))
+        np.minimum.at(s.fmin, ro, rb.astype(np.int32))
+
     def _summary(self, array: int) -> Summary | None:
         s = self.summaries.get(array)
         if s is None and self.summarise:
@@ -277,14 +292,20 @@ class Recorder:
             s.writes[o] = True
         else:
             s.writes[o] = True
-            if op.attrs.get("mode") in _ORDER_DEPENDENT or op.name in ("atomic_cas_tko", "store_view_tko",
-                                                                      "store_ptr_tko"):
-                self.float_ops.setdefault(array, op)
-                if s.fmin is None:
-                    s.fmin, s.fmax = (np.full(len(s.bmin), _NO_BLOCK, np.int32),
-                                      np.full(len(s.bmin), -1, np.int32))
-                s.fmax[o] = np.maximum(s.fmax[o], b)
-                s.fmin[ro] = np.minimum(s.fmin[ro], rb)
+            mode = op.attrs.get("mode")
+            if mode in _ORDER_DEPENDENT or op.name in ("atomic_cas_tko", "store_view_tko", "store_ptr_tko"):
+                self._order_dependent(op, array, s, o, b, ro, rb)
+            elif isinstance(mode, str):  # an integer read-modify-write: commutes only with its own mode
+                code_of = _MODES.setdefault(mode, len(_MODES))
+                if s.amode is None:
+                    s.amode = np.full(len(s.bmin), -1, np.int16)
+                before = s.amode[o]
+                mixed = (before >= 0) & (before != code_of)
+                s.amode[o] = code_of
+                if mixed.any():  # every block that touched such an element takes part
+                    self.mixed_ops.setdefault(array, (op, _mode_name(int(before[mixed][0]))))
+                    om = o[mixed]
+                    self._order_dependent(op, array, s, om, s.bmax[om], om, s.bmin[om], note=False)
         if locks is None and s.lmin is None:
             return
         if s.lmin is None:  # the first lock: every earlier access held none
@@ -381,3 +402,8 @@ def _per_element(index: np.ndarray, values: np.ndarray, fn: Any) -> np.ndarray:
     out = np.empty_like(values)
     out[order] = reduced[np.cumsum(new_group) - 1]
     return out
+
+
+
+def _mode_name(code: int) -> str:
+    return next((m for m, c in _MODES.items() if c == code), "?")

@@ -364,8 +364,9 @@ class Checker:
 
     def order_dependent(self, x: Access, y: Access) -> None:
         """Atomics from two blocks on one element whose result depends on their order: float adds
-        (rounding), exchanges and compare-and-swaps (which value remains). Integer add, min, max
-        and the bitwise ones commute. The acquire and release of a recognised spin lock are its
+        (rounding), exchanges and compare-and-swaps (which value remains), integer ones of two
+        different kinds (an add and a max). Integer add, min, max and the bitwise ones commute
+        with themselves. The acquire and release of a recognised spin lock are its
         protocol, not a result."""
         modes = (x.atomic_mode, y.atomic_mode)
         is_float = x.element is not None and x.element.is_float
@@ -375,7 +376,10 @@ class Checker:
         floats = is_float and any(m in _FLOAT_ORDER_DEPENDENT for m in modes)
         swaps = any(m in _SWAP_MODES for m in modes)
         stores = not x.is_atomic and not y.is_atomic and x.writes and y.writes  # strong (relaxed) stores
-        if not floats and not swaps and not stores:
+        # two integer read-modify-writes of different kinds (an add and a max) do not commute
+        mixed = (x.is_atomic and y.is_atomic and None not in modes and modes[0] != modes[1]
+                 and not floats and not swaps)
+        if not floats and not swaps and not stores and not mixed:
             return
         pair = self.two_blocks(x, y)
         if pair is None:
@@ -384,8 +388,10 @@ class Checker:
         result = self.solve(constraints, "order-dependent atomics", (x.op.loc, y.op.loc))
         if isinstance(result, smt.Sat):
             what = (f"float atomic {x.atomic_mode}" if floats else f"{x.ordering} stores" if stores
+                    else f"integer atomics of different kinds ({modes[0]} and {modes[1]})" if mixed
                     else f"atomic {'/'.join(dict.fromkeys(m for m in modes if m in _SWAP_MODES))}")
             why = ("the result depends on their order (rounding)" if floats
+                   else "they do not commute, so the result depends on their order" if mixed
                    else "which value remains depends on their order")
             self.add("order-dependent-atomic", f"{what} from several blocks on one element of "
                      f"'{self.names.get(x.array)}': {why}", a, b, result, constraints)
