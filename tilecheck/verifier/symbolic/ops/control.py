@@ -187,14 +187,15 @@ def loop_(state, op: Op, *inits: SymValue):
 
 def _loop_results(state, op: Op, outer, reached, var, exits, exit_) -> tuple[SymValue, ...]:
     """A ``loop``'s results: the values its break passes on, at the iteration ``exit(outer)`` where
-    it breaks, with the facts that it breaks there and continued before (``Carried``)."""
+    it stops (a break, or a return, after which nothing reads them), with the facts that it stops
+    there and continued before (``Carried``)."""
     breaks = [(cond, values) for name, cond, values in exits if name == "break"]
     if exit_ is None or not breaks or any(name == "return-nested" for name, _, _ in exits):
         # no break ran, or a nested loop's return may stop this one at an iteration of its own: the
         # exit iteration stays any value, with no facts
         return tuple(state.havoc(r.type, "loop") for r in op.results)
     at = exit_(*outer)
-    # where the loop stops: a break, or a return (nested loops' too: their iterations stay free)
+    # where the loop stops: a break, or a return from its own body (the block ends there)
     broke = smt.Or(*[cond for name, cond, _ in exits if name in ("break", "return")])
     proceeds = smt.Or(*[cond for name, cond, _ in exits if name == "continue"])
     state.carried[exit_.name()] = Carried(exit_, tuple(outer), var, smt.IntVal(0), smt.IntVal(1), None,
