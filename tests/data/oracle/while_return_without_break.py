@@ -45,21 +45,4 @@ def make_args():
 
 GRID = (2, 1, 1)
 ASSUME = [tilecheck.distinct("idx")]
-
-
-def make_args():
-    rng = np.random.default_rng(2147483646)
-    x = rng.standard_normal(128).astype(np.float32)
-    y = np.zeros(128, np.float32)
-    c = rng.integers(0, 4, 128).astype(np.int32)
-    acc = np.zeros(3 * 16, np.float32)
-    idx = rng.permutation(128).astype(np.int32)
-    lk = np.zeros(2, np.int32)
-    m = rng.standard_normal((8, 18)).astype(np.float32)
-    cnt = np.zeros(2, np.int32)
-    return (x, y, c, acc, idx, lk, m, cnt, 16)
-
-
-GRID = (2, 1, 1)
-ASSUME = [tilecheck.distinct("idx")]
 TRUTH = "race"
