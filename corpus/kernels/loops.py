@@ -18,6 +18,15 @@ def _groups():
             np.zeros((16, 8), np.float32), 8, 8)
 
 
+def _copy_rows(x, y, start, size, TM: ConstInt, TD: ConstInt):
+    """Copy rows start .. start + size (at most TM of them) of x to y (inlined into each kernel)."""
+    rows = start + ct.arange(TM, dtype=ct.int32)
+    cols = ct.arange(TD, dtype=ct.int32)
+    inside = (ct.arange(TM, dtype=ct.int32) < size)[:, None]
+    t = ct.gather(x, (rows[:, None], cols[None, :]), mask=inside)
+    ct.scatter(y, (rows[:, None], cols[None, :]), t, mask=inside)
+
+
 @tilecheck.case(grid=(5, 1, 1), args=_groups)
 @ct.kernel
 def grouped_rows_prefix_sum(sizes, x, y, TM: ConstInt, TD: ConstInt):
@@ -27,11 +36,7 @@ def grouped_rows_prefix_sum(sizes, x, y, TM: ConstInt, TD: ConstInt):
     for k in range(g):
         start = start + ct.load(sizes, index=(k,), shape=(1,)).item()
     size = ct.load(sizes, index=(g,), shape=(1,)).item()
-    rows = start + ct.arange(TM, dtype=ct.int32)
-    cols = ct.arange(TD, dtype=ct.int32)
-    inside = (ct.arange(TM, dtype=ct.int32) < size)[:, None]
-    t = ct.gather(x, (rows[:, None], cols[None, :]), mask=inside)
-    ct.scatter(y, (rows[:, None], cols[None, :]), t, mask=inside)
+    _copy_rows(x, y, start, size, TM, TD)
 
 
 @tilecheck.case(grid=(5, 1, 1), args=_groups)
@@ -43,11 +48,7 @@ def grouped_rows_prefix_sum_skips_one(sizes, x, y, TM: ConstInt, TD: ConstInt):
     for k in range(g - 1):
         start = start + ct.load(sizes, index=(k,), shape=(1,)).item()
     size = ct.load(sizes, index=(g,), shape=(1,)).item()
-    rows = start + ct.arange(TM, dtype=ct.int32)
-    cols = ct.arange(TD, dtype=ct.int32)
-    inside = (ct.arange(TM, dtype=ct.int32) < size)[:, None]
-    t = ct.gather(x, (rows[:, None], cols[None, :]), mask=inside)
-    ct.scatter(y, (rows[:, None], cols[None, :]), t, mask=inside)
+    _copy_rows(x, y, start, size, TM, TD)
 
 
 def _tiles():
@@ -117,8 +118,4 @@ def grouped_rows_scan(sizes, x, y, TM: ConstInt, TD: ConstInt):
     lanes = ct.arange(8, dtype=ct.int32)
     start = ct.sum(ct.where(lanes == g, starts, 0))
     size = ct.sum(ct.where(lanes == g, all_sizes, 0))
-    rows = start + ct.arange(TM, dtype=ct.int32)
-    cols = ct.arange(TD, dtype=ct.int32)
-    inside = (ct.arange(TM, dtype=ct.int32) < size)[:, None]
-    t = ct.gather(x, (rows[:, None], cols[None, :]), mask=inside)
-    ct.scatter(y, (rows[:, None], cols[None, :]), t, mask=inside)
+    _copy_rows(x, y, start, size, TM, TD)
