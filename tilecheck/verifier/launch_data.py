@@ -46,8 +46,7 @@ def decide_undecided(report: Report, run_detect: Callable[[], Report]) -> Report
         why = "; ".join(exact.reasons) or "unknown"
         report.reasons.append(f"the launch could not be run exactly either ({why})")
         return report
-    more = len(report.reasons) - 2
-    reasons = "; ".join(report.reasons[:2]) + (f"; and {more} more" if more > 0 else "")
+    reasons = _first_reasons(report)
     exact.notes.append(f"the static check could not decide this launch ({reasons}); it was decided by "
                        "tilecheck.detect on its own data, which holds for this launch only")
     exact.assumptions = list(report.assumptions)
@@ -55,11 +54,16 @@ def decide_undecided(report: Report, run_detect: Callable[[], Report]) -> Report
     return exact
 
 
+def _first_reasons(report: Report) -> str:
+    """The static check's first two reasons, and how many more there are."""
+    more = len(report.reasons) - 2
+    return "; ".join(report.reasons[:2]) + (f"; and {more} more" if more > 0 else "")
+
+
 def proved_on_data(report: Report, pinned: list[str]) -> Report:
     """An undecided launch the static check proves once the small index arrays (``pinned``) hold
     their given contents: verified at this launch's data, the static reasons kept as a note."""
-    more = len(report.reasons) - 2
-    reasons = "; ".join(report.reasons[:2]) + (f"; and {more} more" if more > 0 else "")
+    reasons = _first_reasons(report)
     arrays = ", ".join(f"'{a}'" for a in pinned) or "no array"
     undecided = f"the static check could not decide every content ({reasons}); " if report.reasons else ""
     report.notes.append(f"{undecided}with the given contents of {arrays} it proves this launch")
