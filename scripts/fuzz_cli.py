@@ -11,6 +11,13 @@ raise ``TilecheckError`` and nothing else. Failures are collected, not fatal: th
 prints a summary (inputs, failures by kind, slow inputs, exit statuses, time); each failure is
 written to the JSON report with its argument vector and output, and its files are kept.
 Exits 1 if anything failed.
+
+Issue 23's classes: kernel files that print while they load and while their factories run (a
+JSON or SARIF report on stdout must still parse), a twin kernel file whose path ends like the
+first one's (every reported kernel must be defined in the file it is reported under), big .tileir
+files (2,000-8,000 ops), and reruns of an input: one in four with stdout/stderr closed or failing
+(the exit status must not change), one in eight with SIGTERM at a random moment (exit 143, or the
+status it had if it finished first; no worker left running).
 """
 from __future__ import annotations
 
@@ -65,13 +72,15 @@ def main() -> int:
                 found.append(f"{name} raised {type(exc).__name__}: {exc}")
         return found
 
-    projects = st.builds(lambda k, t, b, p: F.Project(Path(), k, t, b, p),
-                         F.kernel_file(), F.tileir_text(), F.tileir_bytes(), F.PYPROJECTS)
+    projects = st.builds(lambda k, t, b, p, twin: F.Project(Path(), k, t, b, p, twin),
+                         F.loud_kernel_file(), F.tileir_text_or_big(), F.tileir_bytes(), F.PYPROJECTS,
+                         st.one_of(st.none(), st.none(), st.none(), F.loud_kernel_file()))
 
     @settings(max_examples=opts.examples, deadline=None, database=None, derandomize=False,
               suppress_health_check=list(HealthCheck))
-    @given(project=projects, args=F.argv(jobs=("1", "2")))
-    def one(project: F.Project, args: list[str]) -> None:
+    @given(project=projects, args=F.argv(jobs=("1", "2")), rerun=st.integers(0, 7),
+           streams=st.tuples(F.broken_streams(), F.broken_streams()), delay=st.floats(0.0, 3.0))
+    def one(project: F.Project, args: list[str], rerun: int, streams: tuple, delay: float) -> None:
         n = count[0]
         count[0] += 1
         folder = work / "inputs" / str(n)
@@ -87,6 +96,20 @@ def main() -> int:
         found = F.problems(args, status, out, err, folder)
         if n % 4 == 0:
             found += reader_problems(project)
+        if not isinstance(status, BaseException) and rerun < 2:  # the same input, with broken streams
+            try:
+                again, _, _ = F.run_main(args, folder, opts.timeout, *streams)
+                found += F.stream_problems(again, status, *streams)
+                statuses["streams"] += 1
+            except F.Slow:
+                slow.append(args)
+        elif not isinstance(status, BaseException) and rerun == 2:  # the same input, cancelled
+            try:
+                again, out2, err2 = F.run_main(args, folder, opts.timeout, sigterm_after=delay)
+                found += F.signal_problems(again, status, out2, err2)
+                statuses[f"sigterm:{again}"] += 1
+            except F.Slow:
+                slow.append(args)
         if found:
             for f in found:
                 kinds[f.split(":")[0]] += 1

@@ -1,7 +1,9 @@
 """Declared verification cases: ``@tilecheck.case(...)`` stacked on a ``@ct.kernel``."""
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +26,8 @@ class Case:
         """The launch arguments from the ``args`` factory; ``CaseError`` when the factory raises
         (anything, ``SystemExit`` included) or returns something that is not a sequence."""
         try:
-            made = self.args()
+            with kept_cwd():
+                made = self.args()
         except Exception as exc:  # user code may raise anything: report it, no traceback
             raise CaseError(f"the case's args factory raised {type(exc).__name__}: {_first_line(exc)}"
                             f"{where_raised(exc)}") from exc
@@ -34,6 +37,23 @@ class Case:
             raise CaseError(f"the case's args factory returned a {type(made).__name__}, not a tuple of launch "
                             "arguments (e.g. args=lambda: (x, y, 16))")
         return tuple(made)
+
+
+@contextlib.contextmanager
+def kept_cwd() -> Iterator[None]:
+    """The working directory as it was before user code (a module's import, an args factory) ran:
+    tilecheck's relative paths (reports, later files) must not move when that code calls os.chdir."""
+    try:
+        before = os.getcwd()
+    except OSError:  # the directory was removed under us: nothing to restore
+        yield
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            if os.getcwd() != before:
+                os.chdir(before)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -3,7 +3,8 @@
 Exit status (docs/ci.md): 0 all verified (or outputs identical), 1 a race (or differing outputs; with
 --strict also an order-dependent result) and nothing else, 2 an unknown verdict (unless allowed),
 3 a usage or input error or an internal failure (one line each on stderr; ``--debug`` adds the
-traceback), 130 interrupted (Ctrl-C).
+traceback), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). The streams never change it: a
+closed or broken stdout/stderr loses output, not the status (``tilecheck.console``).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tilecheck.console import EXIT_TERMINATED, Terminated, guarded_streams, sigterm_as_interrupt, stdout_to_stderr
 from tilecheck.errors import TilecheckError
 
 EXIT_OK, EXIT_RACE, EXIT_UNKNOWN, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -90,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--report", help="write the JSON report to FILE")
     r.add_argument("--heatmap", help="write a PNG of differing elements to FILE")
+    r.add_argument("--max-trips", type=_positive(int), default=None,
+                   help="trips of one loop before a CPU run stops, taking it for a loop that never ends "
+                        "(default 100000)")
 
     e = sub.add_parser("explain", help="verify a kernel and replay each race's witness on the interpreter")
     e.add_argument("target", help="FILE::KERNEL")
@@ -117,10 +122,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit status, whatever happened to stdout and stderr meanwhile."""
+    with guarded_streams() as (out, err):
+        try:
+            with sigterm_as_interrupt():
+                status = _main(argv)
+        except KeyboardInterrupt as stop:  # a signal after the command had finished
+            status = _interrupted(stop=stop)
+        if out.lost is not None:  # the status stands; say why the report is missing, where we can
+            print(f"tilecheck: stdout was lost ({out.lost}): the output is incomplete; the exit status ({status}) "
+                  "is the verdict", file=sys.stderr)
+    return status
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
-    except KeyboardInterrupt:
-        return _interrupted()
+    except KeyboardInterrupt as stop:
+        return _interrupted(stop=stop)
     commands = {"verify": _verify, "run": _run, "explain": _explain, "eval": _eval, "ir": _ir, "merge": _merge}
     try:
         return commands[args.command](args)
@@ -128,11 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _debug_traceback(args, exc)
         print(f"tilecheck: error: {_in_context(args, str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        return _interrupted()
-    except BrokenPipeError:  # e.g. piped into `head`
-        sys.stderr.close()
-        return EXIT_OK
+    except KeyboardInterrupt as stop:
+        return _interrupted(stop=stop)
     except OSError as exc:  # e.g. --output names a directory, or a folder that does not exist
         _debug_traceback(args, exc)
         where = f"{exc.filename}: " if exc.filename else ""
@@ -142,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from tilecheck.jobs import internal_error_message
 
         _debug_traceback(args, exc)
-        print(f"tilecheck: error: {internal_error_message(exc)}", file=sys.stderr)
+        print(f"tilecheck: error: {_in_context(args, internal_error_message(exc))}", file=sys.stderr)
         return EXIT_USAGE
 
 
@@ -155,9 +171,11 @@ def _in_context(args: argparse.Namespace, message: str) -> str:
     return f"{target}[{args.case}]: {message}"
 
 
-def _interrupted(summary: str = "") -> int:
-    print(f"\ntilecheck: interrupted{': ' + summary if summary else ''}", file=sys.stderr)
-    return EXIT_INTERRUPTED
+def _interrupted(summary: str = "", stop: BaseException | None = None) -> int:
+    """Ctrl-C (130) or SIGTERM (143): what finished, on stderr."""
+    what = "terminated (SIGTERM)" if isinstance(stop, Terminated) else "interrupted"
+    print(f"\ntilecheck: {what}{': ' + summary if summary else ''}", file=sys.stderr)
+    return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
 
 
 def _debug_traceback(args: argparse.Namespace, exc: BaseException) -> None:
@@ -192,11 +210,14 @@ def _verify(args: argparse.Namespace) -> int:
         dealt += 1
         return (dealt - 1) % shards == shard - 1
 
-    for entry in collect(paths):
+    with stdout_to_stderr():  # a kernel module that prints as it loads must not corrupt a JSON report
+        entries = collect(paths)
+    for entry in entries:
         if entry.cases and entry.error is None and entry.kernel is not None:
             assume = tuple(config.assume.get(entry.name, ()))
-            plan.extend(Job(str(entry.path), entry.name, i, timeout, assume) for i in range(len(entry.cases))
-                        if mine())
+            source = str(config.source) if config.source else None
+            plan.extend(Job(str(entry.path), entry.name, i, timeout, assume, None, source)
+                        for i in range(len(entry.cases)) if mine())
             continue
         if not mine():
             continue
@@ -210,14 +231,15 @@ def _verify(args: argparse.Namespace) -> int:
             no_case.append(entry.id)
     jobs = [j for j in plan if isinstance(j, Job)]
     try:
-        finished = _run_jobs(jobs, args.jobs or config.jobs or os.cpu_count() or 1)
+        with stdout_to_stderr():  # nor one whose args factory prints
+            finished = _run_jobs(jobs, args.jobs or config.jobs or os.cpu_count() or 1)
     except _Interrupted as stop:
         done = [r for r in plan if isinstance(r, JobResult)] + stop.results
         if args.format == "text" and not args.output:
             print(render_text(done, no_case))
         s = summary(done, no_case)
         return _interrupted(f"{len(stop.results)} of {len(jobs)} case(s) finished: {s['verified']} verified, "
-                            f"{s['race']} racy, {s['unknown']} unknown, {s['error']} error(s)")
+                            f"{s['race']} racy, {s['unknown']} unknown, {s['error']} error(s)", stop=stop.signal)
     ran = iter(finished)
     results = [next(ran) if isinstance(j, Job) else j for j in plan]
     if args.format == "json":
@@ -226,10 +248,7 @@ def _verify(args: argparse.Namespace) -> int:
         text = render_sarif(results, Path.cwd(), __version__)
     else:
         text = render_text(results, no_case)
-    if args.output:
-        Path(args.output).write_text(text + "\n")
-    else:
-        print(text)
+    _emit(text, args.output)
     errors = [r for r in results if r.status == "error"]
     for r in errors:  # one line each: file, kernel, case and cause (the report has the rest)
         if args.debug and r.traceback:
@@ -262,20 +281,34 @@ def _merge(args: argparse.Namespace) -> int:
         merged = merge_reports(documents)
     except ValueError as exc:
         raise TilecheckError(f"cannot merge {', '.join(args.reports)}: {exc}") from None
-    text = json.dumps(merged, indent=2)
-    if args.output:
-        Path(args.output).write_text(text + "\n")
-    else:
-        print(text)
+    _emit(json.dumps(merged, indent=2), args.output)
     return EXIT_OK
 
 
-class _Interrupted(Exception):
-    """Ctrl-C during ``verify``: the results that finished before it."""
+def _emit(text: str, output: str | None) -> None:
+    """The report: to FILE (an error naming it when it cannot be written), else to stdout."""
+    if output:
+        write_file(output, text + "\n", "the report")
+    else:
+        print(text)
 
-    def __init__(self, results: list) -> None:
+
+def write_file(path: str | Path, text: str, what: str) -> None:
+    """Write ``text`` to ``path``; a ``TilecheckError`` naming the file and ``what`` it was for when
+    that fails (a full disk, a folder, no permission): the run's exit status is then 3."""
+    try:
+        Path(path).write_text(text, encoding="utf-8", errors="backslashreplace")  # e.g. a non-UTF-8 file name
+    except OSError as exc:
+        raise TilecheckError(f"cannot write {what} to {path}: {exc.strerror or exc}") from None
+
+
+class _Interrupted(Exception):
+    """Ctrl-C or SIGTERM (``signal``) during ``verify``: the results that finished before it."""
+
+    def __init__(self, results: list, signal: KeyboardInterrupt) -> None:
         super().__init__("interrupted")
         self.results = results
+        self.signal = signal
 
 
 def _run_jobs(jobs: list, workers: int) -> list:
@@ -303,10 +336,10 @@ def _run_jobs(jobs: list, workers: int) -> list:
             for n in lost:
                 results[n] = _died(jobs[n])
                 tick()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         if show:
             print(file=sys.stderr)
-        raise _Interrupted([r for r in results if r is not None]) from None
+        raise _Interrupted([r for r in results if r is not None], stop) from None
     if show:
         print(file=sys.stderr)
     return results
@@ -337,9 +370,16 @@ def _in_pool(jobs: list, todo: list[int], workers: int, results: list, tick: Any
                                           exc=exc, internal=True)
             tick()
     except KeyboardInterrupt:
-        # the workers ignore SIGINT (worker_init); end them now rather than after their current job
-        for process in list((getattr(pool, "_processes", None) or {}).values()):
+        # the workers ignore SIGINT (worker_init); end them now rather than after their current job, and
+        # reap them: a worker left running would hold stdout and stderr open for whoever reads them
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        for process in processes:
             process.terminate()
+        for process in processes:
+            process.join(5)
+            if process.is_alive():
+                process.kill()
+                process.join()
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()
@@ -365,35 +405,48 @@ def _target(spec: str, case_index: int) -> tuple[object, tuple, object, tuple]:
     """The kernel, the case's arguments and grid, and the preconditions it is checked under: the
     case's, the kernel's ``@tilecheck.requires`` and what ``[tool.tilecheck.assume]`` names for it."""
     from tilecheck.cases import cases_of
-    from tilecheck.collect import load_module
+    from tilecheck.collect import is_kernel, load_module
     from tilecheck.config import load_config
-    from tilecheck.requirements import configured
+    from tilecheck.requirements import check_preconditions, configured
 
     if "::" not in spec:
         raise TilecheckError(f"expected FILE::KERNEL, got '{spec}'")
     file, name = spec.rsplit("::", 1)
+    config = load_config()
     module = load_module(Path(file))
     kernel = getattr(module, name, None)
     if kernel is None:
         raise TilecheckError(f"{file} has no kernel '{name}'")
+    if not is_kernel(kernel):
+        raise TilecheckError(f"{spec}: '{name}' is not a kernel but a {type(kernel).__name__} (tilecheck checks "
+                             "@ct.kernel functions)")
     cases = cases_of(kernel)
     if not cases:
         raise TilecheckError(f"{spec}: no case declared (add @tilecheck.case(grid=..., args=...))")
     if not 0 <= case_index < len(cases):
         raise TilecheckError(f"{spec} has {len(cases)} case(s); --case {case_index} does not exist")
     case = cases[case_index]
-    return kernel, case.make_args(), case.grid, (*case.assume, *configured(kernel, load_config().assume))
+    args = case.make_args()
+    assume = (*case.assume, *configured(kernel, config.assume, config.source))
+    check_preconditions(kernel, args, assume)  # a stale one is exit 3, as under verify
+    return kernel, args, case.grid, assume
 
 
 def _run(args: argparse.Namespace) -> int:
     from tilecheck.runtime import run_repeated
 
-    kernel, kargs, grid, assume = _target(args.target, args.case)
-    report = run_repeated(kernel, kargs, grid, runs=args.repeat, backend=args.backend, seed=args.seed)
+    if args.heatmap:
+        from tilecheck.runtime.heatmap import check_heatmap_path
+
+        check_heatmap_path(args.heatmap)  # before the runs, not after
+    with stdout_to_stderr():
+        kernel, kargs, grid, assume = _target(args.target, args.case)
+    report = run_repeated(kernel, kargs, grid, runs=args.repeat, backend=args.backend, seed=args.seed,
+                          max_trips=args.max_trips)
     print(report)
     detected = _detect(kernel, kargs, grid, assume)
     if args.report:
-        Path(args.report).write_text(report.to_json() + "\n")
+        write_file(args.report, report.to_json() + "\n", "the run report")
     if args.heatmap:
         report.save_heatmap(args.heatmap, races=detected.races if detected is not None else None)
     racy = detected is not None and detected.failed
@@ -403,7 +456,8 @@ def _run(args: argparse.Namespace) -> int:
 def _explain(args: argparse.Namespace) -> int:
     from tilecheck.verifier import verify
 
-    kernel, kargs, grid, assume = _target(args.target, args.case)
+    with stdout_to_stderr():
+        kernel, kargs, grid, assume = _target(args.target, args.case)
     report = verify(kernel, kargs, grid, assume=assume)
     print(report)
     races = [f for f in report.findings if f.is_race]

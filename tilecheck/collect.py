@@ -7,14 +7,16 @@ it hands ``tileiras``); ``.tilebc`` is accepted as another name for the bytecode
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib.util
+import os
 import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tilecheck.cases import Case, cases_of
+from tilecheck.cases import Case, cases_of, kept_cwd
 from tilecheck.errors import TilecheckError, where_raised
 
 TEXT_SUFFIXES = (".tileir",)
@@ -49,10 +51,27 @@ def _files_under(path: Path) -> list[Path]:
                   and "__pycache__" not in p.parts and not p.name.startswith("_"))
 
 
-def load_module(path: Path) -> Any:
-    """Import a Python file by path (its directory's package context is honoured via sys.path)."""
+def module_name(path: Path) -> str:
+    """The name a file is imported under: its stem and a digest of its full resolved path, so two
+    files never share a module, however alike their paths end (``v1/ops/copy.py``, ``v2/ops/copy.py``)."""
     path = path.resolve()
-    name = "_tilecheck_user_." + "_".join(path.with_suffix("").parts[-3:])
+    digest = hashlib.sha1(os.fsencode(path)).hexdigest()[:16]
+    stem = "".join(c if c.isalnum() or c == "_" else "_" for c in path.stem)
+    return f"_tilecheck_user_.{stem}_{digest}"
+
+
+def is_kernel(obj: Any) -> bool:
+    import cuda.tile as ct
+
+    return isinstance(obj, ct.kernel) and getattr(obj, "_pyfunc", None) is not None
+
+
+def load_module(path: Path) -> Any:
+    """Import a Python file by path (its directory's package context is honoured via sys.path).
+    The working directory is restored afterwards: a module that changes it at import must not
+    move every later relative path."""
+    path = path.resolve()
+    name = module_name(path)
     if name in sys.modules:
         return sys.modules[name]
     root = _package_root(path)
@@ -64,7 +83,8 @@ def load_module(path: Path) -> Any:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        with kept_cwd():
+            spec.loader.exec_module(module)
     except TilecheckError as exc:  # e.g. @tilecheck.case on a plain function: already says what to do
         del sys.modules[name]
         raise CollectError(f"importing {path} failed: {exc}") from exc
@@ -129,8 +149,6 @@ def collect(paths: list[str]) -> list[KernelEntry]:
     Nothing here raises for a bad path: a path that is missing, a file that fails to import, and a
     given path in which no kernel is found each become an entry with ``error`` set, so the other
     paths are still checked."""
-    import cuda.tile as ct
-
     entries: list[KernelEntry] = []
     for raw in paths:
         path = Path(raw)
@@ -154,8 +172,7 @@ def collect(paths: list[str]) -> list[KernelEntry]:
                 found.append(KernelEntry(file, "", None, (), str(exc), detail))
                 continue
             for name, obj in vars(module).items():
-                if isinstance(obj, ct.kernel) and getattr(obj, "_pyfunc", None) is not None and \
-                        getattr(obj._pyfunc, "__module__", None) == module.__name__:
+                if is_kernel(obj) and getattr(obj._pyfunc, "__module__", None) == module.__name__:
                     found.append(KernelEntry(file, name, obj, cases_of(obj)))
         if not found:
             what = "directory" if path.is_dir() else "file"

@@ -123,7 +123,15 @@ def merge_reports(documents: list[dict[str, Any]]) -> dict[str, Any]:
     recounted; SARIF results and tool notifications concatenated into one run."""
     if not documents:
         raise ValueError("nothing to merge")
+    for n, d in enumerate(documents, 1):
+        if not isinstance(d, dict):
+            raise ValueError(f"report {n} is a JSON {type(d).__name__}, not a tilecheck report or SARIF log")
     if all(d.get("tool") == "tilecheck" and isinstance(d.get("results"), list) for d in documents):
+        for n, d in enumerate(documents, 1):
+            _checked_list(d.get("no_case", []), f"report {n}: 'no_case'")
+            for r in d["results"]:
+                if not isinstance(r, dict):
+                    raise ValueError(f"report {n}: a result is a {type(r).__name__}, not an object")
         results = [r for d in documents for r in d["results"]]
         no_case = [k for d in documents for k in d.get("no_case", [])]
         counts = {s: sum(1 for r in results if r.get("status") == s)
@@ -134,6 +142,14 @@ def merge_reports(documents: list[dict[str, Any]]) -> dict[str, Any]:
     if all(d.get("version") == "2.1.0" and isinstance(d.get("runs"), list) and len(d["runs"]) == 1
            and d["runs"][0].get("tool", {}).get("driver", {}).get("name") == "tilecheck" for d in documents):
         runs = [d["runs"][0] for d in documents]
+        for n, run in enumerate(runs, 1):  # a torn or hand-edited shard is an error naming it, not a crash
+            if not isinstance(run, dict):
+                raise ValueError(f"SARIF log {n}: its run is a {type(run).__name__}, not an object")
+            _checked_list(run.get("results", []), f"SARIF log {n}: 'results'")
+            for inv in _checked_list(run.get("invocations", []), f"SARIF log {n}: 'invocations'"):
+                if not isinstance(inv, dict):
+                    raise ValueError(f"SARIF log {n}: an invocation is a {type(inv).__name__}, not an object")
+                _checked_list(inv.get("toolExecutionNotifications", []), f"SARIF log {n}: 'toolExecutionNotifications'")
         notifications = [n for run in runs for inv in run.get("invocations", [])
                          for n in inv.get("toolExecutionNotifications", [])]
         merged = dict(runs[0])
@@ -143,3 +159,9 @@ def merge_reports(documents: list[dict[str, Any]]) -> dict[str, Any]:
                                   "toolExecutionNotifications": notifications}]
         return dict(documents[0]) | {"runs": [merged]}
     raise ValueError("expected the JSON reports or the SARIF logs of `tilecheck verify`, all of one format")
+
+
+def _checked_list(value: Any, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ValueError(f"{what} is {json.dumps(value)[:40]}, not a list")
+    return value

@@ -24,6 +24,7 @@ class Job:
     timeout: float
     assume: tuple[str, ...] = ()
     grid: tuple[int, ...] | None = None  # Tile IR file: the grid to verify for (None: any grid)
+    assume_from: str | None = None  # the pyproject.toml that ``assume`` came from
 
     @property
     def id(self) -> str:
@@ -59,10 +60,37 @@ def error_result(job_id: str, path: str, kernel: str | None, case: int | None, m
 
 def worker_init() -> None:
     """In a worker process: leave Ctrl-C to the parent, which reports what finished and ends the
-    workers (otherwise each worker prints its own traceback)."""
+    workers (otherwise each worker prints its own traceback); die on SIGTERM (the parent sends it
+    when it stops) and when the parent dies; send whatever user code prints to stderr, since the
+    parent's stdout carries the report alone."""
+    import os
     import signal
+    import sys
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked worker inherits the parent's handler
+    _die_with_parent()
+    sys.stdout = sys.stderr
+    try:
+        os.dup2(2, 1)  # native code and subprocesses too
+    except OSError:  # stderr closed: keep stdout as it is
+        pass
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this process when its parent dies (a parent killed with SIGKILL cannot stop
+    its workers itself, and orphans would keep the output pipes open). Elsewhere nothing."""
+    import ctypes
+    import signal
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def internal_error_message(exc: BaseException) -> str:
@@ -97,18 +125,19 @@ def _run(job: Job, name: str, start: float) -> JobResult:
     from tilecheck.cases import cases_of
     from tilecheck.collect import load_module, read_ir
     from tilecheck.grid import normalize_grid
+    from tilecheck.requirements import check_preconditions, configured, kernel_name
     from tilecheck.verifier import verify
-    from tilecheck.verifier.preconditions import parse as parse_precondition
 
     grid: Any = job.grid
-    assume = [parse_precondition(s) for s in job.assume]
     if job.kernel is None:
-        kernel, args = read_ir(Path(job.path)), None
+        kernel, args, assume = read_ir(Path(job.path)), None, []
     else:
         kernel = getattr(load_module(Path(job.path)), job.kernel)
         case = cases_of(kernel)[job.case]
         args, grid = case.make_args(), case.grid
-        assume = [*case.assume, *assume]
+        table = {kernel_name(kernel): list(job.assume)} if job.assume else {}
+        assume = [*case.assume, *configured(kernel, table, job.assume_from)]
+        check_preconditions(kernel, args, assume)
     # verify adds the kernel's own @tilecheck.requires
     report = verify(kernel, args, grid, assume=assume, timeout_s=job.timeout, contract=True)
     shown = None if grid is None else list(normalize_grid(grid))

@@ -232,7 +232,8 @@ def _check_launch(state: _State, grid: tuple[int, int, int], kernel: Any, args: 
     allowed = _unknown_allowed(state, name)
     try:
         # the kernel's @tilecheck.requires, and what [tool.tilecheck.assume] names for it
-        assume = configured(kernel, _project_config(state).assume)
+        config = _project_config(state)
+        assume = configured(kernel, config.assume, config.source)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", LaunchWarning)
             _, report = check_launch(kernel, args, grid, prefix="tilecheck: ", refuse_unknown=not allowed,
@@ -334,14 +335,16 @@ class TilecheckItem(pytest.Item):
 
     def runtest(self) -> None:
         from tilecheck.cases import cases_of
-        from tilecheck.requirements import configured
+        from tilecheck.requirements import check_preconditions, configured
         from tilecheck.verifier import verify
 
         case = cases_of(self.kernel)[self.case_index]
         # the kernel's @tilecheck.requires, the case's own and what [tool.tilecheck.assume] names
-        table = _project_config(self.config.stash[_STATE]).assume
-        report = verify(self.kernel, case.make_args(), case.grid,
-                        assume=(*case.assume, *configured(self.kernel, table)))
+        config = _project_config(self.config.stash[_STATE])
+        args = case.make_args()
+        assume = (*case.assume, *configured(self.kernel, config.assume, config.source))
+        check_preconditions(self.kernel, args, assume)
+        report = verify(self.kernel, args, case.grid, assume=assume)
         self.add_report_section("call", "tilecheck", str(report))
         if report.status != "verified":
             raise TilecheckFailure(report)

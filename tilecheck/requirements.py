@@ -11,6 +11,8 @@ This module imports nothing heavy: the verifier is imported where a precondition
 """
 from __future__ import annotations
 
+import dataclasses
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import FunctionType
 from typing import TYPE_CHECKING, Any
@@ -37,7 +39,9 @@ def requires(*preconditions: Precondition) -> Callable[[Any], Any]:
             raise TilecheckError("@tilecheck.requires takes preconditions such as "
                                  "tilecheck.distinct(\"idx\"), tilecheck.nondecreasing(\"offsets\") or "
                                  f"tilecheck.bounded(...), got {pre!r}")
-    new = tuple(preconditions)
+    caller = sys._getframe(1)  # the decorator's line: what an error about a stale precondition names
+    where = f"@tilecheck.requires at {caller.f_code.co_filename}:{caller.f_lineno}"
+    new = tuple(pre if pre.source else dataclasses.replace(pre, source=where) for pre in preconditions)
 
     def attach(target: Any) -> Any:
         if not _is_kernel_or_function(target):
@@ -67,12 +71,62 @@ def with_requirements(kernel: Any, assume: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(_unique([*requirements(kernel), *assume]))
 
 
-def configured(kernel: Any, table: Mapping[str, Sequence[str]]) -> tuple[Precondition, ...]:
+def configured(kernel: Any, table: Mapping[str, Sequence[str]], where: Any = None) -> tuple[Precondition, ...]:
     """What a launch of ``kernel`` is checked under: its own preconditions, then those
-    ``[tool.tilecheck.assume]`` (``table``: kernel name -> text forms) names for it."""
+    ``[tool.tilecheck.assume]`` (``table``: kernel name -> text forms, read from the file ``where``)
+    names for it."""
     from tilecheck.verifier.preconditions import parse
 
-    return with_requirements(kernel, [parse(spec) for spec in table.get(kernel_name(kernel), ())])
+    name = kernel_name(kernel)
+    source = f"[tool.tilecheck.assume] {name}" + (f" in {where}" if where else "")
+    return with_requirements(kernel, [dataclasses.replace(parse(spec), source=source)
+                                      for spec in table.get(name, ())])
+
+
+def check_named(preconditions: Iterable[Precondition], arrays: Iterable[str], kernel: str) -> None:
+    """The one rule for stale preconditions, applied by ``verify``, ``detect``, the launcher, the
+    plugin and every command: each must name an array argument of the kernel (``arrays``); else a
+    ``TilecheckError`` naming where it was stated."""
+    arrays = sorted(set(arrays))
+    for pre in preconditions:
+        if pre.array not in arrays:
+            origin = f"{pre.source}: " if getattr(pre, "source", None) else ""
+            raise TilecheckError(f"{origin}precondition '{pre.describe()}' names '{pre.array}', which is not an array "
+                                 f"argument of {kernel} ({', '.join(arrays) or 'it has none'})")
+
+
+def array_arguments(kernel: Any, args: Sequence[Any] | None) -> list[str] | None:
+    """The names of the kernel's array arguments in this launch (None when they cannot be told
+    without compiling: a kernel whose Python signature is not readable)."""
+    import inspect
+
+    from tilecheck.arrays import layout_of
+
+    params = getattr(kernel, "params", None)
+    if params is not None and not callable(params):  # a Tile IR module
+        return [p.name for p in params if p.kind == "array"]
+    function = getattr(kernel, "_pyfunc", None) or kernel
+    try:
+        names = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        return None
+    if args is None or any(isinstance(a, (tuple, list)) for a in args):
+        return None  # a tuple's or list's arrays get their names when the kernel is compiled
+    return [n for n, a in zip(names, args) if _is_array(a, layout_of)]
+
+
+def _is_array(value: Any, layout_of: Any) -> bool:
+    try:
+        return layout_of(value) is not None
+    except Exception:  # noqa: BLE001 - an argument we cannot read is not an array to name
+        return False
+
+
+def check_preconditions(kernel: Any, args: Sequence[Any] | None, preconditions: Iterable[Precondition]) -> None:
+    """``check_named`` on this launch's array arguments, before anything is compiled or run."""
+    arrays = array_arguments(kernel, args)
+    if arrays is not None:
+        check_named(preconditions, arrays, kernel_name(kernel))
 
 
 def kernel_name(kernel: Any) -> str:

@@ -11,11 +11,12 @@ escaping ``main``, an exit status outside 0-3, or exit 1 without a race in the o
 """
 from __future__ import annotations
 
-import contextlib
 import io
+import json
 import os
 import re
 import signal
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,6 +149,39 @@ def kernel_file(draw: st.DrawFn) -> str:
     return text
 
 
+@st.composite
+def loud_kernel_file(draw: st.DrawFn) -> str:
+    """A kernel file that may print while it loads and while its args factories run (issue 23:
+    JSON and SARIF on stdout must survive it)."""
+    text = draw(kernel_file())
+    if draw(st.integers(0, 2)) == 0:
+        text = text.replace(_HEADER, _HEADER + "print('loading kernels (numpy backend)')\n", 1)
+        text = text.replace("args=lambda: (", "args=lambda: print('making args', file=sys.stdout) or (")
+    return text
+
+
+def long_tileir(n_ops: int) -> str:
+    """A valid .tileir function of ``n_ops`` chained ops (big inputs: parsing must stay linear)."""
+    view = "partition_view<tile=(64), tensor_view<256xf32, strides=[1]>>"
+    body = [f'  %u{i} = addf {"%t" if i == 0 else f"%u{i - 1}"}, %t : tile<64xf32> loc("big.py":{i + 10}:4)'
+            for i in range(n_ops)]
+    return "\n".join([
+        "entry @big(%p: tile<ptr<f32>>) {", "  %root = make_token : token",
+        "  %tv = make_tensor_view %p, shape = [], strides = [] : -> tensor_view<256xf32, strides=[1]>",
+        f"  %pv = make_partition_view %tv : {view}", "  %b0, %b1, %b2 = get_tile_block_id : tile<i32>",
+        f"  %t, %lt = load_view_tko weak %pv[%b0] token = %root : {view}, tile<i32> -> tile<64xf32>, token",
+        *body,
+        f"  %st = store_view_tko weak %u{n_ops - 1}, %pv[%b0] token = %lt : tile<64xf32>, {view}, tile<i32> -> token",
+        "  return", "}", ""])
+
+
+def tileir_text_or_big() -> st.SearchStrategy[str]:
+    """Mostly a mutated real file; one in forty a big one (2,000-8,000 ops), sometimes cut short."""
+    big = st.builds(lambda n, cut: (lambda t: t[:len(t) * cut // 100])(long_tileir(n)),
+                    st.integers(2000, 8000), st.sampled_from([100, 100, 100, 57, 99]))
+    return st.one_of(*[tileir_text()] * 39, big)
+
+
 PYPROJECTS = st.one_of(
     st.none(), st.none(), st.none(),
     st.sampled_from(["[tool.tilecheck]\ntimeout = 'soon'\n", "[tool.tilecheck]\njobs = 'many'\n",
@@ -227,6 +261,11 @@ class Project:
     text: str
     bytecode: bytes
     pyproject: str | None
+    # a second kernel file at D/<input>/D/k.py: its path ends like D/k.py's (two modules, never one)
+    twin: str | None = None
+
+
+TWIN = "D/{n}/D/k.py"
 
 
 def write_project(folder: Path, project: Project) -> None:
@@ -237,6 +276,10 @@ def write_project(folder: Path, project: Project) -> None:
     (folder / "D" / "b.tileirbc").write_bytes(project.bytecode)
     if project.pyproject is not None:
         (folder / "pyproject.toml").write_text(project.pyproject, errors="surrogatepass")
+    if project.twin is not None:
+        twin = folder / TWIN.format(n=folder.name)
+        twin.parent.mkdir(parents=True)
+        twin.write_text(project.twin, errors="surrogatepass")
 
 
 def resolve(args: list[str], folder: Path) -> list[str]:
@@ -259,35 +302,92 @@ class Slow(Exception):
     """An input that ran past the time limit (reported separately: slow is not wrong)."""
 
 
-def run_main(args: list[str], folder: Path, seconds: int = 0) -> tuple[object, str, str]:
-    """``tilecheck.cli.main(args)`` in ``folder``: (exit status or the exception that escaped, stdout, stderr)."""
+class StreamState(io.TextIOBase):
+    """A standard stream in some state: working (``exc`` None), or failing with ``exc`` once
+    ``room`` characters have been written (a pipe whose reader leaves, a full disk, a closed fd)."""
+
+    def __init__(self, room: int = 0, exc: BaseException | None = None) -> None:
+        super().__init__()
+        self.room, self.exc, self.parts = room, exc, []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if self.exc is not None and sum(map(len, self.parts)) + len(text) > self.room:
+            raise self.exc
+        self.parts.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        if self.exc is not None and self.room == 0:
+            raise self.exc
+
+    def getvalue(self) -> str:
+        return "".join(self.parts)
+
+    def __repr__(self) -> str:
+        return f"StreamState({self.room}, {self.exc!r})"
+
+
+def broken_streams() -> st.SearchStrategy[object]:
+    """stdout or stderr closed at start (None), or failing after a few characters."""
+    return st.one_of(st.just(None), st.builds(StreamState, st.integers(0, 300), st.sampled_from([
+        BrokenPipeError(32, "Broken pipe"), OSError(9, "Bad file descriptor"), OSError(28, "No space left on device"),
+        ValueError("I/O operation on closed file.")])))
+
+
+class _Late(BaseException):
+    pass
+
+
+def run_main(args: list[str], folder: Path, seconds: int = 0, stdout: object = "capture", stderr: object = "capture",
+             sigterm_after: float | None = None) -> tuple[object, str, str]:
+    """``tilecheck.cli.main(args)`` in ``folder``: (exit status or the exception that escaped, stdout, stderr).
+    ``stdout``/``stderr``: a ``StreamState`` or None (closed) instead of a capture; ``sigterm_after``:
+    send this process SIGTERM that many seconds in (as a CI runner's cancel would)."""
+    import threading
+
     from tilecheck import cli
 
-    out, err = io.StringIO(), io.StringIO()
+    out = io.StringIO() if stdout == "capture" else stdout
+    err = io.StringIO() if stderr == "capture" else stderr
     cwd = os.getcwd()
     os.chdir(folder)
+    timer = None
+    if sigterm_after is not None:
+        # a SIGTERM that arrives after main returned must not end the fuzzer
+        signal.signal(signal.SIGTERM, lambda *_: None)
+        timer = threading.Timer(sigterm_after, os.kill, (os.getpid(), signal.SIGTERM))
+        timer.start()
 
     def alarm(*_: object) -> None:
         raise Slow(f"more than {seconds} s")
 
     previous = signal.signal(signal.SIGALRM, alarm) if seconds else None
     signal.alarm(seconds)
+    saved = sys.stdout, sys.stderr
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                status: object = cli.main(args)
-            except SystemExit as exc:  # argparse: --help (0) and usage errors (3)
-                status = exc.code
-            except Slow:
-                raise
-            except BaseException as exc:  # noqa: BLE001 - what the fuzzer is looking for
-                status = exc
+        sys.stdout, sys.stderr = out, err
+        try:
+            status: object = cli.main(args)
+        except SystemExit as exc:  # argparse: --help (0) and usage errors (3)
+            status = exc.code
+        except Slow:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - what the fuzzer is looking for
+            status = exc
     finally:
+        sys.stdout, sys.stderr = saved
+        if timer is not None:
+            timer.cancel()
+            timer.join()
         signal.alarm(0)
         if previous is not None:
             signal.signal(signal.SIGALRM, previous)
         os.chdir(cwd)
-    return status, out.getvalue(), err.getvalue()
+    text = lambda stream: stream.getvalue() if stream is not None else ""  # noqa: E731
+    return status, text(out), text(err)
 
 
 def problems(args: list[str], status: object, out: str, err: str, folder: Path) -> list[str]:
@@ -310,4 +410,56 @@ def problems(args: list[str], status: object, out: str, err: str, folder: Path) 
         found.append("internal error: " + err.split("internal error:", 1)[1].splitlines()[0][:200])
     if status == 3 and "error" not in err:
         found.append("exit 3 without an error message")
+    if args and args[0] == "verify":
+        found += _misattributed(out, folder)
+    if _report_on_stdout(args) and status in (0, 1, 2, 3) and out.strip():
+        try:
+            json.loads(out)
+        except ValueError:
+            found.append(f"a JSON/SARIF report on stdout does not parse: {out[:80]!r}")
+    return found
+
+
+_ID = re.compile(r"((?:[\w.-]+/)*[\w.-]+\.py)::(\w+)")
+
+
+def _misattributed(out: str, folder: Path) -> list[str]:
+    """A kernel reported under a file that does not define it (two files taken for one module)."""
+    found = []
+    for file, name in set(_ID.findall(out)):
+        path = folder / file
+        if path.is_file() and f"def {name}(" not in path.read_text(errors="replace"):
+            found.append(f"misattributed: {file}::{name} is reported, that file has no kernel {name}")
+    return found
+
+
+def _report_on_stdout(args: list[str]) -> bool:
+    if not args or args[0] != "verify" or any(a in ("-h", "--help", "-o", "--output") for a in args):
+        return False
+    return any(a == "--format" and b in ("json", "sarif") for a, b in zip(args, args[1:]))
+
+
+def stream_problems(status: object, reference: object, out: object, err: object) -> list[str]:
+    """The same input with broken streams must exit as it did with working ones."""
+    if status != reference:
+        return [f"streams changed the status: {reference!r} with working streams, {status!r} with "
+                f"stdout={out!r} stderr={err!r}"]
+    return []
+
+
+def signal_problems(status: object, reference: object, out: str, err: str) -> list[str]:
+    """SIGTERM mid-run: exit 143 (or what the run gave, if it finished first), no worker left."""
+    import multiprocessing
+
+    found = []
+    if status not in (143, reference):
+        found.append(f"SIGTERM: exit {status!r} (expected 143, or {reference!r} if it had finished)")
+    if "Traceback (most recent call last)" in out + err:
+        found.append("SIGTERM: a traceback was printed")
+    alive = multiprocessing.active_children()
+    if alive:
+        found.append(f"SIGTERM: {len(alive)} worker process(es) left running")
+        for p in alive:
+            p.kill()
+            p.join()
     return found

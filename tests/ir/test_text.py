@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.fuzz_inputs import long_tileir
 from tilecheck import ir
 from tilecheck.ir.bytecode.reader import read_bytecode
 from tilecheck.ir.opdefs import Effect
@@ -115,3 +116,42 @@ def test_constants_keep_exact_bits():
     assert c.values == (1, 2, 3)
     assert d.values == (1,)
     assert ir.parse(module.to_text()).to_text() == module.to_text()
+
+
+class _CountingText(str):
+    """Text that counts the characters its slices and scans touch: a deterministic measure of the
+    parser's work (copying the rest of the text at every backtrack made parsing quadratic)."""
+
+    touched = 0
+
+    def __getitem__(self, key):
+        part = str.__getitem__(self, key)
+        _CountingText.touched += len(part)
+        return part
+
+    def _scan(self, name, start=0, end=None):
+        _CountingText.touched += len(range(len(self))[slice(start, end)])
+
+    def count(self, sub, start=0, end=None):
+        self._scan("count", start, end)
+        return str.count(self, sub, start, len(self) if end is None else end)
+
+    def rfind(self, sub, start=0, end=None):
+        self._scan("rfind", start, end)
+        return str.rfind(self, sub, start, len(self) if end is None else end)
+
+    def splitlines(self, keepends=False):
+        self._scan("splitlines")
+        return str.splitlines(self, keepends)
+
+
+def test_parsing_is_linear_in_the_input_size():
+    """Issue 23: a 10 MB .tileir file must parse. The work (characters sliced or scanned) of four
+    times the ops is about four times the work, not sixteen."""
+    work = []
+    for n in (300, 1200):
+        _CountingText.touched = 0
+        module = ir.parse(_CountingText(long_tileir(n)), "big.tileir")
+        assert sum(op.name == "addf" for op in module.walk()) == n
+        work.append(_CountingText.touched)
+    assert work[1] <= 5 * work[0], work

@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.interp.engine import Interpreter, InterpreterError
 from tilecheck.interp.memory import as_host_array, bind_arguments
@@ -38,7 +37,7 @@ from tilecheck.ir.opdefs import Effect
 from tilecheck.ir.order import OrderGraph, order_graph
 from tilecheck.ir.summary import base_argument, written_arguments
 from tilecheck.report import Finding, Report, Side, Witness
-from tilecheck.requirements import with_requirements
+from tilecheck.requirements import check_named, with_requirements
 
 LEVEL = "this launch"
 SEEDED_ORDERS = 4  # extra schedules when a footprint may depend on the order of blocks
@@ -227,9 +226,7 @@ def _violated(pre: Any, module: Module, args: tuple[Any, ...]) -> str | None:
     from tilecheck.arrays import flat_arguments
 
     values = dict(zip([p.name for p in module.params], flat_arguments(args))) if module.params else {}
-    if pre.array not in values:
-        raise TilecheckError(f"precondition names '{pre.array}', which is not an array argument of "
-                             f"{module.name} ({', '.join(sorted(names))})")
+    check_named((pre,), [n for n in names if n in values], module.name)
     problem = pre.violation(as_host_array(pre.array, values[pre.array]))
     return f"the given '{pre.array}' violates its precondition: {problem}" if problem else None
 

@@ -117,9 +117,15 @@ class Interpreter:
             raise InterpreterError(f"more than {limit} array elements moved, the limit of this run, at "
                                    f"{op.loc.outermost()}", op.loc)
 
-    def count_iteration(self, op: Op) -> None:
-        """One more loop iteration; past the schedule's ``max_iterations``, an error (a bounded run,
-        e.g. confirming a witness whose contents make a loop run for millions of iterations)."""
+    def count_iteration(self, op: Op, trip: int) -> None:
+        """One more loop iteration (``trip``: of this run of the loop, from 0); past the schedule's
+        ``max_iterations`` in all or ``max_trips`` of one loop, an error (a bounded run, e.g.
+        confirming a witness whose contents make a loop run for millions of iterations, or a while
+        loop that never ends)."""
+        if self.schedule.max_trips is not None and trip >= self.schedule.max_trips:
+            raise InterpreterError(f"this '{op.name}' loop ran {trip} trips without ending, the limit of one "
+                                   "loop in a CPU run (a loop that never ends? raise the limit with "
+                                   "--max-trips / Schedule(max_trips=...))", op.loc)
         self.iterations += 1
         limit = self.schedule.max_iterations
         if limit is not None and self.iterations > limit:

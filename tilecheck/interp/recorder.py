@@ -14,6 +14,7 @@ another value — breaks the lock: accesses made under it count as unprotected.
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,12 @@ _NO_BLOCK = np.iinfo(np.int32).max
 # atomics whose result depends on the order of blocks: float add (rounding), exchange (and CAS)
 _ORDER_DEPENDENT = ("addf", "xchg")
 _MODES: dict[str, int] = {}  # integer atomic modes seen, numbered (per process; only equality matters)
+_MODES_LOCK = threading.Lock()  # detectors in several threads must not give two modes one number
+
+
+def _mode_code(mode: str) -> int:
+    with _MODES_LOCK:
+        return _MODES.setdefault(mode, len(_MODES))
 
 
 @dataclass
@@ -296,7 +303,7 @@ class Recorder:
             if mode in _ORDER_DEPENDENT or op.name in ("atomic_cas_tko", "store_view_tko", "store_ptr_tko"):
                 self._order_dependent(op, array, s, o, b, ro, rb)
             elif isinstance(mode, str):  # an integer read-modify-write: commutes only with its own mode
-                code_of = _MODES.setdefault(mode, len(_MODES))
+                code_of = _mode_code(mode)
                 if s.amode is None:
                     s.amode = np.full(len(s.bmin), -1, np.int16)
                 before = s.amode[o]

@@ -18,6 +18,12 @@ from tilecheck.ir import Block, Op
 from tilecheck.ir.opdefs import Effect
 
 
+# Every CPU run is bounded: a loop that runs this many trips in one block without ending is taken
+# for one that never ends (about 10 s of interpreter time for a small loop body). Raise it with
+# ``Schedule(max_trips=...)`` or ``tilecheck run --max-trips``.
+LOOP_TRIPS = 100_000
+
+
 @dataclass
 class Schedule:
     seed: int | None = None
@@ -26,10 +32,14 @@ class Schedule:
     reorder: bool = True
     max_memory_ops: int = 50_000_000
     max_iterations: int | None = None  # loop iterations in all (None: no limit)
+    # trips of one loop in one run of it (a while loop that never ends stops here, naming the loop)
+    max_trips: int | None = None
     max_elements: int | None = None  # array elements the memory ops move, in all (None: no limit)
     _orders: dict[int, list[Op]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        if self.max_trips is None:
+            self.max_trips = LOOP_TRIPS
         self.rng = np.random.default_rng(self.seed) if self.seed is not None else None
 
     @property

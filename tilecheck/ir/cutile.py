@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 import io
+import threading
 import typing
 from dataclasses import dataclass
 from typing import Any
@@ -94,12 +95,16 @@ def compile_kernel(kernel: Any, args: typing.Sequence[Any]) -> CompiledKernel:
     signature = compilation.KernelSignature(constraints, convention)
     buf = io.BytesIO()
     try:
-        compilation.export_kernel(kernel, [signature], buf, output_format="tileir_bytecode",
-                                  bytecode_version=BYTECODE_VERSION)
+        with _COMPILING:
+            compilation.export_kernel(kernel, [signature], buf, output_format="tileir_bytecode",
+                                      bytecode_version=BYTECODE_VERSION)
     except ct.TileError as exc:
         described = ", ".join(_describe(p) for p in kparams)
         raise FrontendError(f"cuTile rejected kernel '{name}' for the arguments ({described}): {exc}"
                             ) from None
+    except UnicodeEncodeError:  # cuTile writes the source file's name into the debug info as UTF-8
+        raise FrontendError(f"cuTile could not compile kernel '{name}': its file name "
+                            f"{ascii(inspect.getsourcefile(pyfunc) or '?')} is not valid UTF-8 (rename the file)") from None
     except (TypeError, ValueError) as exc:
         raise FrontendError(f"cuTile could not compile kernel '{name}': {exc}") from None
     except OSError as exc:  # e.g. cuTile reads the kernel's source file (absent for exec'd code)
@@ -273,6 +278,9 @@ def _element_strides(arg: Any, where: str) -> tuple[int, ...]:
 # Compiled once per kernel and argument signature: the launcher, the detector and the differential
 # runner all ask for the same kernels again and again.
 _COMPILED: dict[tuple[Any, ...], tuple[Module, bytes]] = {}
+# cuTile's compiler is not documented as thread-safe: one compilation at a time (threads that
+# launch the same kernel wait for its one compilation rather than repeat it)
+_COMPILING = threading.RLock()
 
 
 def argument_signature(args: typing.Sequence[Any]) -> tuple[Any, ...]:
@@ -302,7 +310,11 @@ def module_for(kernel: Any, args: typing.Sequence[Any]) -> tuple[Module, bytes]:
     if isinstance(kernel, Module):
         return kernel, _module_code(kernel)
     key = (kernel, argument_signature(args))
-    if key not in _COMPILED:
-        compiled = compile_kernel(kernel, tuple(args))
-        _COMPILED[key] = (compiled.module, compiled.bytecode)
-    return _COMPILED[key]
+    cached = _COMPILED.get(key)
+    if cached is None:
+        with _COMPILING:
+            cached = _COMPILED.get(key)
+            if cached is None:
+                compiled = compile_kernel(kernel, tuple(args))
+                cached = _COMPILED[key] = (compiled.module, compiled.bytecode)
+    return cached

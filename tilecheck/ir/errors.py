@@ -12,10 +12,9 @@ class TileIRError(TilecheckError):
 class TileIRParseError(TileIRError):
     """Malformed Tile IR text; ``line``/``col`` are 1-based and the message shows a caret."""
 
-    def __init__(self, message: str, text: str, line: int, col: int, filename: str = "<text>") -> None:
+    def __init__(self, message: str, snippet: str, line: int, col: int, filename: str = "<text>") -> None:
+        """``snippet``: the text of line ``line``, shown with a caret under column ``col``."""
         self.line, self.col, self.filename = line, col, filename
-        lines = text.splitlines()
-        snippet = lines[line - 1] if 0 < line <= len(lines) else ""
         caret = " " * max(col - 1, 0) + "^"
         super().__init__(f"{filename}:{line}:{col}: error: {message}\n  {snippet}\n  {caret}",
                          Loc(filename, line, col))

@@ -2,6 +2,8 @@
 bit for bit."""
 from __future__ import annotations
 
+import dataclasses
+
 import hashlib
 import json
 import sys
@@ -259,12 +261,14 @@ class Outcomes:
 
 
 def run_repeated(kernel: Any, args: Sequence[Any], grid: Any, runs: int = 20, backend: str | None = None, seed: int = 0,
-                 progress: bool | None = None, max_wave: int | None = None) -> NondeterminismReport:
+                 progress: bool | None = None, max_wave: int | None = None,
+                 max_trips: int | None = None) -> NondeterminismReport:
     """Run ``kernel`` ``runs`` times on fresh copies of ``args`` and report which outputs differ.
     Racy kernels are run on purpose: nothing is refused. The backend follows the arrays unless
     given (device arrays: "cuda"). ``backend="cpu"``: the interpreter under a
     different adversarial schedule each run (``seed``, ``max_wave``); ``backend="cuda"``: the GPU,
-    whose own scheduling varies (see runtime/cuda/differential.py)."""
+    whose own scheduling varies (see runtime/cuda/differential.py). On the CPU a loop that runs
+    ``max_trips`` trips (default ``LOOP_TRIPS``) without ending stops the run with an error."""
     if runs < 1:
         raise TilecheckError("runs must be at least 1")
     grid3 = normalize_grid(grid)
@@ -279,8 +283,8 @@ def run_repeated(kernel: Any, args: Sequence[Any], grid: Any, runs: int = 20, ba
 
         outcomes = run_repeated_on_device(kernel, args, names, written, pure, grid3, runs)
     else:
-        outcomes = _run_repeated_on_host(module, flat_arguments(args), names, written, pure, grid3, runs, seed,
-                                         max_wave, progress)
+        outcomes = _run_repeated_on_host(module, flat_arguments(args), names, written, pure, grid3, runs,
+                                         Schedule(seed=seed, max_wave=max_wave, max_trips=max_trips), progress)
     elapsed = time.perf_counter() - start
     arrays = {o.name: o.result() for o in outcomes}
     constant = constant_arrays(flat_arguments(args), names, read_arrays(module))
@@ -288,8 +292,9 @@ def run_repeated(kernel: Any, args: Sequence[Any], grid: Any, runs: int = 20, ba
 
 
 def _run_repeated_on_host(module: Any, args: tuple[Any, ...], names: list[str], written: list[str], pure: set[str],
-                          grid3: tuple[int, int, int], runs: int, seed: int, max_wave: int | None,
+                          grid3: tuple[int, int, int], runs: int, base: Schedule,
                           progress: bool | None) -> list[Outcomes]:
+    """``runs`` runs, run r under ``base`` with seed ``base.seed + r``."""
     index = {name: i for i, name in enumerate(names)}
     outputs = [name for name in written if name in index]
     # numpy views of torch (or other) host arrays, so each run gets fresh copies of those too
@@ -299,7 +304,7 @@ def _run_repeated_on_host(module: Any, args: tuple[Any, ...], names: list[str], 
     start = time.perf_counter()
     for r in range(runs):
         fresh = fresh_arguments(args, names, pure)
-        Interpreter(module, fresh, grid3, Schedule(seed=seed + r, max_wave=max_wave)).run()
+        Interpreter(module, fresh, grid3, dataclasses.replace(base, seed=base.seed + r, _orders={})).run()
         for name in outputs:
             values = fresh[index[name]]
             if name in outcomes:
@@ -307,7 +312,7 @@ def _run_repeated_on_host(module: Any, args: tuple[Any, ...], names: list[str], 
             else:
                 outcomes[name] = Outcomes(name, values, name in pure)
         if r == 0:
-            _mark_unwritten(module, args, names, pure, grid3, Schedule(seed=seed, max_wave=max_wave), outcomes)
+            _mark_unwritten(module, args, names, pure, grid3, dataclasses.replace(base, _orders={}), outcomes)
         if show and time.perf_counter() - start > 1.0:
             done = int(30 * (r + 1) / runs)
             print(f"\r  [{'#' * done}{'.' * (30 - done)}] {r + 1}/{runs} runs", end="", file=sys.stderr, flush=True)

@@ -71,6 +71,7 @@ def draw_heatmap(report: NondeterminismReport, path: str, races: Sequence[Findin
     """Draw ``report`` as a PNG at ``path``; ``races`` (detector or verifier findings) have their
     witnessed elements circled and the first few listed under the figure."""
     Figure, FigureCanvasAgg, ListedColormap, Line2D, Patch = _matplotlib()
+    check_heatmap_path(str(path))
     races = [f for f in races or () if f.witness is not None]
     groups = [_group(d) for d in report.arrays.values() if d.differing_mask is not None]
     if not groups:
@@ -102,6 +103,24 @@ def draw_heatmap(report: NondeterminismReport, path: str, races: Sequence[Findin
     except OSError as exc:
         raise TilecheckError(f"cannot write the heatmap to {path}: {exc.strerror or exc}") from None
     return HeatmapSummary(str(path), tuple(summaries), marked, unplaced)
+
+
+def check_heatmap_path(path: str) -> None:
+    """A ``TilecheckError`` unless ``path`` names a format the figure can be written in (its suffix:
+    .png, .svg, .pdf, ...), so that a wrong name fails before the runs, with the formats listed."""
+    from pathlib import Path
+
+    suffix = Path(path).suffix.lower().lstrip(".")
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+    except ImportError:
+        formats = {"png": ""}
+    else:
+        formats = FigureCanvasAgg.get_supported_filetypes()
+    if suffix not in formats:
+        raise TilecheckError(f"cannot write the heatmap to {path}: "
+                             + (f"'.{suffix}' is not an image format" if suffix else "the name has no suffix")
+                             + f" (use one of: {', '.join('.' + f for f in sorted(formats))})")
 
 
 def _matplotlib() -> tuple[Any, ...]:

@@ -19,7 +19,7 @@ from tilecheck.interp.detect import detect
 from tilecheck.interp.engine import Interpreter
 from tilecheck.interp.memory import ArgumentError, as_host_array
 from tilecheck.interp.schedule import Schedule
-from tilecheck.requirements import configured
+from tilecheck.requirements import check_preconditions, configured
 from tilecheck.verifier import Report
 from tilecheck.report import contents_items
 
@@ -112,7 +112,8 @@ def check_launch(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int],
     from tilecheck.verifier.api import aliasing_findings
 
     if assume is None:
-        assume = configured(kernel, assume_table(Path.cwd()))
+        assume = configured(kernel, *assume_table(Path.cwd()))
+    check_preconditions(kernel, args, assume)
     module, code = module_for(kernel, args)
     aliasing = aliasing_findings(module, args)
     if aliasing:
@@ -133,15 +134,15 @@ def check_launch(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int],
     return module, report
 
 
-def assume_table(start: Path) -> dict[str, list[str]]:
-    """``[tool.tilecheck.assume]`` of the pyproject.toml at or above ``start`` (empty when none),
-    read once per pyproject.toml (a launch loop must not parse it each time)."""
+def assume_table(start: Path) -> tuple[dict[str, list[str]], Path | None]:
+    """``[tool.tilecheck.assume]`` of the pyproject.toml at or above ``start`` (empty when none) and
+    that file, read once per pyproject.toml (a launch loop must not parse it each time)."""
     from tilecheck.config import find_pyproject, load_config
 
     path = find_pyproject(start.resolve())
     if path not in _ASSUME_TABLES:
         _ASSUME_TABLES[path] = load_config(start).assume if path is not None else {}
-    return _ASSUME_TABLES[path]
+    return _ASSUME_TABLES[path], path
 
 
 _ASSUME_TABLES: dict[Path | None, dict[str, list[str]]] = {}
@@ -234,7 +235,7 @@ def checked_module(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int
     if unsafe:
         module = module_for(kernel, args)[0]
     else:
-        assume = configured(kernel, assume_table(Path.cwd()))
+        assume = configured(kernel, *assume_table(Path.cwd()))
         module, report = check_launch(kernel, args, grid, prefix=prefix, assume=assume)
         if report.level == "this launch":  # decided on this launch's data: decide the next one again
             key = None

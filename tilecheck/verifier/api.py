@@ -18,6 +18,7 @@ from tilecheck.verifier.locks import find_spin_locks
 from tilecheck.verifier.obligations import Checker, Level, LevelResult
 from tilecheck.verifier.preconditions import Precondition
 from tilecheck.report import LEVELS, RACE_KINDS, Finding, Report, Side, Witness
+from tilecheck.requirements import check_named
 from tilecheck.verifier.symbolic.engine import GRID, data_shape, execute
 from tilecheck.ir.order import order_graph
 
@@ -74,10 +75,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     report = Report(module.name, "unknown")
     report.assumptions = list(DEFAULT_ASSUMPTIONS)
     known_arrays = {info.name for info in fp.arrays.values()}
+    check_named(assume, known_arrays, module.name)
     for pre in assume:
-        if pre.array not in known_arrays:
-            raise TilecheckError(f"precondition names '{pre.array}', which is not an array argument of "
-                                 f"{module.name} ({', '.join(sorted(known_arrays))})")
         written = any(a.writes and fp.arrays[a.array].name == pre.array for a in fp.accesses)
         if written:
             report.notes.append(f"precondition on '{pre.array}' ignored: the kernel writes that array")

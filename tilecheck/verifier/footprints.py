@@ -7,6 +7,7 @@ A footprint is written over *template* variables (block ids, loop variables, lan
 from __future__ import annotations
 
 import itertools
+import threading
 from dataclasses import dataclass
 
 from tilecheck.ir import Op
@@ -16,12 +17,17 @@ from tilecheck.verifier import smt
 from tilecheck.verifier.symbolic.values import LANES, LoopVar
 
 BLOCK_IDS = smt.Vars(("bid0", "bid1", "bid2"))
-_instances = itertools.count()
+_local = threading.local()  # per thread (verifications may run in several at once): ``instances``
 
 
 def reset_instances() -> None:
-    global _instances
-    _instances = itertools.count()
+    _local.instances = itertools.count()
+
+
+def _next_instance() -> int:
+    if not hasattr(_local, "instances"):
+        reset_instances()
+    return next(_local.instances)
 
 
 @dataclass(frozen=True)
@@ -74,7 +80,7 @@ def instantiate(access: Access, block_tag: str, shared_loops: dict[int, smt.IntE
                 ) -> Instance:
     """Rename the access's variables: block ids after ``block_tag``, loop and lane variables fresh
     (or taken from ``shared_loops`` by loop position, to force the same iteration)."""
-    n = next(_instances)
+    n = _next_instance()
     block = block_vars(block_tag)
     pairs: list[tuple[smt.Expr, smt.Expr]] = list(zip(BLOCK_IDS, block))
     loop_vars = []

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,8 @@ class Precondition(ABC):
     """A fact about the contents of an integer array argument the kernel does not write."""
 
     array: str
+    # where it was stated (the decorator's line, the pyproject table), for the error a stale one gets
+    source: str | None = field(default=None, compare=False, repr=False, kw_only=True)
 
     @abstractmethod
     def describe(self) -> str:

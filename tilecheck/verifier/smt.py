@@ -4,10 +4,20 @@ Term constructors are re-exported from here; solvers are built in one place with
 timeout and an ``rlimit`` work budget so results repeat across machines; a check returns
 ``Sat(model) | Unsat | Unknown(reason)``. ``z3.Z3Exception`` becomes ``SolverError``.
 An ``Unknown`` is never read as safe by callers.
+
+Threads: each thread has its own Z3 context (z3's "main context", which every constructor called
+without ``ctx=`` uses, is made per thread here) and its own fresh-name counter, so verifications
+in several threads never share solver state. Z3 contexts are not thread-safe, so a term must also
+be freed in the thread that made it: terms are freed by reference counting when a verification's
+structures go, never by the cycle collector (which runs in whichever thread triggers it), because
+nothing here puts a term in a reference cycle (tests/verifier/test_threads.py checks it). Z3's
+concurrent ``dec_ref`` mode would lift that rule, but it changes the order Z3 reuses term ids in,
+and with it models and witnesses: verdicts must not depend on what ran before.
 """
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +40,30 @@ K, Store, Select = z3.K, z3.Store, z3.Select
 is_int_value, is_true, is_false = z3.is_int_value, z3.is_true, z3.is_false
 is_app, is_const, is_bool = z3.is_app, z3.is_const, z3.is_bool
 
-_fresh = itertools.count()
+_local = threading.local()  # per thread: ``ctx`` (the Z3 context) and ``fresh`` (the name counter)
+
+
+def _new_context() -> z3.Context:
+    return z3.Context()
+
+
+def _thread_context() -> z3.Context:
+    ctx = getattr(_local, "ctx", None)
+    if ctx is None:
+        ctx = _local.ctx = _new_context()
+    return ctx
+
+
+# z3's constructors look ``main_ctx`` up in their module each time they need a context: this makes
+# it the calling thread's (``z3.main_ctx()`` is process-wide otherwise)
+z3.z3.main_ctx = _thread_context
+
+
+def _next_name() -> int:
+    counter = getattr(_local, "fresh", None)
+    if counter is None:
+        counter = _local.fresh = itertools.count()
+    return next(counter)
 
 # a work budget that stops runaway queries deterministically (timeouts alone depend on the machine)
 DEFAULT_RLIMIT = 20_000_000
@@ -70,15 +103,14 @@ Result = Sat | Unsat | Unknown
 
 def reset_names() -> None:
     """Restart fresh-name numbering, so one kernel gives the same formulas whatever ran before."""
-    global _fresh
-    _fresh = itertools.count()
+    _local.fresh = itertools.count()
 
 
 def fresh_context() -> None:
     """Start a new Z3 context (and fresh names): Z3's search depends on the order its terms were
     made, so a context shared with earlier verifications could change this one's answers and
     models. Terms made before belong to the old context and must not be used again."""
-    z3.z3._main_ctx = z3.Context()
+    _local.ctx = _new_context()
     reset_names()
 
 
@@ -144,16 +176,16 @@ def _solver(timeout_s: float, rlimit: int) -> z3.Solver:
 
 
 def fresh_int(prefix: str) -> IntExpr:
-    return z3.Int(f"{prefix}!{next(_fresh)}")
+    return z3.Int(f"{prefix}!{_next_name()}")
 
 
 def fresh_bool(prefix: str) -> BoolExpr:
-    return z3.Bool(f"{prefix}!{next(_fresh)}")
+    return z3.Bool(f"{prefix}!{_next_name()}")
 
 
 def fresh_function(prefix: str, arity: int, result: Any = None) -> FuncDecl:
     sorts = [z3.IntSort()] * arity + [result if result is not None else z3.IntSort()]
-    return z3.Function(f"{prefix}!{next(_fresh)}", *sorts)
+    return z3.Function(f"{prefix}!{_next_name()}", *sorts)
 
 
 def const_value(term: Expr) -> int | None:

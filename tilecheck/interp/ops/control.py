@@ -30,7 +30,7 @@ def for_(interp, ctx, op, lb, ub, step, *inits):
         if not act.any():
             break
         ctx.iterations[-1] = (op, k, iv)
-        interp.count_iteration(op)
+        interp.count_iteration(op, k)
         frame = LoopFrame(np.zeros_like(act), np.zeros_like(act), [None] * len(carried), [])
         ctx.loops.append(frame)
         ctx.active = act
@@ -60,7 +60,7 @@ def loop_(interp, ctx, op, *inits):
         if not act.any():
             break
         ctx.iterations[-1] = (op, k, None)
-        interp.count_iteration(op)
+        interp.count_iteration(op, k)
         k += 1
         frame = LoopFrame(np.zeros_like(act), np.zeros_like(act), [None] * len(carried), [None] * len(results))
         ctx.loops.append(frame)

@@ -1,6 +1,7 @@
 """Character-level scanning for the Tile IR text form (MLIR syntax)."""
 from __future__ import annotations
 
+import bisect
 import re
 
 from tilecheck.ir.errors import TileIRParseError
@@ -10,6 +11,7 @@ _VALUE = re.compile(r"%[A-Za-z0-9_$.\-]+")
 _NUMBER = re.compile(r"[-+]?(0x[0-9A-Fa-f]+|(\d+\.\d*|\d*\.\d+|\d+)([eE][-+]?\d+)?)")
 _SYMBOL = re.compile(r"@[A-Za-z0-9_$.\-]+|@\"[^\"]*\"")
 _ALIAS = re.compile(r"#[A-Za-z0-9_$.\-]+")
+_WORD = re.compile(r"\S{1,20}")
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
@@ -20,12 +22,19 @@ class Scanner:
         self.text = text
         self.pos = 0
         self.filename = filename
+        self._line_starts: list[int] | None = None
 
     def error(self, message: str, pos: int | None = None) -> TileIRParseError:
+        """An error at ``pos``. The parser backtracks by catching these, so making one must not
+        cost a pass over the text: lines are found in a table built once (parsing stays linear)."""
         pos = self.pos if pos is None else pos
-        line = self.text.count("\n", 0, pos) + 1
-        col = pos - (self.text.rfind("\n", 0, pos) + 1) + 1
-        return TileIRParseError(message, self.text, line, col, self.filename)
+        if self._line_starts is None:
+            self._line_starts = [0, *(m.end() for m in re.finditer("\n", self.text))]
+        line = bisect.bisect_right(self._line_starts, pos)
+        start = self._line_starts[line - 1]
+        end = self.text.find("\n", start)
+        snippet = self.text[start:end if end >= 0 else len(self.text)].rstrip("\r")
+        return TileIRParseError(message, snippet, line, pos - start + 1, self.filename)
 
     def skip(self) -> None:
         text, n = self.text, len(self.text)
@@ -72,7 +81,7 @@ class Scanner:
         self.skip()
         if self.pos >= len(self.text):
             return "end of input"
-        word = re.match(r"\S{1,20}", self.text[self.pos:])
+        word = _WORD.match(self.text, self.pos)  # at pos: slicing the rest would copy the text
         return f"'{word.group(0)}'" if word else "whitespace"
 
     def match(self, pattern: re.Pattern[str]) -> str | None:

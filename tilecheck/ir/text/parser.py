@@ -22,6 +22,8 @@ from tilecheck.ir.text.typeparse import parse_bracket_dims, parse_type, parse_ty
 
 _ALIAS_DEF = re.compile(r"^(#[A-Za-z0-9_$.\-]+)\s*=\s*(.*)$", re.MULTILINE)
 
+_REGION_OPEN = re.compile(r"[ \t]*(\n|\Z)")  # "{" ending its line opens a region
+
 
 def parse(text: str, filename: str = "<text>") -> Module:
     """Parse Tile IR text. Raises ``TileIRParseError`` with line:col and a caret snippet."""
@@ -207,7 +209,7 @@ class _Parser:
             if ch == "%":
                 operands.append(self.use())
                 continue
-            if ch == "{" and depth == 0 and s.text[s.pos + 1:].lstrip(" \t")[:1] in ("\n", ""):
+            if ch == "{" and depth == 0 and _REGION_OPEN.match(s.text, s.pos + 1):
                 break  # a region; "{k = v}" on the same line is an attribute dictionary
             if s.text.startswith("loc(", s.pos) and depth == 0:
                 break

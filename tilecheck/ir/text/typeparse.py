@@ -7,6 +7,8 @@ from tilecheck.ir import types as T
 from tilecheck.ir.text.lexer import Scanner
 
 _DIMS = re.compile(r"((?:\d+|\?)x)*")
+_PLAIN_DIMS = re.compile(r"(\d+|\?)(x(\d+|\?))*")  # matched at a position: never slice the text
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SCALARS = set(T.INTEGER_TYPES) | set(T.FLOAT_TYPES)
 
 
@@ -32,7 +34,7 @@ def parse_type_list_flat(s: Scanner) -> list[T.Type]:
 
 def at_type(s: Scanner) -> bool:
     s.skip()
-    m = re.match(r"[A-Za-z_][A-Za-z0-9_]*", s.text[s.pos:])
+    m = _WORD.match(s.text, s.pos)
     return bool(m) and (m.group(0) in _SCALARS or m.group(0) in (
         "tile", "token", "ptr", "tensor_view", "partition_view", "strided_view", "gather_scatter_view"))
 
@@ -117,7 +119,7 @@ def _parse_view_type(s: Scanner, word: str, start: int) -> T.Type:
 def parse_dims(s: Scanner, trailing_x: bool = True) -> tuple[int | None, ...]:
     s.skip()
     if not trailing_x:
-        m = re.match(r"(\d+|\?)(x(\d+|\?))*", s.text[s.pos:])
+        m = _PLAIN_DIMS.match(s.text, s.pos)
         text = m.group(0) if m else ""
         s.pos += len(text)
         return tuple(None if d == "?" else int(d) for d in text.split("x") if d)
