@@ -116,6 +116,8 @@ def main() -> int:
             shutil.copytree(folder, keep / str(n), dirs_exist_ok=True)
             failures.append({"input": n, "args": args, "status": repr(status), "problems": found,
                              "stdout": out[-4000:], "stderr": err[-4000:], "files": str(keep / str(n))})
+            with open(opts.out + ".partial.jsonl", "a") as log:  # readable while the run goes on
+                log.write(json.dumps(failures[-1]) + "\n")
         else:
             shutil.rmtree(folder, ignore_errors=True)
         if count[0] % 500 == 0:

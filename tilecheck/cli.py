@@ -76,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     v.add_argument("--output", "-o", help="write the report to FILE instead of stdout")
     v.add_argument("--jobs", "-j", type=_positive(int), help="parallel workers (default: all cores)")
-    v.add_argument("--timeout", type=_positive(float), help="wall-clock backstop per solver query, seconds (default 60; verdicts come from work budgets)")
+    v.add_argument("--timeout", type=_positive(float), help="wall-clock backstop per case, seconds (default 600; verdicts come from work budgets, and a "
+                        "case stopped by the backstop is unknown with a reason that says so)")
     v.add_argument("--grid", help="grid for Tile IR files, e.g. 8,1,1 (default: any grid)")
     v.add_argument("--strict", action="store_true", help="an order-dependent float-atomic result fails (exit 1)")
     v.add_argument("--allow-unknown", action="store_true", help="an unknown verdict does not fail (exit 0)")
@@ -106,8 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--run", action="store_true", help="also run each kernel repeatedly on the CPU interpreter "
                     "and check its launch with tilecheck.detect (a contradiction with verify fails)")
     ev.add_argument("--runs", type=_positive(int), default=10, help="runs per kernel with --run (default 10)")
-    ev.add_argument("--timeout", type=_positive(float), default=60.0,
-                    help="wall-clock backstop per solver query, seconds (verdicts come from work budgets)")
+    ev.add_argument("--timeout", type=_positive(float), default=600.0,
+                    help="wall-clock backstop per kernel, seconds (verdicts come from work budgets)")
 
     m = sub.add_parser("merge", help="merge the JSON reports or SARIF logs of `tilecheck verify --shard` runs")
     m.add_argument("reports", nargs="+", help="report files, all JSON or all SARIF")

@@ -96,6 +96,9 @@ def load_module(path: Path) -> Any:
         del sys.modules[name]
         raise CollectError(f"importing {path} failed: it called sys.exit({exc.code!r}) (guard the script part "
                            "with `if __name__ == \"__main__\":`)") from None
+    except BaseException:  # Ctrl-C or SIGTERM mid-import: no half-run module for the next load to find
+        sys.modules.pop(name, None)
+        raise
     return module
 
 

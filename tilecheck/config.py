@@ -2,7 +2,7 @@
 
     [tool.tilecheck]
     paths = ["kernels/"]                 # what `tilecheck verify` checks when given no path
-    timeout = 60.0                       # wall-clock backstop per solver query, seconds
+    timeout = 600.0                      # wall-clock backstop per verified case, seconds
     allow-unknown = ["kernels/odd.py::k"] # kernels whose unknown verdict does not fail CI (or true)
     jobs = 4
 
@@ -27,7 +27,7 @@ else:  # pragma: no cover
 @dataclass
 class Config:
     paths: list[str] = field(default_factory=list)
-    timeout: float = 60.0
+    timeout: float = 600.0
     allow_unknown: bool | list[str] = False
     jobs: int | None = None
     assume: dict[str, list[str]] = field(default_factory=dict)
@@ -68,7 +68,7 @@ def load_config(start: Path | None = None) -> Config:
                              f"(known: {', '.join(sorted(known))})")
     _check_types(path, table)
     base = path.parent
-    return Config(paths=[str(base / p) for p in table.get("paths", [])], timeout=float(table.get("timeout", 60.0)),
+    return Config(paths=[str(base / p) for p in table.get("paths", [])], timeout=float(table.get("timeout", 600.0)),
                   allow_unknown=table.get("allow-unknown", False), jobs=table.get("jobs"),
                   assume={k: list(v) for k, v in table.get("assume", {}).items()}, source=path)
 

@@ -152,7 +152,7 @@ def load_manifest(root: Path) -> list[dict[str, Any]]:
     return entries
 
 
-def evaluate(root: str | Path, *, run: bool = False, runs: int = 10, timeout_s: float = 60.0,
+def evaluate(root: str | Path, *, run: bool = False, runs: int = 10, timeout_s: float = 600.0,
              progress: Any = None) -> Evaluation:
     """Verify (and with ``run``, repeatedly run) every manifest entry under ``root``."""
     from tilecheck.collect import load_module

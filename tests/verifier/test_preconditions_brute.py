@@ -46,7 +46,7 @@ def satisfiable(pre: Precondition, values: np.ndarray, positions: list[tuple[int
     mem = smt.Function("mem_a", *([smt.IntSort()] * (values.ndim + 1)))
     apps = [mem(*[smt.IntVal(c) for c in pos]) for pos in positions]
     pins = [app == int(values[pos]) for app, pos in zip(apps, positions)]
-    result = smt.check([*pre.constraints(apps), *pins], 10.0)
+    result = smt.check([*pre.constraints(apps), *pins])
     assert not isinstance(result, smt.Unknown)
     return isinstance(result, smt.Sat)
 
@@ -96,7 +96,7 @@ def test_symbolic_reads_one_dimension():
     reads = [mem(i), mem(j)]
 
     def sat(pre: Precondition, *extra: smt.BoolExpr) -> bool:
-        result = smt.check([*pre.constraints(reads), *extra], 10.0)
+        result = smt.check([*pre.constraints(reads), *extra])
         assert not isinstance(result, smt.Unknown)
         return isinstance(result, smt.Sat)
 
@@ -119,7 +119,7 @@ def test_symbolic_reads_two_dimensions_follow_row_major_order():
     pre = tilecheck.nondecreasing("a")
 
     def sat(*extra: smt.BoolExpr) -> bool:
-        result = smt.check([*pre.constraints(reads), *extra], 10.0)
+        result = smt.check([*pre.constraints(reads), *extra])
         assert not isinstance(result, smt.Unknown)
         return isinstance(result, smt.Sat)
 

@@ -200,6 +200,15 @@ def test_solver_timeout_gives_unknown():
     assert report.status == "unknown" and any("unknown" in r for r in report.reasons)
 
 
+def test_a_backstop_that_runs_out_is_unknown_and_says_it_was_time():
+    """The wall-clock backstop covers the whole verification; when it runs out the verdict is
+    unknown, never verified and never a race, and the reason says it was time (issue 21)."""
+    for kernel in (gemm.matmul, attention.head_permute_swapped):
+        report = check(kernel, timeout_s=1e-9)
+        assert report.status == "unknown", (kernel, report.status)
+        assert any("wall-clock backstop" in r for r in report.reasons), report.reasons
+
+
 def test_report_reads_like_a_compiler_error_and_serialises():
     report = check(attention.head_permute_swapped)
     text = str(report)

@@ -25,7 +25,8 @@ from tilecheck.ir.order import order_graph
 # A general level (all shapes, all grids) gets a small deterministic work budget per query (Z3's
 # rlimit, about a second of this machine's solving): a harder query falls back to the more specific
 # level. Budgets, not wall-clock time, decide verdicts, so the same input gives the same verdict on
-# any machine under any load; ``timeout_s`` stays as a backstop only.
+# any machine under any load; ``timeout_s`` stays as a backstop only, for a whole verification.
+BACKSTOP_S = 600.0
 GENERAL_LEVEL_RLIMIT = 4_000_000
 # solver queries a contract search may spend in all (deterministic); past it the box stops growing
 CONTRACT_QUERIES = 150
@@ -43,14 +44,16 @@ DEFAULT_ASSUMPTIONS = (
 
 
 def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
-           assume: Sequence[Precondition] = (), timeout_s: float = 60.0, data: bool = True,
+           assume: Sequence[Precondition] = (), timeout_s: float = BACKSTOP_S, data: bool = True,
            contract: bool | None = None, _pinned: bool = False) -> Report:
     """Prove that ``kernel`` is race-free, or find a witness.
 
     ``kernel`` is a ``@ct.kernel`` (then ``args`` is the tuple passed to ``ct.launch``) or a
     ``tilecheck.ir.Module`` (shapes and grid may stay symbolic). ``grid=None`` means any grid.
-    Each solver query has a deterministic work budget (Z3's rlimit); ``timeout_s`` is a wall-clock
-    backstop per query. Running out of either makes the verdict ``unknown``, never verified.
+    Each solver query has a deterministic work budget (Z3's rlimit), so the verdict does not depend
+    on the machine or its load; ``timeout_s`` is a wall-clock backstop for the whole verification:
+    past it the queries not yet decided answer ``unknown``, with a reason that says it was time.
+    Running out of either makes the verdict ``unknown``, never verified.
 
     With arguments and a grid, defects that need index contents other than the given ones are
     decided on the given data (``data=False`` keeps them): verified at level "this launch's data"
@@ -59,6 +62,13 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     grids they do not. The search costs a few more checker runs: it is done by default without a
     grid (where it is the answer) and by the CLI; ``contract=True`` / ``False`` forces it.
     """
+    with smt.backstop(timeout_s):
+        return _verify(kernel, args, grid, assume=assume, timeout_s=timeout_s, data=data, contract=contract,
+                       _pinned=_pinned)
+
+
+def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Sequence[Precondition],
+            timeout_s: float, data: bool, contract: bool | None, _pinned: bool) -> Report:
     assume = Precondition.with_requirements(kernel, assume)  # and the kernel's @tilecheck.requires
     start = time.perf_counter()
     module, params = _module(kernel, args)
@@ -103,7 +113,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
         # general levels are tried briefly: a harder query falls back to the more specific level
         rlimit = smt.DEFAULT_RLIMIT if last else GENERAL_LEVEL_RLIMIT
         confirm = confirmer(module, args, grid3) if level.shapes is not None else None
-        result = Checker(fp, graph, locks, list(assume), level, timeout_s, stop_early=not last,
+        result = Checker(fp, graph, locks, list(assume), level, stop_early=not last,
                          confirm=confirm, rlimit=rlimit, pin_given=_pinned).run()
         results.append(result)
         if not result.races and not result.unknowns and not _violated(result):
@@ -120,7 +130,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
 
         def run(bounds: tuple[int | None, int | None, int | None]) -> LevelResult:
             level = dataclasses.replace(levels[1], grid=None, grid_max=bounds)
-            result = Checker(fp, graph, locks, list(assume), level, timeout_s, stop_early=True, witnesses=True,
+            result = Checker(fp, graph, locks, list(assume), level, stop_early=True, witnesses=True,
                              confirm=channel, rlimit=GENERAL_LEVEL_RLIMIT, confirm_exact=False,
                              max_queries=max(CONTRACT_QUERIES - spent[0], 0)).run()
             spent[0] += result.queries
@@ -130,10 +140,10 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
 
         def overflows(bounds: tuple[int | None, int | None, int | None]) -> list[tuple[int, ...]]:
             level = dataclasses.replace(levels[1], grid=None, grid_max=bounds)
-            return Checker(fp, graph, locks, list(assume), level, timeout_s, confirm=channel,
+            return Checker(fp, graph, locks, list(assume), level, confirm=channel,
                            rlimit=GENERAL_LEVEL_RLIMIT).overflow_only().overflow_blocks
         inferred = exclude_overflow(inferred, overflows)
-        inferred = _symbolic_contract(inferred, fp, graph, locks, list(assume), levels, timeout_s)
+        inferred = _symbolic_contract(inferred, fp, graph, locks, list(assume), levels)
         breaking = inferred.breaking
         if breaking is not None and breaking.witness is not None:
             if breaking.kind in RACE_KINDS and channel is not None and not channel.run(
@@ -148,7 +158,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     if final.level is not given and given.grid is not None and given.shapes is not None and not final.races:
         # a more general proof assumed that index arithmetic does not overflow; the given case can
         # say whether it does (and a wrap-around there undoes the proof)
-        checked = Checker(fp, graph, locks, list(assume), given, timeout_s, confirm=confirmer(module, args, grid3),
+        checked = Checker(fp, graph, locks, list(assume), given, confirm=confirmer(module, args, grid3),
                           rlimit=smt.DEFAULT_RLIMIT).overflow_only()
         if checked.findings or checked.unknowns:
             final.findings += checked.findings
@@ -216,7 +226,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
 
 
 def _symbolic_contract(inferred: Any, fp: Any, graph: Any, locks: Any, assume: list[Precondition],
-                       levels: list[Level], timeout_s: float) -> Any:
+                       levels: list[Level]) -> Any:
     """The contract's extents in the usual symbolic form, ``grid[k] <= cdiv(size, tile)``, when one
     of the candidate forms is proved at the all-shapes level (``contract.symbolic``)."""
     if not inferred.proved or inferred.empty or inferred.undecided or len(levels) < 2:
@@ -234,7 +244,7 @@ def _symbolic_contract(inferred: Any, fp: Any, graph: Any, locks: Any, assume: l
     fixed = [GRID[k] <= e for k, e in enumerate(inferred.extents) if not inferred.reads[k] and e is not None]
     for bounds in symbolic_bounds(inferred, sizes, tiles):
         level = dataclasses.replace(levels[0], grid_rules=(*fixed, *(b.rule(GRID) for b in bounds)))
-        result = Checker(fp, graph, locks, assume, level, timeout_s, stop_early=True, witnesses=False,
+        result = Checker(fp, graph, locks, assume, level, stop_early=True, witnesses=False,
                          rlimit=GENERAL_LEVEL_RLIMIT).run()
         if not result.races and not result.unknowns:
             unread = [f"grid[{k}] {'==' if e == 1 else '<='} {e}" for k, e in enumerate(inferred.extents)

@@ -81,8 +81,7 @@ def check_overflow(ch: Checker) -> None:
         if not smt.reads_data(term):
             result = ch.solve(constraints, "integer overflow", (op.loc,))
             if isinstance(result, smt.Sat):  # the least block that wraps: a canonical witness
-                result = smt.minimize(constraints, list(block_vars("b1")), result, ch.timeout_s,
-                                      rlimit=ch.rlimit)
+                result = smt.minimize(constraints, list(block_vars("b1")), result, rlimit=ch.rlimit)
             value = result.eval(value_term) if isinstance(result, smt.Sat) else None
         else:
             result, _, undecided = solve_with_given_contents(

@@ -84,7 +84,7 @@ class Checker:
     """
 
     def __init__(self, fp: Footprints, graph: OrderGraph, locks: list[SpinLock],
-                 preconditions: list[Precondition], level: Level, timeout_s: float,
+                 preconditions: list[Precondition], level: Level,
                  stop_early: bool = False, confirm: Any = None, rlimit: int = smt.DEFAULT_RLIMIT,
                  witnesses: bool | None = None, confirm_exact: bool = True,
                  max_queries: int | None = None, pin_given: bool = False) -> None:
@@ -95,7 +95,6 @@ class Checker:
         self.confirm = getattr(confirm, "run", None)
         # contents -> the entries that differ from the given arguments (what the race needs)
         self.given_contents = getattr(confirm, "differing", None)
-        self.timeout_s = timeout_s
         self.rlimit = rlimit
         self.stop_early = stop_early
         # findings carry canonical, confirmed witnesses (a level that stops early only looks for one)
@@ -178,7 +177,7 @@ class Checker:
         formula = smt.And(*constraints)
         extra = self.content_facts(formula)
         start = time.perf_counter()
-        result = smt.check([formula, *extra], self.timeout_s, self.rlimit)
+        result = smt.check([formula, *extra], self.rlimit)
         self.result.solver_s += time.perf_counter() - start
         self.result.queries += 1
         if isinstance(result, smt.Unknown):
@@ -444,7 +443,7 @@ class Checker:
             formula = smt.And(*cs)
             self.result.queries += 1
             start = time.perf_counter()
-            result = smt.check([formula, *self.content_facts(formula)], self.timeout_s, PIN_RLIMIT)
+            result = smt.check([formula, *self.content_facts(formula)], PIN_RLIMIT)
             self.result.solver_s += time.perf_counter() - start
             return result
 
@@ -468,7 +467,7 @@ class Checker:
                  *(b.lanes if b else ())]
         start = time.perf_counter()
         sat = smt.minimize([*constraints, *self.content_facts(smt.And(*constraints))], order, sat,
-                           self.timeout_s, rlimit=self.rlimit)
+                           rlimit=self.rlimit)
         self.result.solver_s += time.perf_counter() - start
         return sat
 

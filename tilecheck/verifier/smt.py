@@ -16,8 +16,10 @@ and with it models and witnesses: verdicts must not depend on what ran before.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -133,11 +135,12 @@ class Vars(tuple):
         return tuple(self) + tuple(other)
 
 
-def minimize(constraints: list[BoolExpr], variables: list[IntExpr], first: Sat, timeout_s: float,
-             budget: int = 48, rlimit: int = DEFAULT_RLIMIT) -> Sat:
+def minimize(constraints: list[BoolExpr], variables: list[IntExpr], first: Sat, budget: int = 48,
+             rlimit: int = DEFAULT_RLIMIT) -> Sat:
     """The lexicographically smallest model over ``variables`` (one incremental solver), so that a
-    witness does not depend on the solver's search history; stops after ``budget`` queries."""
-    solver = _solver(timeout_s, rlimit)
+    witness does not depend on the solver's search history; stops after ``budget`` queries (or at
+    the backstop: minimising is polish, the model in hand is a witness already)."""
+    solver = _solver(rlimit)
     try:
         solver.add(*constraints)
         best = first
@@ -145,6 +148,8 @@ def minimize(constraints: list[BoolExpr], variables: list[IntExpr], first: Sat, 
             value = best.eval(var)
             infeasible = None  # every value <= this one is impossible (a binary search between them)
             while budget > 0 and isinstance(value, int) and (infeasible is None or infeasible < value - 1):
+                if _expired():
+                    return best
                 budget -= 1
                 if infeasible is not None:
                     target = (infeasible + value) // 2
@@ -167,12 +172,46 @@ def minimize(constraints: list[BoolExpr], variables: list[IntExpr], first: Sat, 
         raise SolverError(f"z3 failed: {exc}") from None
 
 
-def _solver(timeout_s: float, rlimit: int) -> z3.Solver:
+def _solver(rlimit: int) -> z3.Solver:
+    """A solver bounded by ``rlimit`` (deterministic work). Z3's own wall-clock ``timeout`` is set
+    only to what is left of the backstop: its timers can cancel a query after the one that armed
+    them when the machine is loaded (a verdict that changed with load), so a cancel may only ever
+    come once the backstop has run out, when every query answers unknown anyway."""
     solver = z3.Solver()
     solver.set("random_seed", 0)
-    solver.set("timeout", max(1, int(timeout_s * 1000)))
+    left = _remaining()
+    if left is not None:
+        solver.set("timeout", max(1, int(left * 1000)))
     solver.set("rlimit", rlimit)
     return solver
+
+
+BACKSTOP_REASON = ("the wall-clock backstop of this verification ran out (a slow or loaded machine, not a "
+                   "property of the kernel; raise it with --timeout / timeout_s)")
+
+
+@contextlib.contextmanager
+def backstop(seconds: float) -> Iterator[None]:
+    """Within the block (in this thread), queries stop being made ``seconds`` from now: past that,
+    ``check`` answers ``Unknown(BACKSTOP_REASON)`` and ``minimize`` keeps the model it has. Nested
+    blocks keep the earlier deadline."""
+    outer = getattr(_local, "deadline", None)
+    deadline = time.monotonic() + seconds
+    _local.deadline = deadline if outer is None else min(outer, deadline)
+    try:
+        yield
+    finally:
+        _local.deadline = outer
+
+
+def _remaining() -> float | None:
+    deadline = getattr(_local, "deadline", None)
+    return None if deadline is None else deadline - time.monotonic()
+
+
+def _expired() -> bool:
+    left = _remaining()
+    return left is not None and left <= 0
 
 
 def fresh_int(prefix: str) -> IntExpr:
@@ -196,9 +235,11 @@ def const_value(term: Expr) -> int | None:
     return simplified.as_long() if z3.is_int_value(simplified) else None
 
 
-def check(constraints: Iterable[BoolExpr], timeout_s: float, rlimit: int = DEFAULT_RLIMIT) -> Result:
-    """Decide the conjunction of ``constraints``."""
-    solver = _solver(timeout_s, rlimit)
+def check(constraints: Iterable[BoolExpr], rlimit: int = DEFAULT_RLIMIT) -> Result:
+    """Decide the conjunction of ``constraints`` within ``rlimit`` (and the backstop, if any)."""
+    if _expired():
+        return Unknown(BACKSTOP_REASON)
+    solver = _solver(rlimit)
     try:
         solver.add(*constraints)
         answer = solver.check()
@@ -209,6 +250,8 @@ def check(constraints: Iterable[BoolExpr], timeout_s: float, rlimit: int = DEFAU
     if answer == z3.unsat:
         return Unsat()
     _raise_if_interrupted(solver)
+    if _expired():  # Z3's timer, set to the backstop's deadline, stopped it
+        return Unknown(BACKSTOP_REASON)
     return Unknown(solver.reason_unknown() or "unknown")
 
 
