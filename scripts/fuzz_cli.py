@@ -106,7 +106,7 @@ def main() -> int:
         elif not isinstance(status, BaseException) and rerun == 2:  # the same input, cancelled
             try:
                 again, out2, err2 = F.run_main(args, folder, opts.timeout, sigterm_after=delay)
-                found += F.signal_problems(again, status, out2, err2)
+                found += [f"{p} (after {delay:.2f} s)" for p in F.signal_problems(again, status, out2, err2, args)]
                 statuses[f"sigterm:{again}"] += 1
             except F.Slow:
                 slow.append(args)

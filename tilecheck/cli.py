@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--case", type=_non_negative_int, default=0, help="which @tilecheck.case (default 0)")
     r.add_argument("--repeat", type=_positive(int), default=20, help="number of runs (default 20)")
     r.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
-    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the first run's schedule (default 0)")
     r.add_argument("--report", help="write the JSON report to FILE")
     r.add_argument("--heatmap", help="write a PNG of differing elements to FILE")
     r.add_argument("--max-trips", type=_positive(int), default=None,
@@ -349,12 +349,14 @@ def _run_jobs(jobs: list, workers: int) -> list:
 def _in_pool(jobs: list, todo: list[int], workers: int, results: list, tick: Any) -> list[int]:
     """Run ``jobs[i]`` for ``i`` in ``todo`` in worker processes, filling ``results``; returns the
     indices lost to a worker that died (the pool is then broken, so every job still queued is lost)."""
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
     from tilecheck.jobs import error_result, internal_error_message, run_job, worker_init
 
     lost: list[int] = []
+    before = {p.pid for p in multiprocessing.active_children()}
     pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=worker_init)
     try:
         futures = {pool.submit(run_job, jobs[n]): n for n in todo}
@@ -370,20 +372,23 @@ def _in_pool(jobs: list, todo: list[int], workers: int, results: list, tick: Any
                 results[n] = error_result(job.id, job.path, job.kernel, job.case, internal_error_message(exc),
                                           exc=exc, internal=True)
             tick()
+        pool.shutdown()
     except KeyboardInterrupt:
         # the workers ignore SIGINT (worker_init); end them now rather than after their current job, and
-        # reap them: a worker left running would hold stdout and stderr open for whoever reads them
-        processes = list((getattr(pool, "_processes", None) or {}).values())
-        for process in processes:
+        # reap them: a worker left running would hold stdout and stderr open for whoever reads them.
+        # Every child started since the pool was made, also one forked while the signal came (not yet
+        # in the pool's table)
+        processes = {p.pid: p for p in (getattr(pool, "_processes", None) or {}).values()}
+        processes |= {p.pid: p for p in multiprocessing.active_children() if p.pid not in before}
+        for process in processes.values():
             process.terminate()
-        for process in processes:
+        for process in processes.values():
             process.join(5)
             if process.is_alive():
                 process.kill()
                 process.join()
         pool.shutdown(wait=False, cancel_futures=True)
         raise
-    pool.shutdown()
     return sorted(lost)
 
 

@@ -128,7 +128,8 @@ def stdout_to_stderr() -> Iterator[None]:
 @contextlib.contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
     """While the block runs, SIGTERM raises ``Terminated`` in the main thread (only the main
-    thread can handle signals; elsewhere this does nothing)."""
+    thread can handle signals; elsewhere this does nothing). A signal whose exception lands in a
+    finalizer is delivered again rather than printed as an ignored exception."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -136,8 +137,22 @@ def sigterm_as_interrupt() -> Iterator[None]:
     def terminate(signum: int, frame: Any) -> None:
         raise Terminated()
 
+    def unraisable(info: Any) -> None:
+        # the signal's exception raised inside a finalizer or callback, where Python can only print it
+        # ("Exception ignored in ...", with a traceback) and go on: deliver the signal again instead,
+        # to stop at the next point that can stop
+        if isinstance(info.exc_value, KeyboardInterrupt):  # Terminated too
+            again = signal.SIGTERM if isinstance(info.exc_value, Terminated) else signal.SIGINT
+            # from another thread, a moment later: raised now, it would land in this hook
+            threading.Timer(0.001, os.kill, (os.getpid(), again)).start()
+        else:
+            hook(info)
+
+    hook = sys.unraisablehook
     previous = signal.signal(signal.SIGTERM, terminate)
+    sys.unraisablehook = unraisable
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        sys.unraisablehook = hook

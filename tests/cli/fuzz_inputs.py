@@ -420,7 +420,7 @@ def problems(args: list[str], status: object, out: str, err: str, folder: Path) 
     return found
 
 
-_ID = re.compile(r"((?:[\w.-]+/)*[\w.-]+\.py)::(\w+)")
+_ID = re.compile(r"((?:[\w.-]+/)*[\w.-]+\.py)::(\w+)\[\d+\]")  # a case's id: what a verdict is reported under
 
 
 def _misattributed(out: str, folder: Path) -> list[str]:
@@ -447,15 +447,15 @@ def stream_problems(status: object, reference: object, out: object, err: object)
     return []
 
 
-def signal_problems(status: object, reference: object, out: str, err: str) -> list[str]:
+def signal_problems(status: object, reference: object, out: str, err: str, args: list[str] = ()) -> list[str]:
     """SIGTERM mid-run: exit 143 (or what the run gave, if it finished first), no worker left."""
     import multiprocessing
 
     found = []
     if status not in (143, reference):
         found.append(f"SIGTERM: exit {status!r} (expected 143, or {reference!r} if it had finished)")
-    if "Traceback (most recent call last)" in out + err:
-        found.append("SIGTERM: a traceback was printed")
+    if "Traceback (most recent call last)" in out + err and "--debug" not in args:
+        found.append("SIGTERM: a traceback was printed: " + (out + err).split("Traceback", 1)[1][:600])
     alive = multiprocessing.active_children()
     if alive:
         found.append(f"SIGTERM: {len(alive)} worker process(es) left running")

@@ -324,3 +324,27 @@ def test_the_exit_status_is_the_verdicts_whatever_the_streams(verdicts, fmt, to_
     written = "".join(stdout.text) if isinstance(stdout, _Stream) and stdout.exc is None else None
     if written is not None and not to_file and fmt != "text":
         json.loads(written)  # a stream that works gets the whole report, and nothing else
+
+
+def test_a_sigterm_that_lands_in_a_finalizer_is_delivered_again(capsys):
+    """A signal's exception raised inside a finalizer cannot propagate: Python prints it ("Exception
+    ignored in ...", a traceback) and goes on. Under tilecheck the signal comes again instead."""
+    from tilecheck.console import Terminated, sigterm_as_interrupt
+
+    class Finalized:
+        def __del__(self):
+            raise Terminated()  # as if SIGTERM's handler had run inside this finalizer
+
+    with pytest.raises(Terminated):
+        with sigterm_as_interrupt():
+            Finalized()
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:  # the redelivered signal stops the main thread here
+                pass
+    assert "Exception ignored" not in capsys.readouterr().err
+
+
+def test_a_negative_seed_is_a_usage_error(tmp_path):
+    _write(tmp_path, "good.py", SAFE)
+    out = tilecheck("run", "good.py::good_copy", "--seed", "-1", cwd=tmp_path)
+    assert out.returncode == 3 and "expected an integer >= 0" in out.stderr
