@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any, TextIO
 
@@ -127,32 +128,49 @@ def stdout_to_stderr() -> Iterator[None]:
 
 @contextlib.contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """While the block runs, SIGTERM raises ``Terminated`` in the main thread (only the main
-    thread can handle signals; elsewhere this does nothing). A signal whose exception lands in a
-    finalizer is delivered again rather than printed as an ignored exception."""
+    """While the block runs, SIGTERM raises ``Terminated`` and SIGINT ``KeyboardInterrupt`` in the
+    main thread (only the main thread can handle signals; elsewhere this does nothing).
+
+    A signal's exception can land where it cannot propagate: in a finalizer or another callback,
+    where Python prints it ("Exception ignored in ...", a traceback) and goes on as if no signal
+    had come. Then the signal is sent again, from a helper thread, until one of its exceptions
+    propagates (or the block ends). Once a signal has come, the finalizers of objects it cut short
+    (a half-built solver context) may fail: those failures are not printed."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    state = {"raised": 0, "swallowed": 0, "signum": signal.SIGTERM, "done": False, "resending": False}
 
-    def terminate(signum: int, frame: Any) -> None:
-        raise Terminated()
+    def interrupt(signum: int, frame: Any) -> None:
+        state["raised"] += 1
+        state["signum"] = signum
+        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+    def resend() -> None:  # while every exception raised so far was swallowed
+        while not state["done"] and state["raised"] == state["swallowed"]:
+            os.kill(os.getpid(), state["signum"])
+            time.sleep(0.02)
+        state["resending"] = False
 
     def unraisable(info: Any) -> None:
-        # the signal's exception raised inside a finalizer or callback, where Python can only print it
-        # ("Exception ignored in ...", with a traceback) and go on: deliver the signal again instead,
-        # to stop at the next point that can stop
-        if isinstance(info.exc_value, KeyboardInterrupt):  # Terminated too
-            again = signal.SIGTERM if isinstance(info.exc_value, Terminated) else signal.SIGINT
-            # from another thread, a moment later: raised now, it would land in this hook
-            threading.Timer(0.001, os.kill, (os.getpid(), again)).start()
-        else:
-            hook(info)
+        try:
+            if isinstance(info.exc_value, KeyboardInterrupt):  # Terminated too: it did not propagate
+                state["swallowed"] += 1
+                if not state["resending"]:
+                    state["resending"] = True
+                    threading.Thread(target=resend, daemon=True).start()
+            elif not state["raised"]:
+                hook(info)
+        except KeyboardInterrupt:  # a signal sent again arrived while this hook ran: swallowed as well
+            state["swallowed"] += 1
 
     hook = sys.unraisablehook
-    previous = signal.signal(signal.SIGTERM, terminate)
+    previous = {signum: signal.signal(signum, interrupt) for signum in (signal.SIGTERM, signal.SIGINT)}
     sys.unraisablehook = unraisable
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        state["done"] = True
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         sys.unraisablehook = hook

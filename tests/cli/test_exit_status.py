@@ -332,8 +332,11 @@ def test_a_sigterm_that_lands_in_a_finalizer_is_delivered_again(capsys):
     from tilecheck.console import Terminated, sigterm_as_interrupt
 
     class Finalized:
-        def __del__(self):
-            raise Terminated()  # as if SIGTERM's handler had run inside this finalizer
+        def __del__(self):  # SIGTERM arrives while this finalizer runs: its handler raises in here
+            os.kill(os.getpid(), signal.SIGTERM)
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                pass
 
     with pytest.raises(Terminated):
         with sigterm_as_interrupt():
