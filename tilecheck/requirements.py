@@ -123,7 +123,11 @@ def _is_array(value: Any, layout_of: Any) -> bool:
 
 
 def check_preconditions(kernel: Any, args: Sequence[Any] | None, preconditions: Iterable[Precondition]) -> None:
-    """``check_named`` on this launch's array arguments, before anything is compiled or run."""
+    """``check_named`` on this launch's array arguments, before anything is compiled or run
+    (nothing to read when there are no preconditions: the launcher calls this per launch)."""
+    preconditions = tuple(preconditions)
+    if not preconditions:
+        return
     arrays = array_arguments(kernel, args)
     if arrays is not None:
         check_named(preconditions, arrays, kernel_name(kernel))

@@ -45,14 +45,10 @@ is_app, is_const, is_bool = z3.is_app, z3.is_const, z3.is_bool
 _local = threading.local()  # per thread: ``ctx`` (the Z3 context) and ``fresh`` (the name counter)
 
 
-def _new_context() -> z3.Context:
-    return z3.Context()
-
-
 def _thread_context() -> z3.Context:
     ctx = getattr(_local, "ctx", None)
     if ctx is None:
-        ctx = _local.ctx = _new_context()
+        ctx = _local.ctx = z3.Context()
     return ctx
 
 
@@ -112,7 +108,7 @@ def fresh_context() -> None:
     """Start a new Z3 context (and fresh names): Z3's search depends on the order its terms were
     made, so a context shared with earlier verifications could change this one's answers and
     models. Terms made before belong to the old context and must not be used again."""
-    _local.ctx = _new_context()
+    _local.ctx = z3.Context()
     reset_names()
 
 
