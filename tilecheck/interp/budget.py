@@ -1,22 +1,29 @@
-"""Will a CPU run fit in memory? Checked before the interpreter runs a whole grid.
+"""How many blocks a CPU run may hold at once, so that its memory is bounded by the arrays plus one
+wave, not by the grid; a run that cannot fit even so is refused before it allocates anything.
 
 The interpreter runs blocks in waves, each value carrying one row per block of its wave, and keeps
-every value of a wave until the wave ends; an interleaving schedule keeps all waves alive at once.
-So a run needs about (blocks alive at once) x (bytes of all the tile values one block computes),
-plus the block-id tables of the whole grid. A grid of 2**31 blocks needs tens of GiB before the
-first op runs: refusing it with a clear error beats a ``MemoryError`` (or the OOM killer) later.
+every value of a wave until the wave ends. So a run needs about (blocks alive at once) x (bytes of
+all the tile values one block computes), plus what does not depend on the schedule: the block-id
+tables of the whole grid and, under the exact detector, its per-element summaries of every array.
+``blocks_alive`` caps the blocks alive at once (every wave, and the waves an interleaving schedule
+has started and not finished, together) at ``WAVE_BYTES`` of tile values, and at what memory is
+left: a grid of 31,072 blocks with 4096-element rows runs in waves of a few hundred blocks. A grid
+of 2**31 blocks needs tens of GiB of block ids alone: refusing it with a clear error beats a
+``MemoryError`` (or the OOM killer) later.
 """
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
 
 from tilecheck.errors import TilecheckError
 from tilecheck.ir import Function
 from tilecheck.ir import types as T
 
 GRID_BYTES_PER_BLOCK = 80  # block ids (int64 x 3) built, transposed and copied, plus a permutation
+# tile values of the blocks alive at once: large enough that lockstep waves keep numpy busy, small
+# enough that three runs side by side fit on a laptop
+WAVE_BYTES = 256 << 20
 
 
 class MemoryBudgetError(TilecheckError):
@@ -45,9 +52,10 @@ def _tile_bytes(t: T.Type) -> int:
     return size * math.prod(d for d in t.shape if d is not None)
 
 
-def estimate_bytes(function: Function, blocks: int, alive: int) -> int:
-    """About how much a run of ``blocks`` blocks, ``alive`` of them at once, needs."""
-    return GRID_BYTES_PER_BLOCK * blocks + alive * value_bytes_per_block(function)
+def estimate_bytes(function: Function, blocks: int, alive: int, fixed: int = 0) -> int:
+    """About how much a run of ``blocks`` blocks, ``alive`` of them at once, needs (``fixed``: what
+    it allocates whatever the schedule, such as the detector's summaries)."""
+    return GRID_BYTES_PER_BLOCK * blocks + alive * value_bytes_per_block(function) + fixed
 
 
 def available_bytes() -> int | None:
@@ -72,24 +80,23 @@ def available_bytes() -> int | None:
     return min(limits) if limits else None
 
 
-def check_fits(function: Function, grid: tuple[int, int, int], schedule: Any, kernel: str) -> None:
-    """Raise ``MemoryBudgetError`` when running the whole ``grid`` under ``schedule`` would not fit."""
+def blocks_alive(function: Function, grid: tuple[int, int, int], kernel: str, fixed: int = 0) -> int:
+    """The most blocks a run of ``grid`` may hold at once (at least one), within ``WAVE_BYTES`` of tile
+    values and the memory available; ``MemoryBudgetError`` when even one block at a time does not fit.
+    ``fixed``: bytes the run allocates whatever the schedule (the detector's per-element summaries)."""
     blocks = math.prod(grid)
-    single = any(op.name == "loop" for op in function.walk())
-    if schedule.adversarial and schedule.interleave:
-        alive = blocks  # every wave is started before any ends
-    else:
-        alive = 1 if single else min(schedule.max_wave or blocks, blocks)
-    need = estimate_bytes(function, blocks, alive)
+    per_block = max(value_bytes_per_block(function), 1)
+    alive = max(1, min(blocks, WAVE_BYTES // per_block))
     have = available_bytes()
-    if have is None or need <= have:
-        return
-    fix = "use a smaller grid"
-    if GRID_BYTES_PER_BLOCK * blocks <= have and alive > 1:
-        fix += ", or a Schedule(max_wave=...) without interleaving, to hold fewer blocks at once"
-    raise MemoryBudgetError(
-        f"refusing to run {kernel} on the CPU: grid {grid} ({blocks} blocks) needs about {_size(need)} of memory "
-        f"and {_size(have)} is available (the interpreter holds every block of a wave at once); {fix}")
+    if have is None:
+        return alive
+    left = have - GRID_BYTES_PER_BLOCK * blocks - fixed
+    if left < per_block:
+        need = estimate_bytes(function, blocks, 1, fixed)
+        raise MemoryBudgetError(
+            f"refusing to run {kernel} on the CPU: grid {grid} ({blocks} blocks) needs about {_size(need)} of "
+            f"memory even one block at a time, and {_size(have)} is available; use a smaller grid")
+    return max(1, min(alive, left // per_block))
 
 
 def _size(n: int) -> str:

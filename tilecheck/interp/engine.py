@@ -143,13 +143,16 @@ class Interpreter:
         return ids.astype(np.int64)
 
     def run(self, blocks: np.ndarray | None = None) -> None:
-        if blocks is None:  # the whole grid: refuse one that cannot fit in memory before allocating it
-            from tilecheck.interp.budget import check_fits
+        """Run ``blocks`` (the whole grid by default), never more blocks at once than memory allows
+        (refused up front, before anything is allocated, when even one at a time does not fit)."""
+        from tilecheck.interp.budget import blocks_alive
 
-            check_fits(self.function, self.grid, self.schedule, self.module.name)
+        fixed = self.recorder.summary_bytes(self.arrays) if self.recorder is not None else 0
+        alive = blocks_alive(self.function, self.grid, self.module.name, fixed)
+        if blocks is None:
             blocks = self.all_blocks()
-        waves = self.schedule.waves(blocks, self.needs_single_block_waves())
-        self.schedule.drive([self.wave(w) for w in waves])
+        waves = self.schedule.waves(blocks, self.needs_single_block_waves(), alive)
+        self.schedule.drive(waves, self.wave, alive)
 
     def needs_single_block_waves(self) -> bool:
         """A ``loop`` (e.g. a spin lock) in lockstep could wait on a block of its own wave forever; an

@@ -41,6 +41,11 @@ def _mode_code(mode: str) -> int:
         return _MODES.setdefault(mode, len(_MODES))
 
 
+# bmin, bmax (int32), plain, writes (bool), lmin, lmax (int64), fmin, fmax (int32), amode (int16),
+# and a temporary or two while an access is summarised
+SUMMARY_BYTES_PER_ELEMENT = 40
+
+
 @dataclass
 class Summary:
     """Per element of one array: blocks, kinds and locks of every access so far."""
@@ -139,6 +144,13 @@ class Recorder:
         self._set_ids: dict[frozenset[int], int] = {}
         self.locked_accesses = False
         self.atomic_results_used = False
+
+    def summary_bytes(self, arrays: dict[int, Any]) -> int:
+        """About the most memory the per-element summaries of ``arrays`` take (every optional field
+        made: locks, float atomics, modes), for the interpreter's memory budget."""
+        if not self.summarise:
+            return 0
+        return SUMMARY_BYTES_PER_ELEMENT * sum(len(mem.flat) for mem in arrays.values())
 
     def bind(self, arrays: dict[int, Any]) -> None:
         """Learn the launch's arrays (``ArrayMemory`` by argument): their sizes, and which share memory."""

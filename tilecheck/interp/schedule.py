@@ -1,14 +1,14 @@
 """Schedules: which blocks run together, how waves interleave, and the order of a block's ops.
 
-``Schedule()`` (the default) runs blocks in order, all in one lockstep wave, ops in program order:
-fast and deterministic. ``Schedule(seed)`` is adversarial: a seeded shuffle of the blocks into
+``Schedule()`` (the default) runs blocks in order, in lockstep waves as large as memory allows
+(``tilecheck.interp.budget``), ops in program order: fast and deterministic. ``Schedule(seed)`` is adversarial: a seeded shuffle of the blocks into
 waves of random sizes, waves interleaved at random at memory-op granularity, and inside a block
 a random order of the ops that is consistent with data dependence and token order — memory ops
 that nothing orders may swap. A race-free kernel gives the same bits under every schedule.
 """
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,16 +47,17 @@ class Schedule:
         return self.rng is not None
 
     # ---- blocks -> waves -----------------------------------------------------------------------
-    def waves(self, blocks: np.ndarray, single: bool) -> list[np.ndarray]:
+    def waves(self, blocks: np.ndarray, single: bool, alive: int | None = None) -> list[np.ndarray]:
+        """The blocks, in waves of at most ``max_wave`` and ``alive`` blocks (None: no limit)."""
         n = len(blocks)
+        cap = min(self.max_wave or n, alive or n)
         if not self.adversarial:
-            size = 1 if single else (self.max_wave or n)
+            size = 1 if single else cap
             return [blocks[i:i + size] for i in range(0, n, size)]
         order = self.rng.permutation(n)
         blocks = blocks[order]
         if single:
             return [blocks[i:i + 1] for i in range(n)]
-        cap = self.max_wave or n
         waves, start = [], 0
         while start < n:
             size = int(self.rng.integers(1, min(cap, n - start) + 1))
@@ -67,19 +68,30 @@ class Schedule:
         return waves
 
     # ---- waves -> one execution ----------------------------------------------------------------
-    def drive(self, waves: list[Generator[None, None, Any]]) -> None:
+    def drive(self, waves: list[np.ndarray], start: Callable[[np.ndarray], Generator[None, None, Any]],
+              alive: int | None = None) -> None:
+        """Run the waves (``start(wave)`` gives its steps). An interleaving schedule starts waves, in
+        order, while the blocks of the started, unfinished ones stay within ``alive`` (one wave at
+        least), and steps a random started one: memory stays bounded by ``alive`` blocks."""
         if not self.adversarial or not self.interleave:
             for wave in waves:
-                for _ in wave:
+                for _ in start(wave):
                     pass
             return
-        live = list(waves)
-        while live:
+        limit = alive or sum(len(w) for w in waves)
+        pending = list(reversed(waves))
+        live: list[tuple[int, Generator[None, None, Any]]] = []
+        held = 0
+        while live or pending:
+            while pending and (not live or held + len(pending[-1]) <= limit):
+                wave = pending.pop()
+                live.append((len(wave), start(wave)))
+                held += len(wave)
             i = int(self.rng.integers(len(live)))
             try:
-                next(live[i])
+                next(live[i][1])
             except StopIteration:
-                live.pop(i)
+                held -= live.pop(i)[0]
 
     # ---- the ops of a block ------------------------------------------------------------------
     def order(self, block: Block, interp: Any) -> list[Op]:
