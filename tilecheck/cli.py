@@ -1,4 +1,5 @@
-"""The ``tilecheck`` command line: verify, run, explain, eval, ir.
+"""The ``tilecheck`` command line: verify, run, explain, eval, merge, ir (``run`` and ``explain`` are
+``tilecheck.cli_run``; the worker pool that runs verify's cases is ``tilecheck.jobs``).
 
 Exit status (docs/ci.md): 0 all verified (or outputs identical), 1 a race (or differing outputs; with
 --strict also an order-dependent result) and nothing else, 2 an unknown verdict (unless allowed),
@@ -16,10 +17,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tilecheck.console import EXIT_TERMINATED, Terminated, guarded_streams, sigterm_as_interrupt, stdout_to_stderr
+from tilecheck import cli_run
+from tilecheck.console import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_RACE,
+    EXIT_TERMINATED,
+    EXIT_UNKNOWN,
+    EXIT_USAGE,
+    Terminated,
+    guarded_streams,
+    sigterm_as_interrupt,
+    stdout_to_stderr,
+    write_file,
+)
 from tilecheck.errors import TilecheckError
-
-EXIT_OK, EXIT_RACE, EXIT_UNKNOWN, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -141,7 +153,8 @@ def _main(argv: Sequence[str] | None) -> int:
         args = build_parser().parse_args(argv)
     except KeyboardInterrupt as stop:
         return _interrupted(stop=stop)
-    commands = {"verify": _verify, "run": _run, "explain": _explain, "eval": _eval, "ir": _ir, "merge": _merge}
+    commands = {"verify": _verify, "run": cli_run.run, "explain": cli_run.explain, "eval": _eval, "ir": _ir,
+                "merge": _merge}
     try:
         return commands[args.command](args)
     except TilecheckError as exc:
@@ -193,7 +206,7 @@ def _verify(args: argparse.Namespace) -> int:
     from tilecheck.config import load_config
     from tilecheck.formats import render_json, render_sarif, render_text, summary
     from tilecheck.grid import parse_grid
-    from tilecheck.jobs import Job, JobResult, error_result
+    from tilecheck.jobs import Interrupted, Job, JobResult, error_result, run_jobs
 
     config = load_config()
     paths = args.paths or config.paths
@@ -233,8 +246,8 @@ def _verify(args: argparse.Namespace) -> int:
     jobs = [j for j in plan if isinstance(j, Job)]
     try:
         with stdout_to_stderr():  # nor one whose args factory prints
-            finished = _run_jobs(jobs, args.jobs or config.jobs or os.cpu_count() or 1)
-    except _Interrupted as stop:
+            finished = run_jobs(jobs, args.jobs or config.jobs or os.cpu_count() or 1)
+    except Interrupted as stop:
         done = [r for r in plan if isinstance(r, JobResult)] + stop.results
         if args.format == "text" and not args.output:
             print(render_text(done, no_case))
@@ -292,213 +305,6 @@ def _emit(text: str, output: str | None) -> None:
         write_file(output, text + "\n", "the report")
     else:
         print(text)
-
-
-def write_file(path: str | Path, text: str, what: str) -> None:
-    """Write ``text`` to ``path``; a ``TilecheckError`` naming the file and ``what`` it was for when
-    that fails (a full disk, a folder, no permission): the run's exit status is then 3."""
-    try:
-        Path(path).write_text(text, encoding="utf-8", errors="backslashreplace")  # e.g. a non-UTF-8 file name
-    except OSError as exc:
-        raise TilecheckError(f"cannot write {what} to {path}: {exc.strerror or exc}") from None
-
-
-class _Interrupted(Exception):
-    """Ctrl-C or SIGTERM (``signal``) during ``verify``: the results that finished before it."""
-
-    def __init__(self, results: list, signal: KeyboardInterrupt) -> None:
-        super().__init__("interrupted")
-        self.results = results
-        self.signal = signal
-
-
-def _run_jobs(jobs: list, workers: int) -> list:
-    """Each job's result, in order. A job that fails is an error result, whatever it raised, in this
-    process or in a worker (even one that dies); Ctrl-C raises ``_Interrupted`` with what finished."""
-    from tilecheck.jobs import run_job
-
-    show = sys.stdout.isatty() and len(jobs) > 1
-    results: list = [None] * len(jobs)
-    count = [0]
-
-    def tick() -> None:
-        count[0] += 1
-        _progress(show, count[0], len(jobs))
-
-    try:
-        if workers <= 1 or len(jobs) <= 1:
-            for n, job in enumerate(jobs):
-                results[n] = run_job(job)
-                tick()
-        else:
-            lost = _in_pool(jobs, list(range(len(jobs))), workers, results, tick)
-            if len(lost) > 1:  # which of them took the pool down? run each alone
-                lost = [n for n in lost if _in_pool(jobs, [n], 1, results, tick)]
-            for n in lost:
-                results[n] = _died(jobs[n])
-                tick()
-    except KeyboardInterrupt as stop:
-        if show:
-            print(file=sys.stderr)
-        raise _Interrupted([r for r in results if r is not None], stop) from None
-    if show:
-        print(file=sys.stderr)
-    return results
-
-
-def _in_pool(jobs: list, todo: list[int], workers: int, results: list, tick: Any) -> list[int]:
-    """Run ``jobs[i]`` for ``i`` in ``todo`` in worker processes, filling ``results``; returns the
-    indices lost to a worker that died (the pool is then broken, so every job still queued is lost)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from concurrent.futures.process import BrokenProcessPool
-
-    from tilecheck.jobs import error_result, internal_error_message, run_job, worker_init
-
-    lost: list[int] = []
-    before = {p.pid for p in multiprocessing.active_children()}
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=worker_init)
-    try:
-        futures = {pool.submit(run_job, jobs[n]): n for n in todo}
-        for future in as_completed(futures):
-            n = futures[future]
-            try:
-                results[n] = future.result()
-            except BrokenProcessPool:
-                lost.append(n)
-                continue
-            except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be sent back
-                job = jobs[n]
-                results[n] = error_result(job.id, job.path, job.kernel, job.case, internal_error_message(exc),
-                                          exc=exc, internal=True)
-            tick()
-        pool.shutdown()
-    except KeyboardInterrupt:
-        # the workers ignore SIGINT (worker_init); end them now rather than after their current job, and
-        # reap them: a worker left running would hold stdout and stderr open for whoever reads them.
-        # Every child started since the pool was made, also one forked while the signal came (not yet
-        # in the pool's table)
-        processes = {p.pid: p for p in (getattr(pool, "_processes", None) or {}).values()}
-        processes |= {p.pid: p for p in multiprocessing.active_children() if p.pid not in before}
-        for process in processes.values():
-            process.terminate()
-        for process in processes.values():
-            process.join(5)
-            if process.is_alive():
-                process.kill()
-                process.join()
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    return sorted(lost)
-
-
-def _died(job: Any) -> Any:
-    from tilecheck.jobs import error_result
-
-    return error_result(job.id, job.path, job.kernel, job.case,
-                        "the worker process verifying this case died (killed, out of memory, or a crash in native "
-                        "code); run it alone with -j 1 to see more", internal=True)
-
-
-def _progress(show: bool, done: int, total: int) -> None:
-    if show:
-        bar = int(30 * done / total)
-        print(f"\r  verifying [{'#' * bar}{'.' * (30 - bar)}] {done}/{total}", end="", file=sys.stderr, flush=True)
-
-
-# ---- run / explain -------------------------------------------------------------------------------
-def _target(spec: str, case_index: int) -> tuple[object, tuple, object, tuple]:
-    """The kernel, the case's arguments and grid, and the preconditions it is checked under: the
-    case's, the kernel's ``@tilecheck.requires`` and what ``[tool.tilecheck.assume]`` names for it."""
-    from tilecheck.cases import cases_of
-    from tilecheck.collect import is_kernel, load_module
-    from tilecheck.config import load_config
-    from tilecheck.requirements import check_preconditions, configured
-
-    if "::" not in spec:
-        raise TilecheckError(f"expected FILE::KERNEL, got '{spec}'")
-    file, name = spec.rsplit("::", 1)
-    config = load_config()
-    module = load_module(Path(file))
-    kernel = getattr(module, name, None)
-    if kernel is None:
-        raise TilecheckError(f"{file} has no kernel '{name}'")
-    if not is_kernel(kernel):
-        raise TilecheckError(f"{spec}: '{name}' is not a kernel but a {type(kernel).__name__} (tilecheck checks "
-                             "@ct.kernel functions)")
-    cases = cases_of(kernel)
-    if not cases:
-        raise TilecheckError(f"{spec}: no case declared (add @tilecheck.case(grid=..., args=...))")
-    if not 0 <= case_index < len(cases):
-        raise TilecheckError(f"{spec} has {len(cases)} case(s); --case {case_index} does not exist")
-    case = cases[case_index]
-    args = case.make_args()
-    assume = (*case.assume, *configured(kernel, config.assume, config.source))
-    check_preconditions(kernel, args, assume)  # a stale one is exit 3, as under verify
-    return kernel, args, case.grid, assume
-
-
-def _run(args: argparse.Namespace) -> int:
-    from tilecheck.runtime import run_repeated
-
-    if args.heatmap:
-        from tilecheck.runtime.heatmap import check_heatmap_path
-
-        check_heatmap_path(args.heatmap)  # before the runs, not after
-    with stdout_to_stderr():
-        kernel, kargs, grid, assume = _target(args.target, args.case)
-    report = run_repeated(kernel, kargs, grid, runs=args.repeat, backend=args.backend, seed=args.seed,
-                          max_trips=args.max_trips)
-    print(report)
-    detected = _detect(kernel, kargs, grid, assume)
-    if args.report:
-        write_file(args.report, report.to_json() + "\n", "the run report")
-    if args.heatmap:
-        report.save_heatmap(args.heatmap, races=detected.races if detected is not None else None)
-    racy = detected is not None and detected.failed
-    return EXIT_OK if report.deterministic and not racy else EXIT_RACE
-
-
-def _explain(args: argparse.Namespace) -> int:
-    from tilecheck.verifier import verify
-
-    with stdout_to_stderr():
-        kernel, kargs, grid, assume = _target(args.target, args.case)
-    report = verify(kernel, kargs, grid, assume=assume)
-    print(report)
-    races = [f for f in report.findings if f.is_race]
-    for f in races:
-        print()
-        print(f.replay())
-    detected = _detect(kernel, kargs, grid, assume)
-    if races or report.failed or detected is not None and detected.failed:
-        return EXIT_RACE
-    return EXIT_UNKNOWN if report.status == "unknown" else EXIT_OK
-
-
-def _detect(kernel: object, kargs: tuple, grid: object, assume: tuple = ()) -> object:
-    """The exact detector on this launch, printed; None when it cannot run here (device arrays)."""
-    from tilecheck.interp import detect
-
-    try:
-        detected = detect(kernel, kargs, grid, assume=assume)
-    except TilecheckError as exc:
-        print(f"\ntilecheck.detect could not check this launch: {exc}")
-        return None
-    print()
-    if detected.failed:
-        oob = sum(f.kind == "out-of-bounds" for f in detected.findings)
-        print(f"tilecheck.detect, this launch: {len(detected.races)} race(s)"
-              + (f", {oob} out-of-bounds access(es)" if oob else "")
-              + " (exact: these blocks and lines race under some schedule)")
-        for f in detected.findings:
-            print()
-            print(f)
-    elif detected.status == "verified":
-        print("tilecheck.detect, this launch: no race under any schedule of these arguments")
-    else:
-        print("tilecheck.detect, this launch: " + "; ".join(detected.reasons))
-    return detected
 
 
 # ---- eval / ir -----------------------------------------------------------------------------------

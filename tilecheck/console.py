@@ -7,6 +7,8 @@ disk or a file name the terminal's encoding cannot show loses output, never the 
 ``guarded_streams`` installs ``GuardedStream`` wrappers over ``sys.stdout``/``sys.stderr`` for the
 duration of one command and says afterwards what was lost. ``stdout_to_stderr`` keeps stdout for
 the report alone while user code (kernel modules, argument factories) runs.
+The exit statuses and ``write_file`` (a report written to a file, or an error naming it) are here
+too, for every command.
 """
 from __future__ import annotations
 
@@ -19,8 +21,13 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, TextIO
 
+from tilecheck.errors import TilecheckError
+
+# exit statuses (docs/ci.md): the verdict, whatever happened to the streams
+EXIT_OK, EXIT_RACE, EXIT_UNKNOWN, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_TERMINATED = 128 + signal.SIGTERM  # 143, as a shell reports a process ended by SIGTERM
 
 
@@ -174,3 +181,12 @@ def sigterm_as_interrupt() -> Iterator[None]:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         sys.unraisablehook = hook
+
+
+def write_file(path: str | Path, text: str, what: str) -> None:
+    """Write ``text`` to ``path``; a ``TilecheckError`` naming the file and ``what`` it was for when
+    that fails (a full disk, a folder, no permission): the run's exit status is then 3."""
+    try:
+        Path(path).write_text(text, encoding="utf-8", errors="backslashreplace")  # e.g. a non-UTF-8 file name
+    except OSError as exc:
+        raise TilecheckError(f"cannot write {what} to {path}: {exc.strerror or exc}") from None

@@ -158,9 +158,9 @@ def evaluate(root: str | Path, *, run: bool = False, runs: int = 10, timeout_s: 
     from tilecheck.collect import load_module
     from tilecheck.interp import detect
     from tilecheck.ir import parse
+    from tilecheck.requirements import parse as parse_precondition
     from tilecheck.runtime import run_repeated
     from tilecheck.verifier import verify
-    from tilecheck.verifier.preconditions import parse as parse_precondition
 
     root = Path(root)
     base = root if root.is_dir() else root.parent

@@ -4,9 +4,11 @@
 (``TilecheckError``: bad arguments, a factory that raises, a kernel cuTile rejects) and an internal
 failure (any other exception: a tilecheck bug) both become an ``error`` result for that case, so
 the other cases of a run are still verified. An internal failure is never reported as a verdict.
+``run_jobs`` runs a list of them, in worker processes when there are several workers.
 """
 from __future__ import annotations
 
+import sys
 import time
 import traceback
 from dataclasses import dataclass
@@ -143,3 +145,101 @@ def _run(job: Job, name: str, start: float) -> JobResult:
     shown = None if grid is None else list(normalize_grid(grid))
     return JobResult(job.id, job.path, name, job.case, report.status, str(report), report.to_dict(),
                      time.perf_counter() - start, shown)
+
+
+# ---- running many jobs ------------------------------------------------------------------------------
+class Interrupted(Exception):
+    """Ctrl-C or SIGTERM (``signal``) during ``verify``: the results that finished before it."""
+
+    def __init__(self, results: list[JobResult], signal: KeyboardInterrupt) -> None:
+        super().__init__("interrupted")
+        self.results = results
+        self.signal = signal
+
+
+def run_jobs(jobs: list[Job], workers: int) -> list[JobResult]:
+    """Each job's result, in order. A job that fails is an error result, whatever it raised, in this
+    process or in a worker (even one that dies); Ctrl-C raises ``Interrupted`` with what finished."""
+    show = sys.stdout.isatty() and len(jobs) > 1
+    results: list = [None] * len(jobs)
+    count = [0]
+
+    def tick() -> None:
+        count[0] += 1
+        _progress(show, count[0], len(jobs))
+
+    try:
+        if workers <= 1 or len(jobs) <= 1:
+            for n, job in enumerate(jobs):
+                results[n] = run_job(job)
+                tick()
+        else:
+            lost = _in_pool(jobs, list(range(len(jobs))), workers, results, tick)
+            if len(lost) > 1:  # which of them took the pool down? run each alone
+                lost = [n for n in lost if _in_pool(jobs, [n], 1, results, tick)]
+            for n in lost:
+                results[n] = _died(jobs[n])
+                tick()
+    except KeyboardInterrupt as stop:
+        if show:
+            print(file=sys.stderr)
+        raise Interrupted([r for r in results if r is not None], stop) from None
+    if show:
+        print(file=sys.stderr)
+    return results
+
+
+def _in_pool(jobs: list[Job], todo: list[int], workers: int, results: list, tick: Any) -> list[int]:
+    """Run ``jobs[i]`` for ``i`` in ``todo`` in worker processes, filling ``results``; returns the
+    indices lost to a worker that died (the pool is then broken, so every job still queued is lost)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    lost: list[int] = []
+    before = {p.pid for p in multiprocessing.active_children()}
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=worker_init)
+    try:
+        futures = {pool.submit(run_job, jobs[n]): n for n in todo}
+        for future in as_completed(futures):
+            n = futures[future]
+            try:
+                results[n] = future.result()
+            except BrokenProcessPool:
+                lost.append(n)
+                continue
+            except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be sent back
+                job = jobs[n]
+                results[n] = error_result(job.id, job.path, job.kernel, job.case, internal_error_message(exc),
+                                          exc=exc, internal=True)
+            tick()
+        pool.shutdown()
+    except KeyboardInterrupt:
+        # the workers ignore SIGINT (worker_init); end them now rather than after their current job, and
+        # reap them: a worker left running would hold stdout and stderr open for whoever reads them.
+        # Every child started since the pool was made, also one forked while the signal came (not yet
+        # in the pool's table)
+        processes = {p.pid: p for p in (getattr(pool, "_processes", None) or {}).values()}
+        processes |= {p.pid: p for p in multiprocessing.active_children() if p.pid not in before}
+        for process in processes.values():
+            process.terminate()
+        for process in processes.values():
+            process.join(5)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    return sorted(lost)
+
+
+def _died(job: Job) -> JobResult:
+    return error_result(job.id, job.path, job.kernel, job.case,
+                        "the worker process verifying this case died (killed, out of memory, or a crash in native "
+                        "code); run it alone with -j 1 to see more", internal=True)
+
+
+def _progress(show: bool, done: int, total: int) -> None:
+    if show:
+        bar = int(30 * done / total)
+        print(f"\r  verifying [{'#' * bar}{'.' * (30 - bar)}] {done}/{total}", end="", file=sys.stderr, flush=True)

@@ -61,7 +61,7 @@ class Finding:
     related_locs: tuple[Loc, ...] = ()
     witness: Witness | None = None
     level: int = 3
-    # (kernel, args, grid) that the witness replays on; not part of the finding's value
+    # (kernel, args, grid) that ``tilecheck.replay`` runs the witness on; not part of the finding's value
     case: Any = field(default=None, compare=False, repr=False)
 
     @property
@@ -72,12 +72,6 @@ class Finding:
     def is_defect(self) -> bool:
         """A race or an out-of-bounds access: what makes a verdict fail."""
         return self.is_race or self.kind == "out-of-bounds"
-
-    def replay(self) -> Any:
-        """Replay the witness on the CPU interpreter (``tilecheck.replay``)."""
-        from tilecheck.runtime import replay  # the runtime owns execution (issue: CPU runtime)
-
-        return replay(self)
 
     def __str__(self) -> str:
         severity = "error" if self.is_defect or self.kind in ("assumption-violated", "overflow") else "warning"

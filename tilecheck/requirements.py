@@ -1,27 +1,163 @@
-"""Preconditions that live with the kernel: ``@tilecheck.requires(...)`` and ``[tool.tilecheck.assume]``.
+"""Preconditions on kernel inputs, and the ones that live with the kernel: ``tilecheck.distinct("idx")``,
+``tilecheck.bounded(...)``, ``tilecheck.nondecreasing("offsets")``; ``@tilecheck.requires(...)`` and
+``[tool.tilecheck.assume]``.
 
     @tilecheck.requires(tilecheck.nondecreasing("offsets"))
     @ct.kernel
     def segment_sum(offsets, x, y, ...): ...
 
+A precondition is a plain value: the array it is about, how a report lists it (``describe``), why
+concrete contents break it (``violation``), its text form (``parse``). Its Z3 encoding is the
+verifier's (``tilecheck.verifier.preconditions.constraints``): this module sits below the
+interpreter and the verifier and imports neither (DESIGN §2).
+
 The decorator may sit above or below ``@ct.kernel``. ``tilecheck.verify`` and ``tilecheck.detect``
 add a kernel's own preconditions to the ones passed with ``assume=``; ``tilecheck.launch`` and the
 pytest plugin's checked launches also add the ones ``[tool.tilecheck.assume]`` names for the kernel.
-This module imports nothing heavy: the verifier is imported where a precondition is checked.
 """
 from __future__ import annotations
 
 import dataclasses
 import sys
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from types import FunctionType
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import numpy as np
 
 from tilecheck.errors import TilecheckError
 
-if TYPE_CHECKING:
-    from tilecheck.verifier.preconditions import Precondition
+@dataclass(frozen=True)
+class Precondition(ABC):
+    """A fact about the contents of an integer array argument the kernel does not write."""
 
+    array: str
+    # where it was stated (the decorator's line, the pyproject table), for the error a stale one gets
+    source: str | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+    @abstractmethod
+    def describe(self) -> str:
+        """How the report's assumptions list it."""
+
+    @abstractmethod
+    def violation(self, values: np.ndarray) -> str | None:
+        """Why concrete contents break the precondition (None when they keep it)."""
+
+
+@dataclass(frozen=True)
+class Distinct(Precondition):
+    """No two elements of the array are equal (e.g. a permutation or unique destination rows).
+    With ``below``, only values below it must be distinct: values >= ``below`` are padding or
+    marker entries that may repeat (a MoE ``sorted_token_ids`` padded with the token count)."""
+
+    below: int | None = None
+
+    def describe(self) -> str:
+        scope = "" if self.below is None else f" below {self.below}"
+        return f"'{self.array}' holds no duplicate values{scope} (precondition)"
+
+    def violation(self, values: np.ndarray) -> str | None:
+        flat = np.asarray(values).reshape(-1)
+        checked = flat if self.below is None else flat[flat < self.below]
+        unique, counts = np.unique(checked, return_counts=True)
+        if (counts > 1).any():
+            value = unique[counts > 1][0]
+            where = np.flatnonzero(flat == value)[:2].tolist()
+            return f"value {value} appears at flat positions {where[0]} and {where[1]}"
+        return None
+
+
+@dataclass(frozen=True)
+class Nondecreasing(Precondition):
+    """The array's elements never decrease in row-major (flat) order: CSR row offsets,
+    ``m_indptr``, prefix sums of segment sizes."""
+
+    def describe(self) -> str:
+        return f"values of '{self.array}' are non-decreasing in row-major order (precondition)"
+
+    def violation(self, values: np.ndarray) -> str | None:
+        flat = np.asarray(values).reshape(-1)
+        drops = np.flatnonzero(flat[1:] < flat[:-1])
+        if drops.size:
+            i = int(drops[0])
+            return (f"values {flat[i]} at flat position {i} and {flat[i + 1]} at flat position {i + 1} "
+                    "decrease")
+        return None
+
+
+@dataclass(frozen=True)
+class Bounded(Precondition):
+    """Every element lies in [lo, hi] (None: unbounded on that side), or is one of ``also`` (the
+    marker values a kernel tests for first, such as a cross-entropy's ignore_index)."""
+
+    lo: int | None = None
+    hi: int | None = None
+    also: tuple[int, ...] = ()
+
+    def describe(self) -> str:
+        lo = "-inf" if self.lo is None else self.lo
+        hi = "+inf" if self.hi is None else self.hi
+        extra = "".join(f" or equal {v}" for v in self.also)
+        return f"values of '{self.array}' lie in [{lo}, {hi}]{extra} (precondition)"
+
+    def violation(self, values: np.ndarray) -> str | None:
+        flat = np.asarray(values).reshape(-1)
+        ok = np.ones(flat.shape, bool)
+        if self.lo is not None:
+            ok &= flat >= self.lo
+        if self.hi is not None:
+            ok &= flat <= self.hi
+        for v in self.also:
+            ok |= flat == v
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            return f"value {flat[i]} at flat position {i} is outside the bound"
+        return None
+
+
+def parse(spec: str) -> Precondition:
+    """A precondition from its text form, as written in corpus manifests and
+    ``[tool.tilecheck.assume]``: ``distinct:NAME``, ``distinct:NAME:BELOW`` (values below BELOW
+    are distinct), ``nondecreasing:NAME`` or ``bounded:NAME:LO:HI[:V,...]`` (LO/HI may be empty
+    for no bound; the optional V,... are values allowed besides the range)."""
+    parts = spec.split(":")
+    try:
+        if parts[0] == "distinct" and len(parts) in (2, 3) and parts[1]:
+            return distinct(parts[1], below=int(parts[2]) if len(parts) == 3 else None)
+        if parts[0] == "nondecreasing" and len(parts) == 2 and parts[1]:
+            return nondecreasing(parts[1])
+        if parts[0] == "bounded" and len(parts) in (4, 5) and parts[1]:
+            also = tuple(int(v) for v in parts[4].split(",")) if len(parts) == 5 else ()
+            return bounded(parts[1], None if parts[2] == "" else int(parts[2]),
+                           None if parts[3] == "" else int(parts[3]), also=also)
+    except ValueError:
+        pass
+    raise TilecheckError(f"unknown precondition '{spec}' (use distinct:NAME, distinct:NAME:BELOW, "
+                         "nondecreasing:NAME or bounded:NAME:LO:HI[:V,...])")
+
+
+def distinct(array: str, *, below: int | None = None) -> Distinct:
+    """Precondition: the integer array argument ``array`` holds no duplicate values; with
+    ``below``, no duplicate values below it (values >= ``below``, such as MoE padding entries,
+    may repeat): ``distinct("sorted_token_ids", below=num_tokens)``."""
+    return Distinct(array, None if below is None else int(below))
+
+
+def nondecreasing(array: str) -> Nondecreasing:
+    """Precondition: the integer array argument ``array`` never decreases in row-major order
+    (``nondecreasing("offsets")`` for CSR row offsets or prefix sums of segment sizes)."""
+    return Nondecreasing(array)
+
+
+def bounded(array: str, lo: int | None = None, hi: int | None = None, *, also: tuple[int, ...] = ()) -> Bounded:
+    """Precondition: every value of the integer array argument ``array`` lies in [lo, hi], or is one
+    of ``also`` (e.g. ``bounded("target", 0, V - 1, also=(-100,))`` for an ignore_index)."""
+    return Bounded(array, lo, hi, tuple(int(v) for v in also))
+
+
+# ---- preconditions that live with the kernel -------------------------------------------------------
 _REQUIRES_ATTR = "__tilecheck_requires__"
 
 
@@ -29,8 +165,6 @@ def requires(*preconditions: Precondition) -> Callable[[Any], Any]:
     """Attach ``preconditions`` (``tilecheck.distinct``, ``nondecreasing``, ``bounded``) to a kernel
     and return it unchanged: every check of the kernel assumes them, and checks them on the
     arrays of a given case or launch. Stacked decorators keep source order (top first)."""
-    from tilecheck.verifier.preconditions import Precondition
-
     if len(preconditions) == 1 and _is_kernel_or_function(preconditions[0]):
         raise TilecheckError("@tilecheck.requires takes preconditions: write "
                              "@tilecheck.requires(tilecheck.distinct(\"idx\"), ...), with parentheses")
@@ -75,8 +209,6 @@ def configured(kernel: Any, table: Mapping[str, Sequence[str]], where: Any = Non
     """What a launch of ``kernel`` is checked under: its own preconditions, then those
     ``[tool.tilecheck.assume]`` (``table``: kernel name -> text forms, read from the file ``where``)
     names for it."""
-    from tilecheck.verifier.preconditions import parse
-
     name = kernel_name(kernel)
     source = f"[tool.tilecheck.assume] {name}" + (f" in {where}" if where else "")
     return with_requirements(kernel, [dataclasses.replace(parse(spec), source=source)

@@ -126,7 +126,7 @@ def test_corpus_launches_agree_with_their_labels(root, entry):
     launch races, except where the race needs index contents this launch does not have."""
     from tilecheck.cases import cases_of
     from tilecheck.collect import load_module
-    from tilecheck.verifier.preconditions import parse
+    from tilecheck.requirements import parse
 
     kernel = getattr(load_module(root / entry["file"]), entry["kernel"])
     case = cases_of(kernel)[entry.get("case", 0)]

@@ -168,7 +168,7 @@ def test_runs_must_be_positive():
 
 
 def test_outcomes_compare_raw_byte_elements_bitwise():
-    from tilecheck.runtime.differential import Outcomes
+    from tilecheck.runtime.outcomes import Outcomes
 
     ref = np.arange(8, dtype=np.uint16).view("V2")  # how bfloat16 device outputs come back
     outcome = Outcomes("y", ref, sentinel=False)
@@ -223,7 +223,7 @@ GPU_NAN = {"float16": 0x7FFF, "float32": 0x7FFFFFFF, "float64": 0x7FFFFFFFFFFFFF
 
 
 def test_sentinels_are_nans_arithmetic_does_not_make():
-    from tilecheck.runtime.differential import _sentinel, sentinel_bits
+    from tilecheck.runtime.outcomes import sentinel_bits, sentinel_value
 
     with np.errstate(all="ignore"):
         made = np.array([0.0, -0.0], np.float64) * np.inf
@@ -234,7 +234,7 @@ def test_sentinels_are_nans_arithmetic_does_not_make():
         assert np.isnan(np.array(bits, words).view(dtype).astype(np.float32))
         assert bits not in made.astype(dtype).view(words) and bits not in (-made).astype(dtype).view(words)
         assert bits != GPU_NAN[dtype.name]  # the NaN NVIDIA GPUs compute
-        assert int(np.full(3, _sentinel(dtype), dtype).view(words)[1]) == bits  # the device path fills so
+        assert int(np.full(3, sentinel_value(dtype), dtype).view(words)[1]) == bits  # the device path fills so
     assert sentinel_bits(np.dtype(np.int32)) != sentinel_bits(np.dtype(np.int32), second=True)
 
 

@@ -20,7 +20,7 @@ def test_cross_block_witnesses_replay(kernel):
     races = [f for f in report.findings if f.kind in ("write-write", "read-write")]
     assert races
     for finding in races:
-        result = finding.replay()
+        result = tilecheck.replay(finding)
         assert result.reproduced, (str(finding), str(result))
         assert result.differing and "->" in str(result)
 
@@ -36,7 +36,7 @@ def test_write_write_replay_shows_the_element():
 def test_out_of_bounds_replays_as_an_interpreter_error():
     case = tilecheck.cases_of(inplace.gather_unchecked)[0]
     report = tilecheck.verify(inplace.gather_unchecked, case.make_args(), case.grid)
-    result = report.findings[0].replay()
+    result = tilecheck.replay(report.findings[0])
     assert result.reproduced and "out-of-bounds" in result.error
 
 
@@ -46,7 +46,7 @@ def test_replay_needs_arguments():
     module = ir.from_cutile(attention.head_permute_swapped, attention._perm_args())
     report = tilecheck.verify(module, grid=(8, 8, 1))
     with pytest.raises(tilecheck.TilecheckError, match="launch arguments"):
-        report.findings[0].replay()
+        tilecheck.replay(report.findings[0])
 
 
 def test_views_at_an_offset_slices():
@@ -59,7 +59,7 @@ def test_views_at_an_offset_slices():
     report = tilecheck.verify(layouts.slice_shifted_write, case.make_args(), case.grid)
     finding = next(f for f in report.findings if f.kind == "read-write")
     assert 512 <= finding.witness.element[0] < 1024
-    assert finding.replay().reproduced
+    assert tilecheck.replay(finding).reproduced
     x = np.arange(1024, dtype=np.float32)
     tilecheck.launch((8,), layouts.slices_disjoint, (x, 64))
     np.testing.assert_array_equal(x[:512], np.arange(512, 1024, dtype=np.float32) * 2)
@@ -74,10 +74,10 @@ def test_a_witness_whose_blocks_do_not_touch_the_element_did_not_reproduce():
     # the same finding, but claiming block (5, 3, 0), which writes elsewhere
     fake_side = dataclasses.replace(real.witness.second, block=(5, 3, 0))
     fake = dataclasses.replace(real, witness=dataclasses.replace(real.witness, second=fake_side))
-    result = fake.replay()
+    result = tilecheck.replay(fake)
     assert not result.reproduced
     assert "did not reproduce" in str(result) and "(5, 3, 0)" in str(result)
-    assert real.replay().reproduced
+    assert tilecheck.replay(real).reproduced
 
 
 def test_equal_values_reproduce_as_touched_by_both():
@@ -87,6 +87,6 @@ def test_equal_values_reproduce_as_touched_by_both():
 
     args = (np.ones(16, np.float32), np.zeros(16, np.float32), 16)
     report = tilecheck.verify(K.same_tile_same_values, args, (4, 1, 1))
-    result = report.races[0].replay()
+    result = tilecheck.replay(report.races[0])
     assert result.reproduced and not result.differing
     assert "both blocks touch it" in str(result)

@@ -171,5 +171,5 @@ def test_runtime_agrees_with_the_verifier(kernel):
         assert runs.deterministic, (kernel, str(runs))
     for f in report.findings:
         if f.kind == "write-write":
-            result = f.replay()
+            result = tilecheck.replay(f)
             assert result.reproduced, (kernel, str(report), str(result))

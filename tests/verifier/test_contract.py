@@ -92,7 +92,7 @@ def test_bounded_axis_names_the_first_breaking_launch():
     assert report.contract.extents == (4, 1, 1)
     assert report.contract.breaking.witness.grid == (5, 1, 1)
     assert "grid (5, 1, 1) races: blocks (0, 0, 0) and (4, 0, 0) both write y[" in str(report.contract)
-    replay = report.contract.breaking.replay()  # the breaking launch is a confirmed witness
+    replay = tilecheck.replay(report.contract.breaking)  # the breaking launch is a confirmed witness
     assert replay.error is None and replay.reproduced
     data = json.loads(report.to_json())["contract"]
     assert data["extents"] == [4, 1, 1] and data["breaking_grid"] == [5, 1, 1]

@@ -10,50 +10,21 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from tilecheck.errors import TilecheckError
-from tilecheck.ir import Block, Function, Module, Op, Value
+from tilecheck.ir import Block, Function, Module, Op
 from tilecheck.ir import types as T
 from tilecheck.ir.opdefs import Effect
 from tilecheck.interp.registry import RULES
 from tilecheck.interp.values import Pointer, numpy_dtype
 from tilecheck.interp.memory import ArrayMemory, bind_arguments
+from tilecheck.interp.wave import InterpreterError, LoopFrame, WaveContext, where
 
 Steps = Generator[None, None, Any]
-
-
-class InterpreterError(TilecheckError):
-    """An op failed or is not supported at run time; names the op and its source line."""
-
-
-@dataclass
-class LoopFrame:
-    exited: np.ndarray  # blocks that left the current iteration (continue or break)
-    broke: np.ndarray  # blocks that left the loop
-    carried: list[Any]  # values for the next iteration (continue operands)
-    results: list[Any]  # values at exit (break operands)
-
-
-@dataclass
-class WaveContext:
-    """One wave's execution state."""
-
-    blocks: np.ndarray  # (W, 3) block ids
-    env: dict[Value, Any]
-    active: np.ndarray  # (W,) bool: which blocks execute the current op
-    loops: list[LoopFrame] = field(default_factory=list)
-    yields: list[list[Any]] = field(default_factory=list)
-    done: np.ndarray | None = None
-    # the enclosing loops, outermost first: (loop op, iteration number, induction variable per block)
-    iterations: list[tuple[Op, int, Any]] = field(default_factory=list)
-
-    @property
-    def width(self) -> int:
-        return len(self.blocks)
+# the wave's state, shared with the op rules (which must not import this module back)
+__all__ = ["Interpreter", "InterpreterError", "LoopFrame", "WaveContext", "linear_block_ids", "where"]
 
 
 # Both depend only on the function: computed once, not once per run of a differential campaign.
@@ -74,16 +45,6 @@ def _order_graph(function: Function) -> Any:
 def linear_block_ids(blocks: np.ndarray, grid: tuple[int, int, int]) -> np.ndarray:
     """Block (x, y, z) -> x * gy * gz + y * gz + z: the order of ``Interpreter.all_blocks``."""
     return (blocks[:, 0] * grid[1] + blocks[:, 1]) * grid[2] + blocks[:, 2]
-
-
-def where(mask: np.ndarray, new: Any, old: Any) -> Any:
-    """Per-block select between two wave values (tokens and views pass through)."""
-    if new is None or old is None or not isinstance(new, np.ndarray):
-        return new if mask.all() or old is None else old if not mask.any() else new
-    shaped = mask.reshape(mask.shape + (1,) * (new.ndim - 1))
-    if isinstance(old, np.ndarray) and old.shape == new.shape:
-        return np.where(shaped, new, old)
-    return new
 
 
 class Interpreter:

@@ -7,15 +7,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from tilecheck.errors import TilecheckError
+from tilecheck.runtime.outcomes import ArrayDiff
 
 if TYPE_CHECKING:
     from tilecheck.report import Finding
-    from tilecheck.runtime.differential import ArrayDiff, NondeterminismReport
 
 MAX_PANELS = 64  # over all arrays of one figure
 MAX_PIXELS = 256  # per panel axis; larger images are pooled (a pixel is red if any element differs)
@@ -57,6 +57,18 @@ class HeatmapSummary:
         return sum(a.total for a in self.arrays)
 
 
+class Runs(Protocol):
+    """What a figure reads of a nondeterminism report (``differential.NondeterminismReport``, which
+    draws itself through ``save_heatmap``: a protocol here, so this module does not import it back)."""
+
+    kernel: str
+    grid: tuple[int, int, int]
+    runs: int
+    backend: str
+    arrays: dict[str, ArrayDiff]
+    constant_inputs: list[str]
+
+
 @dataclass
 class _Group:
     diff: ArrayDiff
@@ -66,7 +78,7 @@ class _Group:
     shown: list[int]
 
 
-def draw_heatmap(report: NondeterminismReport, path: str, races: Sequence[Finding] | None = None,
+def draw_heatmap(report: Runs, path: str, races: Sequence[Finding] | None = None,
                  max_panels: int = MAX_PANELS) -> HeatmapSummary:
     """Draw ``report`` as a PNG at ``path``; ``races`` (detector or verifier findings) have their
     witnessed elements circled and the first few listed under the figure."""
@@ -270,7 +282,7 @@ def _group_title(g: _Group) -> str:
     return text
 
 
-def _title(report: NondeterminismReport) -> str:
+def _title(report: Runs) -> str:
     total = sum(max(math.prod(d.shape), 1) for d in report.arrays.values())
     differ = sum(int((np.asarray(d.differing_mask) == _DIFFERS).sum()) for d in report.arrays.values()
                  if d.differing_mask is not None)
@@ -279,7 +291,7 @@ def _title(report: NondeterminismReport) -> str:
             f"{differ / max(total, 1):.1%} of {total:,} output elements differ in some run")
 
 
-def _caption(report: NondeterminismReport, groups: list[_Group], races: list[Finding], max_panels: int,
+def _caption(report: Runs, groups: list[_Group], races: list[Finding], max_panels: int,
              unplaced: int) -> list[str]:
     lines = []
     for f in races[:MAX_RACE_LINES]:

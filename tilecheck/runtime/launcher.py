@@ -5,26 +5,23 @@ import hashlib
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from tilecheck.arrays import flat_arguments, is_torch_tensor, space_of
 from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
-from tilecheck.ir import Module
-from tilecheck.ir.cutile import argument_signature as _signature
-from tilecheck.ir.cutile import module_for
 from tilecheck.interp.detect import detect
 from tilecheck.interp.engine import Interpreter
 from tilecheck.interp.memory import ArgumentError, as_host_array
 from tilecheck.interp.schedule import Schedule
-from tilecheck.requirements import check_preconditions, configured
-from tilecheck.verifier import Report
+from tilecheck.ir import Module
+from tilecheck.ir.cutile import argument_signature as _signature
+from tilecheck.ir.cutile import module_for
 from tilecheck.report import contents_items
-
-if TYPE_CHECKING:
-    from tilecheck.verifier.preconditions import Precondition
+from tilecheck.requirements import Precondition, check_preconditions, configured
+from tilecheck.verifier import Report
 
 
 class RaceError(TilecheckError):

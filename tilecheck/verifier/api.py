@@ -18,7 +18,7 @@ from tilecheck.verifier.locks import find_spin_locks
 from tilecheck.verifier.obligations import Checker, Level, LevelResult
 from tilecheck.verifier.preconditions import Precondition
 from tilecheck.report import LEVELS, RACE_KINDS, Finding, Report, Side, Witness
-from tilecheck.requirements import check_named
+from tilecheck.requirements import check_named, with_requirements
 from tilecheck.verifier.symbolic.engine import GRID, data_shape, execute
 from tilecheck.ir.order import order_graph
 
@@ -28,6 +28,9 @@ from tilecheck.ir.order import order_graph
 # any machine under any load; ``timeout_s`` stays as a backstop only, for a whole verification.
 BACKSTOP_S = 600.0
 GENERAL_LEVEL_RLIMIT = 4_000_000
+# the solver work a whole verify may spend (Z3 rlimit units, summed over its queries, witness
+# minimisation and data-contract search included): about 20 of the hardest queries a level allows
+WORK_BUDGET = 400_000_000
 # solver queries a contract search may spend in all (deterministic); past it the box stops growing
 CONTRACT_QUERIES = 150
 # the largest launch (in blocks, and in array elements its memory ops move) whose data verify
@@ -45,15 +48,16 @@ DEFAULT_ASSUMPTIONS = (
 
 def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
            assume: Sequence[Precondition] = (), timeout_s: float = BACKSTOP_S, data: bool = True,
-           contract: bool | None = None, _pinned: bool = False) -> Report:
+           contract: bool | None = None, work: int | None = WORK_BUDGET) -> Report:
     """Prove that ``kernel`` is race-free, or find a witness.
 
     ``kernel`` is a ``@ct.kernel`` (then ``args`` is the tuple passed to ``ct.launch``) or a
     ``tilecheck.ir.Module`` (shapes and grid may stay symbolic). ``grid=None`` means any grid.
-    Each solver query has a deterministic work budget (Z3's rlimit), so the verdict does not depend
-    on the machine or its load; ``timeout_s`` is a wall-clock backstop for the whole verification:
-    past it the queries not yet decided answer ``unknown``, with a reason that says it was time.
-    Running out of either makes the verdict ``unknown``, never verified.
+    Each solver query has a deterministic work budget (Z3's rlimit), and the whole verification
+    spends at most ``work`` units (None: no total), so the verdict does not depend on the machine or
+    its load; ``timeout_s`` is a wall-clock backstop for the whole verification: past it the queries
+    not yet decided answer ``unknown``, with a reason that says it was time. Running out of any of
+    them makes the verdict ``unknown``, never verified.
 
     With arguments and a grid, defects that need index contents other than the given ones are
     decided on the given data (``data=False`` keeps them): verified at level "this launch's data"
@@ -62,14 +66,19 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     grids they do not. The search costs a few more checker runs: it is done by default without a
     grid (where it is the answer) and by the CLI; ``contract=True`` / ``False`` forces it.
     """
-    with smt.backstop(timeout_s):
-        return _verify(kernel, args, grid, assume=assume, timeout_s=timeout_s, data=data, contract=contract,
-                       _pinned=_pinned)
+    if work is not None and (isinstance(work, bool) or not isinstance(work, int) or work < 1):
+        raise TilecheckError(f"work= takes a positive number of solver work units, got {work!r}")
+    # its own Z3 context: the same kernel gives the same formulas and answers, whatever was
+    # verified before (and a verify run inside another leaves the outer one's terms valid)
+    with smt.backstop(timeout_s), smt.work_budget(work), smt.own_context():
+        report = _verify(kernel, args, grid, assume=assume, timeout_s=timeout_s, data=data, contract=contract)
+        report.stats["work"] = smt.work_spent()  # deterministic: the same on any machine
+        return report
 
 
 def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Sequence[Precondition],
-            timeout_s: float, data: bool, contract: bool | None, _pinned: bool) -> Report:
-    assume = Precondition.with_requirements(kernel, assume)  # and the kernel's @tilecheck.requires
+            timeout_s: float, data: bool, contract: bool | None) -> Report:
+    assume = with_requirements(kernel, assume)  # and the kernel's @tilecheck.requires
     start = time.perf_counter()
     module, params = _module(kernel, args)
     grid3 = _grid(grid)
@@ -77,7 +86,6 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         if not isinstance(pre, Precondition):
             raise TilecheckError("assume= takes tilecheck.distinct(...), tilecheck.bounded(...) or "
                                  f"tilecheck.nondecreasing(...), got {pre!r}")
-    smt.fresh_context()  # the same kernel gives the same formulas and answers, whatever was verified before
     reset_instances()
     fp = execute(module)
     graph = order_graph(fp.function)
@@ -114,7 +122,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         rlimit = smt.DEFAULT_RLIMIT if last else GENERAL_LEVEL_RLIMIT
         confirm = confirmer(module, args, grid3) if level.shapes is not None else None
         result = Checker(fp, graph, locks, list(assume), level, stop_early=not last,
-                         confirm=confirm, rlimit=rlimit, pin_given=_pinned).run()
+                         confirm=confirm, rlimit=rlimit).run()
         results.append(result)
         if not result.races and not result.unknowns and not _violated(result):
             break
@@ -207,7 +215,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
             lambda extra: verify(kernel, args, grid, assume=[*user, *extra], timeout_s=timeout_s, data=False,
                                  contract=False),
             lambda: _detect_if_small(detect, kernel, args, grid3, user),
-            lambda: _proved_pinned(kernel, args, grid, user, timeout_s, fp, module))
+            lambda: _proved_pinned(args, grid3, user, fp, graph, locks, module, results[-1], given))
         report.stats["total_s"] = round(time.perf_counter() - start, 4)
     elif data and grid3 is not None and args is not None and params and launch_data.undecided(report):
         from tilecheck.interp.detect import detect
@@ -215,7 +223,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         stats = report.stats
         # first the static check with the small index arrays holding their given contents (cheap,
         # and it scales with the solver, not with the launch's work); then the exact detector
-        pinned = _proved_pinned(kernel, args, grid, list(assume), timeout_s, fp, module)
+        pinned = _proved_pinned(args, grid3, list(assume), fp, graph, locks, module, results[-1], given)
         if pinned is not None:
             report = launch_data.proved_on_data(report, pinned)
         else:
@@ -253,11 +261,13 @@ def _symbolic_contract(inferred: Any, fp: Any, graph: Any, locks: Any, assume: l
     return inferred
 
 
-def _proved_pinned(kernel: Any, args: Sequence[Any], grid: Any, assume: list[Precondition], timeout_s: float,
-                   fp: Any, module: Module) -> list[str] | None:
-    """The static check at the given case with every read of a small read-only integer array held
-    at its given element: the names of those arrays when it proves the launch, else None. (A verify
-    of its own: each verify has its own solver context.)"""
+def _proved_pinned(args: Sequence[Any], grid: tuple[int, int, int], assume: list[Precondition], fp: Any,
+                   graph: Any, locks: Any, module: Module, last: LevelResult, given: Level) -> list[str] | None:
+    """The given-case level again, with every read of a small read-only integer array held at its
+    given element: the names of those arrays when that proves the launch, else None. Only the
+    obligations the level left open are asked again (pins only add constraints: a proved one stays
+    proved); the first race found ends it (a model that does not reproduce on the interpreter is
+    excluded and the question asked again, as at any given-case level)."""
     from tilecheck.verifier.given_case import FULL_PIN_ELEMENTS
 
     arrays = _given_integer_arrays(module.params, args)
@@ -265,9 +275,11 @@ def _proved_pinned(kernel: Any, args: Sequence[Any], grid: Any, assume: list[Pre
                     and arrays[fp.arrays[i].name].size <= FULL_PIN_ELEMENTS)
     if not pinned:
         return None
-    report = verify(kernel, args, grid, assume=assume, timeout_s=timeout_s, data=False, contract=False,
-                    _pinned=True)
-    return pinned if report.status == "verified" else None
+    proved = last.proved if last.level is given else frozenset()
+    result = Checker(fp, graph, locks, assume, given, stop_early=True, witnesses=True,
+                     confirm=confirmer(module, args, grid), rlimit=smt.DEFAULT_RLIMIT, pin_given=True,
+                     proved=proved).run()
+    return pinned if not result.races and not result.unknowns and not _violated(result) else None
 
 
 def _detect_if_small(detect: Any, kernel: Any, args: Sequence[Any], grid: tuple[int, int, int],

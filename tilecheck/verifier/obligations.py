@@ -25,7 +25,7 @@ from tilecheck.verifier.footprints import (
     same_element,
 )
 from tilecheck.verifier.locks import SpinLock
-from tilecheck.verifier.preconditions import Precondition
+from tilecheck.verifier.preconditions import Precondition, constraints
 from tilecheck.report import Finding, Side, Witness
 from tilecheck.verifier.symbolic.engine import GRID, Footprints
 from tilecheck.ir.order import OrderGraph
@@ -65,6 +65,9 @@ class LevelResult:
     queries: int = 0
     solver_s: float = 0.0
     overflow_blocks: list[tuple[int, ...]] = field(default_factory=list)  # where overflow findings happen
+    # the obligations this level proved (``Checker.solve`` keys): a run of the same level under more
+    # constraints (preconditions, pinned contents) need not ask them again
+    proved: set[tuple[Any, ...]] = field(default_factory=set)
 
     @property
     def races(self) -> list[Finding]:
@@ -87,7 +90,8 @@ class Checker:
                  preconditions: list[Precondition], level: Level,
                  stop_early: bool = False, confirm: Any = None, rlimit: int = smt.DEFAULT_RLIMIT,
                  witnesses: bool | None = None, confirm_exact: bool = True,
-                 max_queries: int | None = None, pin_given: bool = False) -> None:
+                 max_queries: int | None = None, pin_given: bool = False,
+                 proved: set[tuple[Any, ...]] = frozenset()) -> None:
         self.fp, self.graph, self.locks, self.level = fp, graph, locks, level
         # confirm(witness, contents) -> bool: do the witness's blocks touch its element when run
         # with the case's arguments (read-only arrays holding the model's ``contents``)?
@@ -105,6 +109,8 @@ class Checker:
         self.max_queries = max_queries  # a deterministic budget of solver queries for the level
         # every read of a small integer array is its given element: a question about this launch's data
         self.pin_given = pin_given
+        # obligations proved at this level under fewer constraints: they stay proved, not asked again
+        self.known_proved = proved
         self.preconditions = {p.array: [q for q in preconditions if q.array == p.array]
                               for p in preconditions}
         self.result = LevelResult(level)
@@ -170,7 +176,13 @@ class Checker:
                 out += [rename_blocks(f, tag) for f in self.fp.facts]
         return out
 
-    def solve(self, constraints: list[smt.BoolExpr], what: str, locs: tuple[Loc, ...]) -> smt.Result:
+    def solve(self, constraints: list[smt.BoolExpr], what: str, locs: tuple[Loc, ...],
+              key: tuple[Any, ...] | None = None) -> smt.Result:
+        """Decide one query; ``key`` names an obligation (proved ones are recorded in the result,
+        and ones proved under fewer constraints are not asked again)."""
+        if key is not None and key in self.known_proved:
+            self.result.proved.add(key)
+            return smt.Unsat()
         if self.max_queries is not None and self.result.queries >= self.max_queries:
             self.result.unknowns.append(f"the level's budget of {self.max_queries} solver queries ran out")
             raise _Abort
@@ -185,6 +197,8 @@ class Checker:
             self.result.unknowns.append(f"{what} ({where}): solver answered unknown ({result.reason})")
             if self.stop_early:
                 raise _Abort
+        elif isinstance(result, smt.Unsat) and key is not None:
+            self.result.proved.add(key)
         return result
 
     def content_facts(self, formula: smt.BoolExpr) -> list[smt.BoolExpr]:
@@ -202,7 +216,7 @@ class Checker:
             if 1 < bits < 64:  # array contents lie in the element type's range
                 extra += [smt.And(app >= -(1 << (bits - 1)), app < (1 << (bits - 1))) for app in apps]
             for pre in self.preconditions.get(name, []):
-                extra += pre.constraints(apps)
+                extra += constraints(pre, apps)
             if self.pin_given and apps and self.confirmer is not None:
                 values = self.confirmer.contents(name)
                 if values is not None and values.size <= given_case.FULL_PIN_ELEMENTS:
@@ -312,7 +326,8 @@ class Checker:
         a, b, constraints = pair
         constraints += self.lock_exclusion(a, b)
         kind = "write-write" if x.writes and y.writes else "read-write"
-        result = self.solve(constraints, f"{kind} across blocks", (x.op.loc, y.op.loc))
+        result = self.solve(constraints, f"{kind} across blocks", (x.op.loc, y.op.loc),
+                            ("across", x.index, y.index))
         if isinstance(result, smt.Sat):
             writer, other = (a, b) if x.writes else (b, a)
             message = (f"two blocks {'write' if kind == 'write-write' else 'write and read'} the same "
@@ -351,7 +366,8 @@ class Checker:
         elif x is y:  # one op, two lanes of one instance: e.g. a scatter with duplicate indices
             constraints.append(smt.Or(*[p != q for p, q in zip(a.lanes, b.lanes)]) if a.lanes else
                                smt.BoolVal(False))
-        result = self.solve(constraints, "ordering inside a block", (x.op.loc, y.op.loc))
+        result = self.solve(constraints, "ordering inside a block", (x.op.loc, y.op.loc),
+                            ("inside", x.index, y.index, depth, relation))
         if isinstance(result, smt.Sat):
             if x is y and relation is None:
                 message = (f"one {x.op.name} writes the same element of '{self.names.get(x.array)}' from two "
@@ -384,7 +400,8 @@ class Checker:
         if pair is None:
             return
         a, b, constraints = pair
-        result = self.solve(constraints, "order-dependent atomics", (x.op.loc, y.op.loc))
+        result = self.solve(constraints, "order-dependent atomics", (x.op.loc, y.op.loc),
+                            ("order", x.index, y.index))
         if isinstance(result, smt.Sat):
             what = (f"float atomic {x.atomic_mode}" if floats else f"{x.ordering} stores" if stores
                     else f"integer atomics of different kinds ({modes[0]} and {modes[1]})" if mixed
@@ -403,7 +420,7 @@ class Checker:
                 "coordinates, bounds not checked")
             return
         constraints = [*self.base(("b1",)), a.active, smt.Not(a.in_bounds)]
-        result = self.solve(constraints, "bounds", (x.op.loc,))
+        result = self.solve(constraints, "bounds", (x.op.loc,), ("bounds", x.index))
         if isinstance(result, smt.Sat):
             self.add("out-of-bounds", f"{x.op.name} may touch an element outside "
                      f"'{self.names.get(x.array)}' and no mask excludes it", a, None, result, constraints)

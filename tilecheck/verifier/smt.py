@@ -65,6 +65,8 @@ def _next_name() -> int:
 
 # a work budget that stops runaway queries deterministically (timeouts alone depend on the machine)
 DEFAULT_RLIMIT = 20_000_000
+# each query of a witness's minimisation: polish, so small (a query past it keeps the model in hand)
+MINIMIZE_RLIMIT = 1_000_000
 
 
 class SolverError(TilecheckError):
@@ -108,8 +110,22 @@ def fresh_context() -> None:
     """Start a new Z3 context (and fresh names): Z3's search depends on the order its terms were
     made, so a context shared with earlier verifications could change this one's answers and
     models. Terms made before belong to the old context and must not be used again."""
-    _local.ctx = z3.Context()
+    ctx = _local.ctx = z3.Context()
+    _counted()[id(ctx)] = 0  # Z3 counts work per context, from zero (an id may be a dead context's)
     reset_names()
+
+
+@contextlib.contextmanager
+def own_context() -> Iterator[None]:
+    """A fresh context (``fresh_context``) for the block, and the caller's back after it, names
+    counter included: a verification run inside another (a data-contract search) leaves the outer
+    one's terms valid."""
+    outer = (getattr(_local, "ctx", None), getattr(_local, "fresh", None))
+    fresh_context()
+    try:
+        yield
+    finally:
+        _local.ctx, _local.fresh = outer
 
 
 class Vars(tuple):
@@ -132,10 +148,11 @@ class Vars(tuple):
 
 
 def minimize(constraints: list[BoolExpr], variables: list[IntExpr], first: Sat, budget: int = 48,
-             rlimit: int = DEFAULT_RLIMIT) -> Sat:
+             rlimit: int = MINIMIZE_RLIMIT) -> Sat:
     """The lexicographically smallest model over ``variables`` (one incremental solver), so that a
-    witness does not depend on the solver's search history; stops after ``budget`` queries (or at
-    the backstop: minimising is polish, the model in hand is a witness already)."""
+    witness does not depend on the solver's search history; stops after ``budget`` queries, at the
+    first query that runs out of its ``rlimit``, or when the verification's work budget or backstop
+    runs out: minimising is polish, the model in hand is a witness already."""
     solver = _solver(rlimit)
     try:
         solver.add(*constraints)
@@ -144,7 +161,7 @@ def minimize(constraints: list[BoolExpr], variables: list[IntExpr], first: Sat, 
             value = best.eval(var)
             infeasible = None  # every value <= this one is impossible (a binary search between them)
             while budget > 0 and isinstance(value, int) and (infeasible is None or infeasible < value - 1):
-                if _expired():
+                if _expired() or _overspent():
                     return best
                 budget -= 1
                 if infeasible is not None:
@@ -153,12 +170,17 @@ def minimize(constraints: list[BoolExpr], variables: list[IntExpr], first: Sat, 
                     target = value // 2 if value > 0 else value - 1 - abs(value)
                 solver.push()
                 solver.add(var <= target)
-                if solver.check() == z3.sat:
+                solver.set("rlimit", _within_budget(rlimit))
+                answer = solver.check()
+                _count(solver)
+                if answer == z3.sat:
                     best = Sat(solver.model())
                     value = best.eval(var)
+                elif answer == z3.unsat:
+                    infeasible = target
                 else:
                     _raise_if_interrupted(solver)
-                    infeasible = target
+                    return best  # out of work: a smaller model may exist, this one is a witness
                 solver.pop()
             if not isinstance(value, int):
                 break
@@ -178,8 +200,86 @@ def _solver(rlimit: int) -> z3.Solver:
     left = _remaining()
     if left is not None:
         solver.set("timeout", max(1, int(left * 1000)))
-    solver.set("rlimit", rlimit)
+    solver.set("rlimit", _within_budget(rlimit))
     return solver
+
+
+WORK_REASON = ("the work budget of this verification ran out ({} units of solver work; deterministic: "
+               "the same on any machine, raise it with work= / --work)")
+
+
+@dataclass
+class _Account:
+    """A verification's solver work (Z3's rlimit units): what it may still spend."""
+
+    total: int
+    left: int
+
+
+@contextlib.contextmanager
+def work_budget(total: int | None) -> Iterator[None]:
+    """Within the block (in this thread), the queries together spend at most ``total`` units of Z3's
+    rlimit (None: no limit): each query's own limit is cut to what is left, and once nothing is
+    left ``check`` answers ``Unknown`` with ``WORK_REASON`` and ``minimize`` keeps its model.
+    Deterministic, unlike a clock. A nested block draws from the enclosing one's account."""
+    outer = getattr(_local, "account", None)
+    if total is None and outer is None:
+        yield
+        return
+    limit = total if total is not None else outer.left
+    if outer is not None:
+        limit = min(limit, outer.left)
+    account = _local.account = _Account(limit, limit)
+    try:
+        yield
+    finally:
+        _local.account = outer
+        if outer is not None:
+            outer.left -= account.total - account.left
+
+
+def _within_budget(rlimit: int) -> int:
+    account = getattr(_local, "account", None)
+    return rlimit if account is None else max(1, min(rlimit, account.left))
+
+
+def _overspent() -> bool:
+    account = getattr(_local, "account", None)
+    return account is not None and account.left <= 0
+
+
+def _count(solver: z3.Solver) -> None:
+    """Charge the work of the check just made to the account (Z3 counts per context, cumulatively)."""
+    account = getattr(_local, "account", None)
+    if account is None:
+        return
+    try:
+        count = int(solver.statistics().get_key_value("rlimit count"))
+    except (z3.Z3Exception, KeyError, ValueError):
+        return
+    counted = _counted()
+    account.left -= max(count - counted.get(id(solver.ctx), 0), 0)
+    counted[id(solver.ctx)] = count
+
+
+def _counted() -> dict[int, int]:
+    """Per Z3 context (by id), its work count when last charged to an account."""
+    counted = getattr(_local, "counted", None)
+    if counted is None:
+        counted = _local.counted = {}
+    return counted
+
+
+def work_spent() -> int | None:
+    """The solver work spent so far under this thread's innermost work budget (None: no budget)."""
+    account = getattr(_local, "account", None)
+    return None if account is None else account.total - account.left
+
+
+def work_reason() -> str | None:
+    """``WORK_REASON`` when this thread's work budget has run out, else None."""
+    account = getattr(_local, "account", None)
+    return WORK_REASON.format(account.total) if account is not None and account.left <= 0 else None
 
 
 BACKSTOP_REASON = ("the wall-clock backstop of this verification ran out (a slow or loaded machine, not a "
@@ -235,12 +335,15 @@ def check(constraints: Iterable[BoolExpr], rlimit: int = DEFAULT_RLIMIT) -> Resu
     """Decide the conjunction of ``constraints`` within ``rlimit`` (and the backstop, if any)."""
     if _expired():
         return Unknown(BACKSTOP_REASON)
+    if (spent := work_reason()) is not None:
+        return Unknown(spent)
     solver = _solver(rlimit)
     try:
         solver.add(*constraints)
         answer = solver.check()
     except z3.Z3Exception as exc:
         raise SolverError(f"z3 failed: {exc}") from None
+    _count(solver)
     if answer == z3.sat:
         return Sat(solver.model())
     if answer == z3.unsat:
@@ -248,7 +351,12 @@ def check(constraints: Iterable[BoolExpr], rlimit: int = DEFAULT_RLIMIT) -> Resu
     _raise_if_interrupted(solver)
     if _expired():  # Z3's timer, set to the backstop's deadline, stopped it
         return Unknown(BACKSTOP_REASON)
-    return Unknown(solver.reason_unknown() or "unknown")
+    if (spent := work_reason()) is not None:
+        return Unknown(spent)
+    reason = solver.reason_unknown() or "unknown"
+    if reason == "canceled":  # what Z3 says when a query's rlimit runs out
+        reason = f"its work limit of {rlimit} units ran out"
+    return Unknown(reason)
 
 
 def _raise_if_interrupted(solver: z3.Solver) -> None:

@@ -6,7 +6,7 @@ import numpy as np
 
 from tilecheck.ir import Op
 from tilecheck.ir import types as T
-from tilecheck.interp.engine import InterpreterError
+from tilecheck.interp.wave import InterpreterError
 from tilecheck.interp.registry import interpret
 from tilecheck.interp.values import numpy_dtype
 

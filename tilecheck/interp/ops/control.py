@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tilecheck.interp.engine import InterpreterError, LoopFrame, where
+from tilecheck.interp.wave import InterpreterError, LoopFrame, where
 from tilecheck.interp.ops.arith import out_type
 from tilecheck.interp.registry import interpret
 from tilecheck.interp.values import numpy_dtype

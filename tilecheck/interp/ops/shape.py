@@ -5,7 +5,7 @@ import numpy as np
 
 from tilecheck.ir import types as T
 from tilecheck.ir.attrs import DenseElements
-from tilecheck.interp.engine import InterpreterError
+from tilecheck.interp.wave import InterpreterError
 from tilecheck.interp.ops.arith import out_type
 from tilecheck.interp.registry import interpret
 from tilecheck.interp.values import Pointer

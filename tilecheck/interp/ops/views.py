@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from tilecheck.ir import types as T
-from tilecheck.interp.engine import InterpreterError
+from tilecheck.interp.wave import InterpreterError
 from tilecheck.interp.registry import interpret
 from tilecheck.interp.values import Pointer, TensorView, TileView
 

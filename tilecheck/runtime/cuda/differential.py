@@ -19,7 +19,7 @@ from tilecheck.arrays import ArrayLayout, flat_arguments, layout_of, rebuild_arg
 from tilecheck.runtime.cuda.backend import launchable
 from tilecheck.runtime.cuda.driver import current_driver
 from tilecheck.runtime.cuda.memory import Allocation, array_in, flat_words, host_bytes, host_view, to_host
-from tilecheck.runtime.differential import Outcomes, _sentinel
+from tilecheck.runtime.outcomes import Outcomes, sentinel_value
 
 KEEP = 16
 
@@ -52,7 +52,7 @@ def run_repeated_on_device(kernel: Any, args: tuple[Any, ...], names: Sequence[s
             continue
         pristine, working = Allocation(driver, layout.extent), Allocation(driver, layout.extent)
         keepalive += [pristine, working]
-        sentinel = _sentinel(np.dtype(layout.typestr)) if name in pure else None
+        sentinel = sentinel_value(np.dtype(layout.typestr)) if name in pure else None
         if sentinel is not None:
             driver.copy_htod(pristine.ptr, np.full(layout.extent // layout.itemsize, sentinel, layout.typestr), stream)
         elif layout.space == "host":  # host inputs are uploaded once, then restored on the device

@@ -19,6 +19,7 @@ from tilecheck.verifier.carried import Carried
 from tilecheck.verifier.footprints import BLOCK_IDS, Access
 from tilecheck.verifier.symbolic.registry import RULES
 from tilecheck.verifier.symbolic.values import (
+    GRID,
     LANES,
     BoolTile,
     Context,
@@ -28,9 +29,12 @@ from tilecheck.verifier.symbolic.values import (
     Pointer,
     StrideForm,
     SymValue,
+    in_range,
 )
 
-GRID = smt.Vars(("grid0", "grid1", "grid2"))
+# GRID (the grid-size symbols) and in_range live in ``values``, where the op rules, which this module
+# imports to register them, take them from; they are re-exported here for the verifier's other modules
+__all__ = ["GRID", "ArrayInfo", "Footprints", "State", "Unsupported", "data_shape", "execute", "in_range"]
 
 
 @dataclass(frozen=True)
@@ -255,16 +259,6 @@ class _Scope:
         self.state.ctx = self.saved
         if self.loop:
             self.state.skipped = self.saved_skipped
-
-
-def in_range(term: smt.IntExpr, element: T.ScalarType) -> smt.IntExpr:
-    """An unknown integer of ``element``'s width: clamped into its range by construction (so that
-    witnesses hold real values) while staying a function of the same arguments."""
-    bits = element.bitwidth
-    if bits <= 1 or bits >= 64:
-        return term
-    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-    return smt.If(smt.And(term >= lo, term <= hi), term, smt.IntVal(0))
 
 
 def data_shape(op: Op) -> tuple[int, ...]:

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tilecheck.ir import types as T
 from tilecheck.verifier import smt
 
 MAX_RANK = 8
 LANES = smt.Vars(f"lane{d}" for d in range(MAX_RANK))
+GRID = smt.Vars(("grid0", "grid1", "grid2"))
 
 
 class SymValue:
@@ -110,3 +112,13 @@ class LoopVar:
     # iterations past a ``loop``'s exit do not run: a constraint on the accesses and overflows
     # inside, kept out of the path (the exit itself is defined by the path's conditions)
     limit: smt.BoolExpr | None = None
+
+
+def in_range(term: smt.IntExpr, element: T.ScalarType) -> smt.IntExpr:
+    """An unknown integer of ``element``'s width: clamped into its range by construction (so that
+    witnesses hold real values) while staying a function of the same arguments."""
+    bits = element.bitwidth
+    if bits <= 1 or bits >= 64:
+        return term
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return smt.If(smt.And(term >= lo, term <= hi), term, smt.IntVal(0))

@@ -6,10 +6,9 @@ from tilecheck.ir import Op
 from tilecheck.ir import types as T
 from tilecheck.verifier import smt
 from tilecheck.verifier.carried import Carried
-from tilecheck.verifier.symbolic.engine import in_range
 from tilecheck.verifier.symbolic.ops.shape import reshaped, shape_of
 from tilecheck.verifier.symbolic.registry import symbolic
-from tilecheck.verifier.symbolic.values import LANES, BoolTile, IntTile, LoopVar, Pointer, SymValue
+from tilecheck.verifier.symbolic.values import LANES, BoolTile, IntTile, LoopVar, Pointer, SymValue, in_range
 
 
 @symbolic("for")

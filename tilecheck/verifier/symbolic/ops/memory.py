@@ -7,9 +7,17 @@ from tilecheck.ir import Op
 from tilecheck.ir import types as T
 from tilecheck.ir.opdefs import Effect
 from tilecheck.verifier import smt
-from tilecheck.verifier.symbolic.engine import in_range
 from tilecheck.verifier.symbolic.registry import symbolic
-from tilecheck.verifier.symbolic.values import LANES, BoolTile, IntTile, Opaque, Pointer, SymValue, TileView
+from tilecheck.verifier.symbolic.values import (
+    LANES,
+    BoolTile,
+    IntTile,
+    Opaque,
+    Pointer,
+    SymValue,
+    TileView,
+    in_range,
+)
 
 
 def _view_coords(view: TileView, index: tuple[SymValue, ...]) -> tuple[smt.IntExpr, ...] | None:

@@ -5,9 +5,17 @@ from tilecheck.ir import Op
 from tilecheck.ir import types as T
 from tilecheck.verifier import smt
 from tilecheck.verifier.footprints import BLOCK_IDS
-from tilecheck.verifier.symbolic.engine import GRID
 from tilecheck.verifier.symbolic.registry import symbolic
-from tilecheck.verifier.symbolic.values import LANES, BoolTile, IntTile, Opaque, Pointer, StrideForm, SymValue
+from tilecheck.verifier.symbolic.values import (
+    GRID,
+    LANES,
+    BoolTile,
+    IntTile,
+    Opaque,
+    Pointer,
+    StrideForm,
+    SymValue,
+)
 
 
 def shape_of(v) -> tuple[int, ...]:
