@@ -90,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--jobs", "-j", type=_positive(int), help="parallel workers (default: all cores)")
     v.add_argument("--timeout", type=_positive(float), help="wall-clock backstop per case, seconds (default 600; verdicts come from work budgets, and a "
                         "case stopped by the backstop is unknown with a reason that says so)")
+    v.add_argument("--work", type=_positive(int), help="solver work per case, in Z3 rlimit units (default "
+                   "400000000; deterministic: past it the case is unknown with a reason that says so)")
     v.add_argument("--grid", help="grid for Tile IR files, e.g. 8,1,1 (default: any grid)")
     v.add_argument("--strict", action="store_true", help="an order-dependent float-atomic result fails (exit 1)")
     v.add_argument("--allow-unknown", action="store_true", help="an unknown verdict does not fail (exit 0)")
@@ -213,6 +215,7 @@ def _verify(args: argparse.Namespace) -> int:
     if not paths:
         raise TilecheckError("no paths given (pass files or directories, or set [tool.tilecheck] paths)")
     timeout = args.timeout or config.timeout
+    work = args.work or config.work
     grid = parse_grid(args.grid) if args.grid else None
     plan: list[Job | JobResult] = []  # in report order: jobs to run, and paths that already failed
     no_case: list[str] = []
@@ -230,7 +233,7 @@ def _verify(args: argparse.Namespace) -> int:
         if entry.cases and entry.error is None and entry.kernel is not None:
             assume = tuple(config.assume.get(entry.name, ()))
             source = str(config.source) if config.source else None
-            plan.extend(Job(str(entry.path), entry.name, i, timeout, assume, None, source)
+            plan.extend(Job(str(entry.path), entry.name, i, timeout, assume, None, source, work)
                         for i in range(len(entry.cases)) if mine())
             continue
         if not mine():
@@ -240,7 +243,7 @@ def _verify(args: argparse.Namespace) -> int:
             failed.traceback = entry.detail
             plan.append(failed)
         elif entry.kernel is None:
-            plan.append(Job(str(entry.path), None, 0, timeout, (), grid))
+            plan.append(Job(str(entry.path), None, 0, timeout, (), grid, work=work))
         else:
             no_case.append(entry.id)
     jobs = [j for j in plan if isinstance(j, Job)]

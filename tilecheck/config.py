@@ -3,6 +3,7 @@
     [tool.tilecheck]
     paths = ["kernels/"]                 # what `tilecheck verify` checks when given no path
     timeout = 600.0                      # wall-clock backstop per verified case, seconds
+    work = 400000000                     # solver work per verified case (deterministic; Z3 rlimit units)
     allow-unknown = ["kernels/odd.py::k"] # kernels whose unknown verdict does not fail CI (or true)
     jobs = 4
 
@@ -28,6 +29,7 @@ else:  # pragma: no cover
 class Config:
     paths: list[str] = field(default_factory=list)
     timeout: float = 600.0
+    work: int | None = None  # None: verify's default (WORK_BUDGET)
     allow_unknown: bool | list[str] = False
     jobs: int | None = None
     assume: dict[str, list[str]] = field(default_factory=dict)
@@ -61,7 +63,7 @@ def load_config(start: Path | None = None) -> Config:
     table = tool.get("tilecheck", {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
         raise TilecheckError(f"{path}: [tool.tilecheck] must be a table, got {table!r}")
-    known = {"paths", "timeout", "allow-unknown", "jobs", "assume"}
+    known = {"paths", "timeout", "work", "allow-unknown", "jobs", "assume"}
     unknown = set(table) - known
     if unknown:
         raise TilecheckError(f"{path}: unknown [tool.tilecheck] keys: {', '.join(sorted(unknown))} "
@@ -69,7 +71,7 @@ def load_config(start: Path | None = None) -> Config:
     _check_types(path, table)
     base = path.parent
     return Config(paths=[str(base / p) for p in table.get("paths", [])], timeout=float(table.get("timeout", 600.0)),
-                  allow_unknown=table.get("allow-unknown", False), jobs=table.get("jobs"),
+                  work=table.get("work"), allow_unknown=table.get("allow-unknown", False), jobs=table.get("jobs"),
                   assume={k: list(v) for k, v in table.get("assume", {}).items()}, source=path)
 
 
@@ -83,6 +85,7 @@ def _check_types(path: Path, table: dict[str, Any]) -> None:
 
     checks = {"paths": (is_strings, "a list of paths, e.g. [\"kernels/\"]"),
               "timeout": (lambda v: positive(v, (int, float)), "a positive number of seconds"),
+              "work": (lambda v: positive(v, int), "a positive integer (Z3 rlimit units)"),
               "jobs": (lambda v: positive(v, int), "a positive integer"),
               "allow-unknown": (lambda v: isinstance(v, bool) or is_strings(v), "true, false or a list of kernels"),
               "assume": (lambda v: isinstance(v, dict) and all(is_strings(x) for x in v.values()),

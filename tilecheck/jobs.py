@@ -27,6 +27,7 @@ class Job:
     assume: tuple[str, ...] = ()
     grid: tuple[int, ...] | None = None  # Tile IR file: the grid to verify for (None: any grid)
     assume_from: str | None = None  # the pyproject.toml that ``assume`` came from
+    work: int | None = None  # the solver work budget (None: verify's default)
 
     @property
     def id(self) -> str:
@@ -141,7 +142,8 @@ def _run(job: Job, name: str, start: float) -> JobResult:
         assume = [*case.assume, *configured(kernel, table, job.assume_from)]
         check_preconditions(kernel, args, assume)
     # verify adds the kernel's own @tilecheck.requires
-    report = verify(kernel, args, grid, assume=assume, timeout_s=job.timeout, contract=True)
+    report = verify(kernel, args, grid, assume=assume, timeout_s=job.timeout, contract=True,
+                    **({"work": job.work} if job.work is not None else {}))
     shown = None if grid is None else list(normalize_grid(grid))
     return JobResult(job.id, job.path, name, job.case, report.status, str(report), report.to_dict(),
                      time.perf_counter() - start, shown)

@@ -13,6 +13,7 @@ import tilecheck
 from corpus.kernels import atomics, attention, elementwise, gemm, inplace, norms
 from tests.conftest import ROOT, source_line
 from tilecheck import ir
+from tilecheck.verifier import smt
 
 
 def check(kernel, **kw):
@@ -207,6 +208,21 @@ def test_a_backstop_that_runs_out_is_unknown_and_says_it_was_time():
         report = check(kernel, timeout_s=1e-9)
         assert report.status == "unknown", (kernel, report.status)
         assert any("wall-clock backstop" in r for r in report.reasons), report.reasons
+
+
+def test_a_work_budget_that_runs_out_is_unknown_deterministically():
+    """The solver work of a whole verify is bounded (issue 21): past the budget the verdict is
+    unknown, never verified, with a reason naming the budget; the work spent is the same on every
+    run (Z3's rlimit counts work, not time)."""
+    full = check(gemm.matmul)
+    assert full.status == "verified" and 0 < full.stats["work"]
+    small = check(gemm.matmul, work=max(full.stats["work"] // 4, 1))
+    assert small.status == "unknown", small
+    assert any("work budget of this verification ran out" in r for r in small.reasons), small.reasons
+    assert small.stats["work"] <= full.stats["work"] // 4 + smt.DEFAULT_RLIMIT
+    assert check(gemm.matmul).stats["work"] == full.stats["work"]
+    with pytest.raises(tilecheck.TilecheckError, match="work= takes a positive number"):
+        check(gemm.matmul, work=0)
 
 
 def test_report_reads_like_a_compiler_error_and_serialises():

@@ -121,8 +121,11 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         # general levels are tried briefly: a harder query falls back to the more specific level
         rlimit = smt.DEFAULT_RLIMIT if last else GENERAL_LEVEL_RLIMIT
         confirm = confirmer(module, args, grid3) if level.shapes is not None else None
-        result = Checker(fp, graph, locks, list(assume), level, stop_early=not last,
-                         confirm=confirm, rlimit=rlimit).run()
+        # at the given case, a query about array contents the launch's data step can decide gets
+        # the general levels' budget: that step (pinned contents, then the exact detector) follows
+        data_step = data and last and level.grid is not None and args is not None and bool(params)
+        result = Checker(fp, graph, locks, list(assume), level, stop_early=not last, confirm=confirm,
+                         rlimit=rlimit, data_rlimit=GENERAL_LEVEL_RLIMIT if data_step else None).run()
         results.append(result)
         if not result.races and not result.unknowns and not _violated(result):
             break
@@ -212,8 +215,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         user = list(assume)  # the broken ones are already left out
         report = launch_data.decide(
             report, _given_integer_arrays(params, args),
-            lambda extra: verify(kernel, args, grid, assume=[*user, *extra], timeout_s=timeout_s, data=False,
-                                 contract=False),
+            lambda extra: _reverified(report, extra, user, args, grid3, fp, graph, locks, module, results[-1], given),
             lambda: _detect_if_small(detect, kernel, args, grid3, user),
             lambda: _proved_pinned(args, grid3, user, fp, graph, locks, module, results[-1], given))
         report.stats["total_s"] = round(time.perf_counter() - start, 4)
@@ -280,6 +282,24 @@ def _proved_pinned(args: Sequence[Any], grid: tuple[int, int, int], assume: list
                      confirm=confirmer(module, args, grid), rlimit=smt.DEFAULT_RLIMIT, pin_given=True,
                      proved=proved).run()
     return pinned if not result.races and not result.unknowns and not _violated(result) else None
+
+
+def _reverified(report: Report, extra: list[Precondition], assume: list[Precondition], args: Sequence[Any],
+                grid: tuple[int, int, int], fp: Any, graph: Any, locks: Any, module: Module, last: LevelResult,
+                given: Level) -> Report:
+    """The given-case level again under the preconditions ``extra`` (a data contract's candidate):
+    ``report`` verified under them, or unknown. Only the obligations the level left open are asked
+    again (preconditions only add constraints: a proved one stays proved)."""
+    proved = last.proved if last.level is given else frozenset()
+    result = Checker(fp, graph, locks, [*assume, *extra], given, stop_early=True, witnesses=True,
+                     confirm=confirmer(module, args, grid), rlimit=GENERAL_LEVEL_RLIMIT, proved=proved).run()
+    ok = not result.races and not result.unknowns and not _violated(result) and not fp.unsupported
+    out = Report(report.kernel, "verified" if ok else "unknown", level=given.label,
+                 findings=[f for f in report.findings if not f.is_defect],
+                 assumptions=[*report.assumptions, *(p.describe() for p in extra)],
+                 notes=list(report.notes), stats=dict(report.stats))
+    out.reasons = [] if ok else list(result.unknowns) or ["a defect remains under these preconditions"]
+    return out
 
 
 def _detect_if_small(detect: Any, kernel: Any, args: Sequence[Any], grid: tuple[int, int, int],

@@ -22,7 +22,7 @@ given contents. Past the cap the value stays unconstrained, which can only cost 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tilecheck.verifier import smt
@@ -152,31 +152,71 @@ def _trips(first: smt.IntExpr, step: smt.IntExpr, bound: smt.IntExpr | None, pai
     return max(counts, default=MAX_ITERATIONS)
 
 
+Key = tuple[str, tuple[int, ...]]
+
+
+@dataclass
+class Memo:
+    """Per carried value and loop instance (``Key``): its context terms (kept alive for their ids),
+    its unrolled facts and the carried values they mention; and per key, every key it leads to."""
+
+    facts: dict[Key, tuple[list[smt.Expr], list[smt.BoolExpr], list[tuple[str, smt.Expr]]]] = \
+        field(default_factory=dict)
+    closures: dict[Key, list[Key]] = field(default_factory=dict)
+
+
 def facts(formula: smt.BoolExpr, carried: dict[str, Carried], concrete: Pairs,
-          corners: Sequence[Pairs] = ()) -> list[smt.BoolExpr]:
+          corners: Sequence[Pairs] = (), memo: Memo | None = None) -> list[smt.BoolExpr]:
     """The defining facts of every carried value ``formula`` mentions, and of those the facts
     mention in turn (a prefix sum read by another loop's bound), up to ``MAX_FACTS``. ``concrete``
-    and ``corners``: see ``_trips``."""
+    and ``corners``: see ``_trips``. ``memo`` keeps, per carried value and loop instance, its
+    facts and those they lead to, for the queries of one level (which mention the same values
+    again and again): the facts are true in every execution, so any of them may be given."""
     if not carried:
         return []
+    memo = Memo() if memo is None else memo
     out: list[smt.BoolExpr] = []
-    done: set[tuple[str, tuple[int, ...]]] = set()
-    seen: set[int] = set()  # subterms already walked: the facts share most of theirs
-    pending = [formula]
-    while pending and len(out) < MAX_FACTS:
-        found = smt.new_applications(pending, seen)
-        pending = []
-        for name, apps in found.items():
-            c = carried.get(name)
-            if c is None:
+    given: set[Key] = set()
+    for name, app in _carried_apps([formula], carried):
+        for key in _closure(_key(name, app, carried, concrete, corners, memo), carried, concrete, corners, memo):
+            if key in given or len(out) >= MAX_FACTS:
                 continue
-            for app in apps:
-                ctx = [app.arg(i) for i in range(len(c.outer))]
-                key = (name, tuple(smt.term_id(x) for x in ctx))
-                if key in done or len(out) >= MAX_FACTS:
-                    continue
-                done.add(key)
-                new = c.unrolled(ctx, concrete, MAX_FACTS - len(out), corners)
-                out += new
-                pending += new
+            given.add(key)
+            out += memo.facts[key][1][:MAX_FACTS - len(out)]
     return out
+
+
+def _carried_apps(terms: list[smt.Expr], carried: dict[str, Carried]) -> list[tuple[str, smt.Expr]]:
+    found = smt.new_applications(terms, set())
+    return [(name, app) for name, apps in found.items() if name in carried for app in apps]
+
+
+def _key(name: str, app: smt.Expr, carried: dict[str, Carried], concrete: Pairs, corners: Sequence[Pairs],
+         memo: Memo) -> Key:
+    """The key of the carried value ``app`` (its facts unrolled into ``memo`` on first sight)."""
+    c = carried[name]
+    ctx = [app.arg(i) for i in range(len(c.outer))]
+    key = (name, tuple(smt.term_id(x) for x in ctx))
+    if key not in memo.facts:
+        unrolled = c.unrolled(ctx, concrete, MAX_FACTS, corners)
+        memo.facts[key] = (ctx, unrolled, _carried_apps(unrolled, carried))
+    return key
+
+
+def _closure(key: Key, carried: dict[str, Carried], concrete: Pairs, corners: Sequence[Pairs],
+             memo: Memo) -> list[Key]:
+    """``key`` and every key its facts lead to, depth first, each once."""
+    if key not in memo.closures:
+        order: list[Key] = []
+        seen = {key}
+        todo = [key]
+        while todo:
+            k = todo.pop()
+            order.append(k)
+            for name, app in reversed(memo.facts[k][2]):
+                inner = _key(name, app, carried, concrete, corners, memo)
+                if inner not in seen:
+                    seen.add(inner)
+                    todo.append(inner)
+        memo.closures[key] = order
+    return memo.closures[key]

@@ -47,6 +47,11 @@ class Access:
     atomic_mode: str | None
     ordering: str
     approximate: bool = False  # over-approximated (e.g. loop with symbolic step)
+    # per coordinate of a tile-view access: (tile index term, step, tile extent, origin term or
+    # None, lane number k), the coordinate being index * step + LANES[k] + origin with
+    # 0 <= LANES[k] < extent; None where the coordinate has another form (``same_element``
+    # compares such coordinates tile-wise)
+    tiles: tuple[Tiled | None, ...] | None = None
 
     @property
     def writes(self) -> bool:
@@ -55,6 +60,9 @@ class Access:
     @property
     def is_atomic(self) -> bool:
         return self.effect is Effect.ATOMIC
+
+
+Tiled = tuple[smt.IntExpr, int, int, "smt.IntExpr | None", int]
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,7 @@ class Instance:
     linear: smt.IntExpr
     active: smt.BoolExpr
     in_bounds: smt.BoolExpr
+    tiles: tuple[Tiled | None, ...] | None = None
 
 
 def block_vars(tag: str) -> tuple[smt.IntExpr, ...]:
@@ -97,8 +106,12 @@ def instantiate(access: Access, block_tag: str, shared_loops: dict[int, smt.IntE
         return smt.substitute(term, *pairs) if pairs else term
 
     coords = tuple(sub(c) for c in access.coords) if access.coords is not None else None
+    tiles = None
+    if access.tiles is not None:
+        tiles = tuple(None if t is None else (sub(t[0]), t[1], t[2], None if t[3] is None else sub(t[3]), t[4])
+                      for t in access.tiles)
     return Instance(access, block_tag, block, tuple(loop_vars), lanes, coords, sub(access.linear),
-                    sub(access.active), sub(access.in_bounds))
+                    sub(access.active), sub(access.in_bounds), tiles)
 
 
 def rename_blocks(term: smt.Expr, block_tag: str) -> smt.Expr:
@@ -106,7 +119,24 @@ def rename_blocks(term: smt.Expr, block_tag: str) -> smt.Expr:
 
 
 def same_element(a: Instance, b: Instance) -> smt.BoolExpr | None:
-    """Both instances touch the same element (None when the two cannot be compared)."""
+    """Both instances touch the same element (None when the two cannot be compared).
+
+    Two tile-view coordinates ``i * S + l + o`` and ``j * S + m + o`` with lanes within one step
+    (``0 <= l, m < T <= S``, which every query states through the instances' ``active``) are equal
+    exactly when ``i == j`` and ``l == m``: said that way, the solver need not rediscover it through
+    the non-linear arithmetic of a persistent kernel's tile index (a GEMM's swizzle)."""
     if a.coords is not None and b.coords is not None and len(a.coords) == len(b.coords):
-        return smt.And(*[x == y for x, y in zip(a.coords, b.coords)]) if a.coords else smt.BoolVal(True)
+        if not a.coords:
+            return smt.BoolVal(True)
+        return smt.And(*[_same_coordinate(a, b, d) for d in range(len(a.coords))])
     return a.linear == b.linear
+
+
+def _same_coordinate(a: Instance, b: Instance, d: int) -> smt.BoolExpr:
+    x, y = a.coords[d], b.coords[d]  # type: ignore[index]
+    s, t = (a.tiles[d] if a.tiles else None), (b.tiles[d] if b.tiles else None)
+    if s is None or t is None or s[1] != t[1] or max(s[2], t[2]) > s[1] or s[1] < 1:
+        return x == y
+    if (s[3] is None) != (t[3] is None) or (s[3] is not None and smt.term_id(s[3]) != smt.term_id(t[3])):
+        return x == y
+    return smt.And(s[0] == t[0], a.lanes[s[4]] == b.lanes[t[4]])

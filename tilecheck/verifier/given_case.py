@@ -69,8 +69,12 @@ def check_overflow(ch: Checker) -> None:
     if ch.level.shapes is None or ch.level.grid is None and ch.level.grid_max is None:
         return
     feeding = address_slice(ch.fp.function)
-    for op, term, lo, hi, live in ch.fp.overflows:
+    for n, (op, term, lo, hi, live) in enumerate(ch.fp.overflows):
         if op not in feeding:
+            continue
+        key = ("overflow", n)
+        if key in ch.known_proved:  # cannot wrap under fewer constraints: cannot under more
+            ch.result.proved.add(key)
             continue
         value_term = rename_blocks(term, "b1")
         claim = smt.And(rename_blocks(live, "b1"), smt.Or(value_term < lo, value_term > hi))
@@ -81,7 +85,7 @@ def check_overflow(ch: Checker) -> None:
         if not smt.reads_data(term):
             result = ch.solve(constraints, "integer overflow", (op.loc,))
             if isinstance(result, smt.Sat):  # the least block that wraps: a canonical witness
-                result = smt.minimize(constraints, list(block_vars("b1")), result, rlimit=ch.rlimit)
+                result = smt.minimize(constraints, list(block_vars("b1")), result)
             value = result.eval(value_term) if isinstance(result, smt.Sat) else None
         else:
             result, _, undecided = solve_with_given_contents(
@@ -93,6 +97,8 @@ def check_overflow(ch: Checker) -> None:
                                           f"from memory may wrap around, and the given case cannot decide "
                                           f"it: {undecided}")
         if not isinstance(result, smt.Sat):
+            if isinstance(result, smt.Unsat) and (not smt.reads_data(term) or undecided is None):
+                ch.result.proved.add(key)
             continue
         where = tuple(result.eval(b) for b in block_vars("b1"))
         ch.result.overflow_blocks.append(where)

@@ -15,7 +15,7 @@ from typing import Any
 
 from tilecheck.ir.loc import Loc
 from tilecheck.ir.types import ScalarType
-from tilecheck.verifier import carried, given_case, smt
+from tilecheck.verifier import carried, enumeration, given_case, smt
 from tilecheck.verifier.footprints import (
     Access,
     Instance,
@@ -91,7 +91,7 @@ class Checker:
                  stop_early: bool = False, confirm: Any = None, rlimit: int = smt.DEFAULT_RLIMIT,
                  witnesses: bool | None = None, confirm_exact: bool = True,
                  max_queries: int | None = None, pin_given: bool = False,
-                 proved: set[tuple[Any, ...]] = frozenset()) -> None:
+                 proved: set[tuple[Any, ...]] = frozenset(), data_rlimit: int | None = None) -> None:
         self.fp, self.graph, self.locks, self.level = fp, graph, locks, level
         # confirm(witness, contents) -> bool: do the witness's blocks touch its element when run
         # with the case's arguments (read-only arrays holding the model's ``contents``)?
@@ -100,6 +100,10 @@ class Checker:
         # contents -> the entries that differ from the given arguments (what the race needs)
         self.given_contents = getattr(confirm, "differing", None)
         self.rlimit = rlimit
+        # for a query that reads array contents, when the launch's own data decides what this
+        # level cannot (verify's data step): a smaller budget before that step takes over
+        self.data_rlimit = data_rlimit
+        self._read_memory = False  # the last ``content_facts`` formula read array contents
         self.stop_early = stop_early
         # findings carry canonical, confirmed witnesses (a level that stops early only looks for one)
         self.witnesses = not stop_early if witnesses is None else witnesses
@@ -119,6 +123,11 @@ class Checker:
         self.concrete = self._concrete()
         self.corners = self._corners()
         self._carried: dict[int, tuple[smt.BoolExpr, list[smt.BoolExpr]]] = {}  # keeps the formula alive
+        self._base: dict[tuple[tuple[str, ...], bool], list[smt.BoolExpr]] = {}
+        self._unrolled = carried.Memo()  # carried values' facts, per value and loop instance
+        # the applications in each base constraint, walked once (``smt.applications_of``)
+        self._apps: dict[int, tuple[smt.Expr, dict[str, list[smt.Expr]], set[int]]] = {}
+        self._shared: set[int] = set()
         self.protected: dict[int, list[SpinLock]] = {}
         for lock in locks:
             for index in lock.protected:
@@ -153,6 +162,16 @@ class Checker:
 
     # ---- constraints shared by every query ---------------------------------------------------
     def base(self, tags: tuple[str, ...], facts: bool = True) -> list[smt.BoolExpr]:
+        """The constraints every query about blocks ``tags`` shares: the level's grid, shapes,
+        strides and scalars, the block ranges, and (``facts``) the kernel's assume facts per block
+        (made once per level: renaming the facts was most of a query's Python time)."""
+        key = (tags, facts)
+        if key not in self._base:
+            self._base[key] = self._make_base(tags, facts)
+            self._shared |= {smt.term_id(c) for c in self._base[key]}
+        return list(self._base[key])
+
+    def _make_base(self, tags: tuple[str, ...], facts: bool) -> list[smt.BoolExpr]:
         out: list[smt.BoolExpr] = []
         for d, g in enumerate(GRID):
             out.append(g >= 1)
@@ -188,8 +207,9 @@ class Checker:
             raise _Abort
         formula = smt.And(*constraints)
         extra = self.content_facts(formula)
+        rlimit = self.data_rlimit if self.data_rlimit is not None and self._read_memory else self.rlimit
         start = time.perf_counter()
-        result = smt.check([formula, *extra], self.rlimit)
+        result = smt.check([formula, *extra], rlimit)
         self.result.solver_s += time.perf_counter() - start
         self.result.queries += 1
         if isinstance(result, smt.Unknown):
@@ -207,7 +227,8 @@ class Checker:
         element type's range and under the preconditions. Every query and every witness search
         includes them."""
         extra = self.carried_facts(formula)
-        by_name = smt.applications_by_name(smt.And(formula, *extra))
+        by_name = smt.applications_of([formula, *extra], self._apps, self._shared)
+        self._read_memory = any(func.name() in by_name for func in self.fp.memory.values())
         for index, func in self.fp.memory.items():
             name = self.names.get(index, "")
             apps = by_name.get(func.name(), [])
@@ -223,6 +244,18 @@ class Checker:
                     extra += given_case.full_pins(apps, values)
         return extra
 
+    def _pinned_memory(self) -> dict[str, Any] | None:
+        """With ``pin_given``, the given contents of the small integer arrays, by content-function
+        name (what a pinned query holds them at); else None."""
+        if not self.pin_given or self.confirmer is None:
+            return None
+        out = {}
+        for index, func in self.fp.memory.items():
+            values = self.confirmer.contents(self.names.get(index, ""))
+            if values is not None and values.size <= given_case.FULL_PIN_ELEMENTS:
+                out[func.name()] = values
+        return out
+
     def carried_facts(self, formula: smt.BoolExpr) -> list[smt.BoolExpr]:
         """The loop-carried scalars ``formula`` mentions, iteration by iteration (``carried``), at a
         level with concrete shapes (at the general ones they stay any value)."""
@@ -230,7 +263,7 @@ class Checker:
             return []
         key = smt.term_id(formula)
         if key not in self._carried:  # the same formula comes back (witness, contents, minimising)
-            facts = carried.facts(formula, self.fp.carried, self.concrete, self.corners)
+            facts = carried.facts(formula, self.fp.carried, self.concrete, self.corners, self._unrolled)
             self._carried[key] = (formula, facts)
         return self._carried[key][1]
 
@@ -324,10 +357,15 @@ class Checker:
         if pair is None:
             return
         a, b, constraints = pair
-        constraints += self.lock_exclusion(a, b)
+        locked = self.lock_exclusion(a, b)
+        constraints += locked
         kind = "write-write" if x.writes and y.writes else "read-write"
-        result = self.solve(constraints, f"{kind} across blocks", (x.op.loc, y.op.loc),
-                            ("across", x.index, y.index))
+        key = ("across", x.index, y.index)
+        if (not locked and self.level.grid is not None and key not in self.known_proved
+                and enumeration.disjoint(x, y, self.level.grid, self.concrete, self._pinned_memory())):
+            self.result.proved.add(key)  # every tile of the case enumerated: no two blocks share one
+            return
+        result = self.solve(constraints, f"{kind} across blocks", (x.op.loc, y.op.loc), key)
         if isinstance(result, smt.Sat):
             writer, other = (a, b) if x.writes else (b, a)
             message = (f"two blocks {'write' if kind == 'write-write' else 'write and read'} the same "
@@ -483,8 +521,10 @@ class Checker:
         order = [*grid, *a.block, *(b.block if b else ()), *a.loop_vars, *(b.loop_vars if b else ()), *a.lanes,
                  *(b.lanes if b else ())]
         start = time.perf_counter()
+        # a contract's box is drawn from the least breaking grid: that search gets the level's
+        # budget; a witness's blocks are polish, with minimisation's own small one
         sat = smt.minimize([*constraints, *self.content_facts(smt.And(*constraints))], order, sat,
-                           rlimit=self.rlimit)
+                           rlimit=self.rlimit if grid else smt.MINIMIZE_RLIMIT)
         self.result.solver_s += time.perf_counter() - start
         return sat
 

@@ -197,6 +197,9 @@ def _solver(rlimit: int) -> z3.Solver:
     come once the backstop has run out, when every query answers unknown anyway."""
     solver = z3.Solver()
     solver.set("random_seed", 0)
+    # Groebner-basis reasoning spends seconds of non-linear work per rlimit unit on the div/mod
+    # arithmetic of tile indices, and decided none of our corpus's or TileGym's queries alone
+    solver.set("smt.arith.nl.grobner", False)
     left = _remaining()
     if left is not None:
         solver.set("timeout", max(1, int(left * 1000)))
@@ -417,6 +420,47 @@ def applications_by_name(term: Expr) -> dict[str, list[Expr]]:
     return out
 
 
+def applications_of(terms: list[Expr], cache: dict[int, tuple[Expr, dict[str, list[Expr]], set[int]]],
+                    shared: set[int]) -> dict[str, list[Expr]]:
+    """``applications_by_name`` over the conjunction of ``terms``, each application once. The
+    conjuncts whose ids are in ``shared`` (the constraints every query of a level repeats: grid,
+    shapes, the kernel's facts) are walked once per ``cache`` (term id -> the term, kept alive, its
+    applications and the ids of its subterms), the rest in one walk that skips what those hold."""
+    flat: list[Expr] = []
+    todo = list(reversed(terms))
+    while todo:
+        t = todo.pop()
+        if z3.is_and(t) and t.get_id() not in shared:
+            todo.extend(reversed(t.children()))
+        else:
+            flat.append(t)
+    out: dict[str, list[Expr]] = {}
+    seen: set[int] = set()
+    rest = []
+    for t in flat:
+        key = t.get_id()
+        if key not in shared:
+            rest.append(t)
+            continue
+        hit = cache.get(key)
+        if hit is None:
+            nodes: set[int] = set()
+            found: dict[str, list[Expr]] = {}
+            for app, n in _uninterpreted([t], nodes):
+                if n > 0:
+                    found.setdefault(app.decl().name(), []).append(app)
+            hit = cache[key] = (t, found, nodes)
+        seen |= hit[2]
+        for name, apps in hit[1].items():
+            out.setdefault(name, []).extend(apps)
+    listed = {app.get_id() for apps in out.values() for app in apps}
+    if len(listed) < sum(len(apps) for apps in out.values()):  # two shared conjuncts read one element
+        out = {name: list({app.get_id(): app for app in apps}.values()) for name, apps in out.items()}
+    for name, apps in new_applications(rest, seen).items():
+        out.setdefault(name, []).extend(apps)
+    return out
+
+
 def constants(term: Expr) -> list[Expr]:
     """The uninterpreted constants in ``term`` (block ids, loop variables, lanes, symbols)."""
     return [t for t, n in _uninterpreted([term]) if n == 0]
@@ -440,6 +484,19 @@ def substituted(term: Expr, pairs: list[tuple[Expr, Expr]]) -> Expr:
 def term_id(term: Expr) -> int:
     """An id equal for structurally equal terms of one context (Z3 shares them)."""
     return term.get_id()
+
+
+_KINDS = {z3.Z3_OP_ADD: "add", z3.Z3_OP_SUB: "sub", z3.Z3_OP_MUL: "mul", z3.Z3_OP_UMINUS: "uminus",
+          z3.Z3_OP_IDIV: "div", z3.Z3_OP_MOD: "mod", z3.Z3_OP_ITE: "ite", z3.Z3_OP_LE: "le", z3.Z3_OP_LT: "lt",
+          z3.Z3_OP_GE: "ge", z3.Z3_OP_GT: "gt", z3.Z3_OP_EQ: "eq", z3.Z3_OP_DISTINCT: "distinct",
+          z3.Z3_OP_AND: "and", z3.Z3_OP_OR: "or", z3.Z3_OP_NOT: "not", z3.Z3_OP_XOR: "xor",
+          z3.Z3_OP_IMPLIES: "implies", z3.Z3_OP_UNINTERPRETED: "uninterpreted"}
+
+
+def decl_kind(term: Expr) -> str:
+    """What an application applies, by name ("add", "div", "ite", "and", "uninterpreted", ...;
+    "other" for the rest): for code that walks terms without importing z3."""
+    return _KINDS.get(term.decl().kind(), "other")
 
 
 def value_of(value: bool | int) -> Expr:

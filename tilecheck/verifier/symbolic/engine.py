@@ -8,6 +8,7 @@ result ``unsupported`` (the verifier then answers unknown, never verified).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from tilecheck.errors import TilecheckError
 from tilecheck.ir import Block, Function, Module, Op, TileIRError, Value
@@ -172,7 +173,7 @@ class State:
 
     def record(self, op: Op, effect: Effect, array: int, coords: tuple[smt.IntExpr, ...] | None,
                linear: smt.IntExpr, active: smt.BoolExpr, in_bounds: smt.BoolExpr | None, checks_bounds: bool,
-               rank: int, element: T.Type | None) -> None:
+               rank: int, element: T.Type | None, tiles: tuple[Any, ...] | None = None) -> None:
         lane_ranges = []
         tile = data_shape(op)
         for d in range(rank):
@@ -185,7 +186,8 @@ class State:
             op, len(self.accesses), effect, array, coords, linear, full_active, in_bounds, checks_bounds,
             rank, self.ctx.loops, element if isinstance(element, T.ScalarType) else None,
             op.attrs.get("mode", "cas" if op.name == "atomic_cas_tko" else None),
-            str(op.attrs.get("memory_ordering_semantics", "weak")), approximate))
+            str(op.attrs.get("memory_ordering_semantics", "weak")), approximate,
+            tiles if coords is not None else None))
 
     # ---- execution ---------------------------------------------------------------------------
     def run_block(self, block: Block) -> tuple[SymValue, ...]:

@@ -112,6 +112,9 @@ class LoopVar:
     # iterations past a ``loop``'s exit do not run: a constraint on the accesses and overflows
     # inside, kept out of the path (the exit itself is defined by the path's conditions)
     limit: smt.BoolExpr | None = None
+    # a ``for`` with scalar bounds: (lb, ub, step), its values being lb, lb + step, ... below ub
+    # (what a concrete case enumerates)
+    bounds: tuple[smt.IntExpr, smt.IntExpr, smt.IntExpr] | None = None
 
 
 def in_range(term: smt.IntExpr, element: T.ScalarType) -> smt.IntExpr:

@@ -33,7 +33,9 @@ def for_(state, op: Op, lb: SymValue, ub: SymValue, step: SymValue, *inits: SymV
     stride = step.term if isinstance(step, IntTile) and not step.shape else None
     iterates = exact and first is not None and stride is not None
     outer = state.context_args()
-    loop = LoopVar(op, var, domain, exact)
+    bounds = (lb.term, ub.term, step.term) if (exact and isinstance(step, IntTile) and not step.shape
+                                              and not lb.shape and not ub.shape) else None  # type: ignore[union-attr]
+    loop = LoopVar(op, var, domain, exact, bounds=bounds)
     with state.in_region(domain, loop):
         state.env[body.args[0]] = IntTile(var)
         slots = _bind_carried(state, op, body.args[1:], inits, var, first, stride, iterates)

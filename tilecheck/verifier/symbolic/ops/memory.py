@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from tilecheck.ir import Op
 from tilecheck.ir import types as T
@@ -85,8 +86,18 @@ def _view_access(state, op: Op, effect: Effect, view: SymValue, index: tuple[Sym
         kept = smt.And(kept, _bounds(element_coords, info.shape))
         checks = False
     state.record(op, effect, tensor.array, element_coords, _linear(element_coords, tensor.strides), dropped,
-                 kept, checks, len(view.tile), element)
+                 kept, checks, len(view.tile), element, _tiles(view, index))
     return coords
+
+
+def _tiles(view: TileView, index: tuple[SymValue, ...]) -> tuple[Any, ...]:
+    """Per tensor coordinate, how the view makes it: (tile index, step, extent, origin, lane)."""
+    out: list[Any] = [None] * len(view.tile)
+    origin = view.tensor.origin
+    for k in range(len(view.tile)):
+        d = view.dim_map[k]
+        out[d] = (index[k].term, view.steps[k], view.tile[k], origin[d] if origin else None, k)  # type: ignore[union-attr]
+    return tuple(out)
 
 
 def _promised_dims(op: Op, view: TileView, rank: int) -> set[int]:

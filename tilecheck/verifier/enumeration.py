@@ -1,0 +1,256 @@
+"""Deciding a cross-block query of a concrete case by enumerating its tiles.
+
+At the given case (concrete grid, shapes, strides and scalars) the blocks and the iterations of
+their ``for`` loops are finite: a persistent GEMM's store runs once per output tile it takes,
+whatever non-linear swizzle maps a tile number to the tile. The solver finds that arithmetic hard
+(tens of seconds, or no answer); evaluating it for every block and iteration with numpy takes
+milliseconds. So before asking Z3 whether two blocks' instances of two tile-view accesses touch
+one element, ``disjoint`` evaluates the tile each instance touches, and when no tile is touched by
+two different blocks, the answer is "no" for certain.
+
+It only ever proves: anything it cannot evaluate exactly (a loop that is not a ``for`` with
+bounds, a tile index that reads memory or a loop-carried value, an unaligned tile, a division by
+zero, too many instances) returns None and the solver decides, as before. Conditions it cannot
+evaluate (a mask, a branch on loaded data) are taken as true: more instances than run, which can
+only make it answer None. Two instances of different blocks on one tile also give None (the
+solver then finds the witness, or that a mask excludes it).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tilecheck.verifier import smt
+from tilecheck.verifier.footprints import BLOCK_IDS, Access
+
+# instances (block, iteration) one access may have for enumeration to be tried: a few MB of numpy
+MAX_ROWS = 1 << 20
+# values past this are out of the arithmetic the kernel can do in int64 without wrapping around
+LIMIT = 1 << 62
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def disjoint(access_x: Access, access_y: Access, grid: tuple[int, int, int],
+             concrete: list[tuple[smt.Expr, smt.Expr]], memory: dict[str, np.ndarray] | None = None) -> bool:
+    """No element is touched by an instance of ``access_x`` and an instance of ``access_y`` in two
+    different blocks, for certain (False: not shown; the solver decides). ``memory``: the contents
+    of arrays (by content-function name) that reads take their given values from, a question
+    about this launch's data; without it a tile index that reads memory is not evaluated."""
+    try:
+        keys_x, blocks_x = _tiles(access_x, grid, concrete, memory or {})
+        if access_y is access_x:
+            keys_y, blocks_y = keys_x, blocks_x
+        else:
+            if _extents(access_x) != _extents(access_y):
+                return False
+            keys_y, blocks_y = _tiles(access_y, grid, concrete, memory or {})
+    except _Unsupported:
+        return False
+    if keys_x.shape[1] != keys_y.shape[1]:
+        return False
+    if not len(keys_x) or not len(keys_y):
+        return True
+    # aligned tiles of one size either coincide or are disjoint: compare the starts
+    extents = np.array(_extents(access_x), np.int64)
+    both = np.concatenate([keys_x, keys_y])
+    if ((both - both[0]) % extents).any():
+        return False
+    return not _shared_across_blocks(keys_x, blocks_x, keys_y, blocks_y)
+
+
+def _extents(access: Access) -> tuple[int, ...]:
+    return tuple(t[2] for t in access.tiles) if access.tiles and all(access.tiles) else ()
+
+
+def _shared_across_blocks(keys_x: np.ndarray, blocks_x: np.ndarray, keys_y: np.ndarray,
+                          blocks_y: np.ndarray) -> bool:
+    """Some tile start is in ``keys_x`` for one block and in ``keys_y`` for another."""
+    keys = np.concatenate([keys_x, keys_y])
+    _, group = np.unique(keys, axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    n = int(group.max()) + 1
+    side = np.concatenate([np.zeros(len(keys_x), bool), np.ones(len(keys_y), bool)])
+    blocks = np.concatenate([blocks_x, blocks_y])
+    big = np.iinfo(np.int64).max
+    lo = [np.full(n, big), np.full(n, big)]
+    hi = [np.full(n, -1), np.full(n, -1)]
+    for s in (0, 1):
+        mine = side == bool(s)
+        np.minimum.at(lo[s], group[mine], blocks[mine])
+        np.maximum.at(hi[s], group[mine], blocks[mine])
+    present = (hi[0] >= 0) & (hi[1] >= 0)
+    # both sides touch the tile, and not all from one and the same block
+    single = (lo[0] == hi[0]) & (lo[1] == hi[1]) & (lo[0] == lo[1])
+    return bool((present & ~single).any())
+
+
+def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
+           memory: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The tile starts (rows of element coordinates) every instance of ``access`` touches, and the
+    linear block id of each, over every block of ``grid`` and every iteration of its loops."""
+    if access.coords is None or not access.tiles or not all(access.tiles) or access.approximate:
+        raise _Unsupported
+    for index, step, extent, _, _ in access.tiles:
+        if step < 1 or extent > step:
+            raise _Unsupported  # overlapping tiles: not one start per element
+    env: dict[str, np.ndarray] = {}
+    ids = np.indices(grid).reshape(3, -1).astype(np.int64)
+    for b, row in zip(BLOCK_IDS, ids):
+        env[b.decl().name()] = row
+    rows = ids.shape[1]
+    evaluate = _Evaluator(env, concrete, memory)
+    for loop in access.loops:
+        if loop.bounds is None or not loop.exact or loop.limit is not None:
+            raise _Unsupported
+        lb, ub, step = (evaluate.ints(t, rows) for t in loop.bounds)
+        if (step <= 0).any():
+            raise _Unsupported
+        trips = np.maximum((ub - lb + step - 1) // step, 0)
+        total = int(trips.sum())
+        if total > MAX_ROWS:
+            raise _Unsupported
+        which = np.repeat(np.arange(rows), trips)
+        offset = np.arange(total) - np.repeat(np.cumsum(trips) - trips, trips)
+        for name in list(env):
+            env[name] = env[name][which]
+        env[loop.var.decl().name()] = lb[which] + offset * step[which]
+        rows = total
+    active = evaluate.condition(access.active, rows)
+    starts = []
+    for index, step, _, origin, _ in access.tiles:  # type: ignore[misc]
+        start = evaluate.ints(index, rows) * step
+        if origin is not None:
+            start = start + evaluate.ints(origin, rows)
+        starts.append(start)
+    linear = (env["bid0"] * grid[1] + env["bid1"]) * grid[2] + env["bid2"]
+    keys = np.stack(starts, axis=1) if starts else np.zeros((rows, 0), np.int64)
+    return keys[active], linear[active]
+
+
+class _Evaluator:
+    """Z3 integer and boolean terms as numpy arrays over the rows of ``env`` (variable name ->
+    values); shape, stride, scalar and grid symbols take the case's values (``concrete``); a read of
+    an array in ``memory`` (content-function name -> contents) takes the element's value."""
+
+    def __init__(self, env: dict[str, np.ndarray], concrete: list[tuple[smt.Expr, smt.Expr]],
+                 memory: dict[str, np.ndarray] | None = None) -> None:
+        self.env = env
+        self.concrete = concrete
+        self.memory = memory or {}
+
+    def ints(self, term: smt.Expr, rows: int) -> np.ndarray:
+        value = self._eval(smt.substituted(term, self.concrete), {})
+        return np.broadcast_to(np.asarray(value, np.int64), (rows,))
+
+    def condition(self, term: smt.BoolExpr, rows: int) -> np.ndarray:
+        """Where ``term`` may hold: its conjuncts that can be evaluated (the others: anywhere)."""
+        mask = np.ones(rows, bool)
+        for part in _conjuncts(smt.substituted(term, self.concrete)):
+            try:
+                value = self._eval(part, {})
+            except _Unsupported:
+                continue
+            mask &= np.broadcast_to(np.asarray(value, bool), (rows,))
+        return mask
+
+    def _eval(self, term: Any, memo: dict[int, Any]) -> Any:
+        key = smt.term_id(term)
+        if key in memo:
+            return memo[key]
+        value = self._compute(term, memo)
+        if isinstance(value, np.ndarray) and value.dtype != bool and value.size and \
+                int(np.abs(value).max()) >= LIMIT:
+            raise _Unsupported
+        memo[key] = value
+        return value
+
+    def _compute(self, term: Any, memo: dict[int, Any]) -> Any:
+        literal = smt.literal(term)
+        if literal is not None:
+            return literal
+        if not smt.is_app(term):
+            raise _Unsupported
+        kind, args = smt.decl_kind(term), term.children()
+        if kind == "uninterpreted":
+            name = term.decl().name()
+            if args and name in self.memory:
+                return self._read(self.memory[name], [self._eval(a, memo) for a in args])
+            if args or name not in self.env:
+                raise _Unsupported  # other contents, a loop-carried value, a lane, a free symbol
+            return self.env[name]
+        values = [self._eval(a, memo) for a in args]
+        return _apply(kind, values)
+
+    @staticmethod
+    def _read(contents: np.ndarray, coords: list[Any]) -> np.ndarray:
+        """The elements at ``coords`` (one array per dimension); a read outside the array is not
+        evaluated (the model's value there is any value)."""
+        if len(coords) != contents.ndim:
+            raise _Unsupported
+        arrays = np.broadcast_arrays(*[np.asarray(c, np.int64) for c in coords])
+        for c, n in zip(arrays, contents.shape):
+            if c.size and (c.min() < 0 or c.max() >= n):
+                raise _Unsupported
+        return contents[tuple(arrays)].astype(np.int64)
+
+
+def _apply(kind: str, v: list[Any]) -> Any:
+    if kind == "add":
+        return sum(v[1:], np.int64(0) + v[0])
+    if kind == "sub":
+        out = v[0]
+        for x in v[1:]:
+            out = out - x
+        return out
+    if kind == "mul":
+        out = v[0]
+        for x in v[1:]:
+            out = out * x
+        return out
+    if kind == "uminus":
+        return -v[0]
+    if kind in ("div", "mod"):
+        x, y = np.asarray(v[0], np.int64), np.asarray(v[1], np.int64)
+        if (y == 0).any():
+            raise _Unsupported
+        q = np.floor_divide(x, np.abs(y)) * np.sign(y)  # SMT-LIB: 0 <= x mod y < |y|
+        return q if kind == "div" else x - y * q
+    if kind == "ite":
+        return np.where(v[0], v[1], v[2])
+    if kind in _COMPARE:
+        return _COMPARE[kind](v[0], v[1])
+    if kind == "distinct":
+        return v[0] != v[1] if len(v) == 2 else _raise()
+    if kind == "and":
+        return np.logical_and.reduce([np.asarray(x, bool) for x in v]) if v else True
+    if kind == "or":
+        return np.logical_or.reduce([np.asarray(x, bool) for x in v]) if v else False
+    if kind == "not":
+        return np.logical_not(v[0])
+    if kind == "xor":
+        return np.logical_xor(v[0], v[1])
+    if kind == "implies":
+        return np.logical_or(np.logical_not(v[0]), v[1])
+    raise _Unsupported  # bit-vector ops and anything else: the solver's
+
+
+def _raise() -> Any:
+    raise _Unsupported
+
+
+_COMPARE = {"le": np.less_equal, "lt": np.less, "ge": np.greater_equal, "gt": np.greater, "eq": np.equal}
+
+
+def _conjuncts(term: smt.BoolExpr) -> list[smt.BoolExpr]:
+    out, todo = [], [term]
+    while todo:
+        t = todo.pop()
+        if smt.is_app(t) and smt.decl_kind(t) == "and":
+            todo.extend(t.children())
+        else:
+            out.append(t)
+    return out
