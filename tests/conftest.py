@@ -1,4 +1,5 @@
 import functools
+import os
 import sys
 from pathlib import Path
 
@@ -7,6 +8,33 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from tests import tiers  # after the path above
+
+
+def pytest_addoption(parser):
+    parser.addoption("--thorough", action="store_true", default=False,
+                     help="the thorough test tier: run the tests marked slow, and every hypothesis property "
+                          f"with its full count of examples (also {tiers.ENV}=1; tests/tiers.py)")
+
+
+def pytest_configure(config):
+    # in the environment, so that xdist workers and test modules (tiers.examples at import) see it
+    if config.getoption("thorough"):
+        os.environ[tiers.ENV] = "1"
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m reads the markers
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.property)
+    if tiers.thorough():
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+        config.hook.pytest_deselected(items=slow)
 
 
 @functools.cache

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 
 from tests.oracle_kernels import cases, check, known_class, load, load_file
+from tests.tiers import examples
 
 DATA = Path(__file__).parent / "data" / "oracle"
 
@@ -31,7 +32,8 @@ def workdir(tmp_path_factory):
     return tmp_path_factory.mktemp("oracle")
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases())
 def test_verified_launch_has_no_race(case, workdir):
     outcome = check(load(case, workdir))
@@ -76,7 +78,8 @@ def test_regression(path):
         assert outcome.verify.status != "verified", outcome.describe()
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases())
 def test_reductions_are_python(case):
     """oracle_long.py's minimiser only tries smaller modules that still parse (one statement, an

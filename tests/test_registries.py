@@ -17,6 +17,8 @@ from tilecheck.verifier.symbolic.registry import OPAQUE
 from tilecheck.verifier.symbolic.registry import RULES as SYMBOLIC
 from tilecheck.verifier.symbolic.values import BoolTile, IntTile
 
+from tests.tiers import examples
+
 TERMINATORS = {name for name, d in OPS.items() if d.terminator}
 
 
@@ -65,7 +67,7 @@ def _interpreted(op, *values):
 small = st.integers(-2**15, 2**15)
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=examples(200), deadline=None, derandomize=True)
 @given(a=small, b=small.filter(lambda x: x != 0), which=st.integers(0, len(BINARY) - 1))
 def test_integer_ops_agree(a, b, which):
     name, attrs = BINARY[which]
@@ -73,7 +75,7 @@ def test_integer_ops_agree(a, b, which):
     assert _symbolic(op, a, b) == _interpreted(op, a, b), (name, attrs, a, b)
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=examples(200), deadline=None, derandomize=True)
 @given(a=st.integers(-2**31, 2**31 - 1), b=st.integers(-2**31, 2**31 - 1), pred=st.sampled_from(CMP),
        sign=st.sampled_from(["signed", "unsigned"]))
 def test_comparisons_agree_including_unsigned(a, b, pred, sign):
@@ -81,7 +83,7 @@ def test_comparisons_agree_including_unsigned(a, b, pred, sign):
     assert _symbolic(op, a, b) == _interpreted(op, a, b), (pred, sign, a, b)
 
 
-@settings(max_examples=100, deadline=None, derandomize=True)
+@settings(max_examples=examples(100), deadline=None, derandomize=True)
 @given(c=st.booleans(), a=small, b=small)
 def test_select_agrees(c, a, b):
     op = Op("select", (Value(I1), Value(I32), Value(I32)), (Value(I32),), {})

@@ -12,7 +12,7 @@ samples it.
 import os
 
 ENV = "TILECHECK_THOROUGH"
-FAST_EXAMPLES = 5  # the fewest examples a property draws in the fast tier
+FAST_EXAMPLES = 3  # the fewest examples a property draws in the fast tier
 
 
 def thorough() -> bool:

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import ROOT
+from tests.tiers import examples
 
 HEADER = "import cuda.tile as ct\nimport numpy as np\n\nimport tilecheck\n"
 CASE = "@tilecheck.case(grid=(4, 1, 1), args=lambda: (np.ones(16, np.float32), np.zeros(16, np.float32)))\n"
@@ -301,7 +302,7 @@ def _demanded(verdicts, allow_unknown):
     return 2 if "unknown" in verdicts and not allow_unknown else 0
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, database=None,
+@settings(max_examples=examples(30), deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(verdicts=st.lists(st.sampled_from(sorted(VERDICT_FILES)), min_size=1, max_size=3, unique=True),
        fmt=st.sampled_from(["text", "json", "sarif"]), to_file=st.booleans(), allow_unknown=st.booleans(),

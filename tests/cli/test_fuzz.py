@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.cli import fuzz_inputs as F
+from tests.tiers import examples
 
 _FOLDERS = Path(tempfile.mkdtemp(prefix="tilecheck-fuzz-"))
 _COUNT = itertools.count()
@@ -20,7 +21,7 @@ PROJECTS = st.builds(lambda k, t, b, p: F.Project(Path(), k, t, b, p),
                      F.kernel_file(), F.tileir_text(), F.tileir_bytes(), F.PYPROJECTS)
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+@settings(max_examples=examples(150), deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(project=PROJECTS, args=F.argv())
 def test_the_cli_never_crashes_and_exits_1_only_for_a_race(project, args):
@@ -31,7 +32,7 @@ def test_the_cli_never_crashes_and_exits_1_only_for_a_race(project, args):
     assert not F.problems(args, status, out, err, folder), (args, status, out[-3000:], err[-3000:])
 
 
-@settings(max_examples=120, deadline=None, derandomize=True, database=None,
+@settings(max_examples=examples(120), deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(project=PROJECTS, command=st.sampled_from([["verify", "D", "-j", "1", "--timeout", "2"],
                                                   ["verify", "D", "-j", "1", "--format", "json", "--grid", "4"],

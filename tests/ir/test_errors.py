@@ -5,6 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.tiers import examples
 from tilecheck import ir
 from tilecheck.ir.bytecode.reader import read_bytecode
 
@@ -42,7 +43,7 @@ _NOISE = st.sampled_from(list("%@#<>()[]{},:=-x?\n ") + ["tile", "token", "->", 
                                                           "for", "if", "}", "\"", "1", "f32"])
 
 
-@settings(max_examples=300, deadline=None, derandomize=True,
+@settings(max_examples=examples(300), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(sample=st.sampled_from(SAMPLES), data=st.data())
 def test_mutated_text_parses_or_raises_parse_error(sample, data):
@@ -83,7 +84,7 @@ def test_bytecode_bad_magic_and_version(compiled):
         read_bytecode(data[:8] + bytes([9, 9]) + data[10:])
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=examples(200), deadline=None, derandomize=True)
 @given(data=st.data())
 def test_corrupted_bytecode_raises_bytecode_error(data):
     raw = bytearray(_bytecode())

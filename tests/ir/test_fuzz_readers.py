@@ -5,11 +5,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.cli import fuzz_inputs as F
+from tests.tiers import examples
 from tilecheck import ir
 from tilecheck.errors import TilecheckError
 from tilecheck.ir.summary import summarize
 
-FUZZ = settings(max_examples=250, deadline=None, derandomize=True, database=None,
+FUZZ = settings(max_examples=examples(250), deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

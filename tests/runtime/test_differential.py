@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import tilecheck
 from corpus.kernels import atomics, attention, elementwise, inplace, norms
+from tests.tiers import examples
 
 ConstInt = ct.Constant[int]
 
@@ -54,7 +55,7 @@ def test_race_free_twin_is_bit_identical_over_50_schedules():
     np.testing.assert_array_equal(report.arrays["dst"].differing_mask, 0)
 
 
-@settings(max_examples=25, deadline=None, derandomize=True)
+@settings(max_examples=examples(25), deadline=None, derandomize=True)
 @given(seed=st.integers(0, 10**6))
 def test_race_free_kernels_are_identical_under_any_schedule(seed):
     """Property: for verified kernels, adversarial schedules never change a bit."""
@@ -64,7 +65,7 @@ def test_race_free_kernels_are_identical_under_any_schedule(seed):
         assert report.deterministic, (kernel, seed, str(report))
 
 
-@settings(max_examples=10, deadline=None, derandomize=True)
+@settings(max_examples=examples(10), deadline=None, derandomize=True)
 @given(seed=st.integers(0, 10**6))
 def test_racy_kernel_differs_under_some_schedules(seed):
     case = tilecheck.cases_of(inplace.inplace_halo)[0]

@@ -6,6 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tilecheck
+from tests.tiers import examples
 from tilecheck import ir
 
 
@@ -133,7 +134,8 @@ def kernels(draw):
                   cond=draw(st.none() | st.tuples(st.integers(2, 3), st.integers(0, 1))))
 
 
-@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(kernel=kernels())
 def test_cross_block_verdict_matches_brute_force(kernel):
     module = ir.parse(kernel.text())
@@ -155,7 +157,8 @@ def test_cross_block_verdict_matches_brute_force(kernel):
             assert all(e in t for t in touched), (kernel, str(report))
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(kernel=kernels())
 def test_runtime_agrees_with_the_verifier(kernel):
     """Verified kernels give identical bits under adversarial schedules; every write-write race

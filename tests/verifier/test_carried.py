@@ -7,13 +7,14 @@ from hypothesis import strategies as st
 
 import tilecheck
 from corpus.kernels import loops as L
+from tests.tiers import examples
 
 
 def _verdict(report) -> str:
     return "race" if report.status == "out-of-bounds" else report.status
 
 
-@settings(max_examples=16, deadline=None, derandomize=True)
+@settings(max_examples=examples(16), deadline=None, derandomize=True)
 @given(sizes=st.lists(st.integers(-2, 4), min_size=2, max_size=5),
        kernel=st.sampled_from([L.grouped_rows_prefix_sum, L.grouped_rows_scan]))
 def test_a_prefix_sum_of_group_sizes_is_decided_as_the_detector_decides_it(sizes, kernel):
@@ -33,7 +34,7 @@ def test_a_prefix_sum_of_group_sizes_is_decided_as_the_detector_decides_it(sizes
         assert static.status == "verified", (sizes, str(static))
 
 
-@settings(max_examples=12, deadline=None, derandomize=True)
+@settings(max_examples=examples(12), deadline=None, derandomize=True)
 @given(blocks=st.integers(1, 8), tiles=st.integers(0, 40), short=st.booleans())
 def test_a_while_loops_cursor_is_decided_as_the_detector_decides_it(blocks, tiles, short):
     kernel = L.persistent_while_short_stride if short else L.persistent_while

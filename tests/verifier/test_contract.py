@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tilecheck
+from tests.tiers import examples
 from tilecheck.verifier.api import CONTRACT_LEVEL
 
 ConstInt = ct.Constant[int]
@@ -144,7 +145,7 @@ cases = st.one_of(
 )
 
 
-@settings(max_examples=25, deadline=None, derandomize=True,
+@settings(max_examples=examples(25), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases, tiles=st.integers(2, 6))
 def test_inferred_extent_matches_brute_force(case, tiles):

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from tilecheck.verifier.symbolic.ops import arith
 
+from tests.tiers import examples
+
 I32 = st.integers(-(1 << 31), (1 << 31) - 1)
 
 
@@ -21,7 +23,7 @@ def _wrap(v: int) -> int:
     return int(np.array(v & 0xFFFFFFFF, np.uint32).view(np.int32))
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=examples(300), deadline=None, derandomize=True)
 @given(x=I32, c=st.sampled_from([0, 1, 2, 3, 5, 8, 255, 1 << 30, -1, -2, (1 << 31) - 1, 12345]),
        name=st.sampled_from(["andi", "ori", "xori"]))
 def test_bitwise_with_a_constant(x, c, name):
@@ -36,7 +38,7 @@ def test_bitwise_with_a_constant(x, c, name):
     assert _value(term) == int(expected)
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=examples(200), deadline=None, derandomize=True)
 @given(x=I32, y=I32)
 def test_bitwise_of_two_values_on_bit_patterns(x, y):
     for fn, ref in ((lambda a, b: a ^ b, np.bitwise_xor), (lambda a, b: a | b, np.bitwise_or),
@@ -44,7 +46,7 @@ def test_bitwise_of_two_values_on_bit_patterns(x, y):
         assert _value(arith._bitvector(fn, z3.IntVal(x), z3.IntVal(y), 32)) == int(ref(np.int32(x), np.int32(y)))
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=examples(200), deadline=None, derandomize=True)
 @given(x=I32, y=I32.filter(lambda v: v != 0), k=st.integers(0, 31))
 def test_unsigned_division_remainder_and_shift(x, y, k):
     ux, uy = np.uint32(x & 0xFFFFFFFF), np.uint32(y & 0xFFFFFFFF)

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tilecheck
+from tests.tiers import examples
 from tilecheck.verifier import smt
 from tilecheck.verifier.preconditions import Distinct, Nondecreasing, Precondition, constraints, parse
 
@@ -51,7 +52,7 @@ def satisfiable(pre: Precondition, values: np.ndarray, positions: list[tuple[int
     return isinstance(result, smt.Sat)
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@settings(max_examples=examples(300), deadline=None, derandomize=True, database=None)
 @given(arrays(), PRECONDITIONS, st.randoms(use_true_random=False))
 def test_the_encoding_on_every_element_agrees_with_violation(values, pre, rng):
     positions = list(np.ndindex(values.shape))
@@ -59,7 +60,7 @@ def test_the_encoding_on_every_element_agrees_with_violation(values, pre, rng):
     assert satisfiable(pre, values, positions) == (pre.violation(values) is None)
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@settings(max_examples=examples(300), deadline=None, derandomize=True, database=None)
 @given(arrays(), PRECONDITIONS, st.data())
 def test_the_encoding_on_some_elements_agrees_with_their_values(values, pre, data):
     every = list(np.ndindex(values.shape))
