@@ -6,13 +6,17 @@ deselected. ``pytest --thorough`` (or ``TILECHECK_THOROUGH=1``) is the thorough 
 test, and every property with its full count of examples. CI runs the fast tier, then
 ``pytest -n auto --thorough -m "slow or property"``: what the fast tier left out or cut short.
 
-A slow test says in a comment which fast test covers the same behaviour, or how the fast tier
-samples it.
+A slow test says in a comment which fast test covers the same behaviour. Tests parametrized over
+the corpus's manifest run a fixed sample of its entries in the fast tier (``corpus_sample``) and
+the other entries under ``--thorough``.
 """
 import os
 
+import pytest
+
 ENV = "TILECHECK_THOROUGH"
 FAST_EXAMPLES = 3  # the fewest examples a property draws in the fast tier
+SAFE_STEP = 8  # the fast tier's corpus sample also takes every SAFE_STEP-th race-free entry
 
 
 def thorough() -> bool:
@@ -27,3 +31,34 @@ def examples(n: int) -> int:
     if thorough():
         return n
     return min(n, max(n // 10, FAST_EXAMPLES))
+
+
+def _forms(entry: dict) -> set[tuple[str, str]]:
+    """What a manifest entry exercises: its expected finding kinds, and the manifest forms it uses."""
+    expect = entry["expect"]
+    forms = {(expect, kind) for kind in entry.get("kinds", [])}
+    forms |= {(form, expect) for form, used in [("tileir", entry["file"].endswith(".tileir")),
+                                                ("case", bool(entry.get("case"))),
+                                                ("assume", bool(entry.get("assume"))),
+                                                ("any contents", entry.get("data", True) is False)] if used}
+    return forms
+
+
+def corpus_sample(entries: list[dict]) -> set[int]:
+    """Indices of the manifest entries the fast tier checks: the first entry to show each finding
+    kind or manifest form (so every kind of race is in, and a race-free entry with a warning), the
+    paper's head permutation, and every SAFE_STEP-th race-free entry. Deterministic: it depends on
+    the manifest alone."""
+    seen: set[tuple[str, str]] = set()
+    picked = set()
+    for i, entry in enumerate(entries):
+        if _forms(entry) - seen or entry.get("kernel") == "head_permute_swapped":
+            picked.add(i)
+            seen |= _forms(entry)
+    safe = [i for i, entry in enumerate(entries) if entry["expect"] == "verified"]
+    return picked | set(safe[::SAFE_STEP])
+
+
+def slow_unless(kept: bool) -> tuple:
+    """The marks of a parameter the fast tier keeps (none) or leaves to the thorough tier (slow)."""
+    return () if kept else (pytest.mark.slow,)

@@ -113,11 +113,15 @@ def _corpus_entries():
     import tomllib
     from pathlib import Path
 
+    from tests.tiers import corpus_sample, slow_unless
+
     root = Path(__file__).resolve().parents[2] / "corpus"
     entries = tomllib.loads((root / "manifest.toml").read_text())["kernel"]
+    sample = corpus_sample(entries)  # the fast tier's; the other entries run under --thorough
     return [pytest.param(root, e, id=f"{e['file']}::{e.get('kernel')}{'+' if e.get('assume') else ''}"
-                         f"{'-any' if e.get('data') is False else ''}{e.get('case') or ''}")
-            for e in entries if e["file"].endswith(".py")]
+                         f"{'-any' if e.get('data') is False else ''}{e.get('case') or ''}",
+                         marks=slow_unless(i in sample))
+            for i, e in enumerate(entries) if e["file"].endswith(".py")]
 
 
 @pytest.mark.parametrize("root, entry", _corpus_entries())

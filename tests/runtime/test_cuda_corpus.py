@@ -6,17 +6,20 @@ import pytest
 
 import tilecheck
 from tests.conftest import ROOT
+from tests.tiers import corpus_sample, slow_unless
 from tilecheck.arrays import flat_arguments, layout_of, rebuild_arguments
 from tilecheck.collect import load_module
 from tilecheck.evaluation import load_manifest
 from tilecheck.runtime.cuda import SimulatedDriver, to_device, to_host, use_driver
 
-ENTRIES = [e for e in load_manifest(ROOT / "corpus")
+MANIFEST = load_manifest(ROOT / "corpus")
+SAMPLE = corpus_sample(MANIFEST)  # the fast tier's; the other entries run under --thorough
+ENTRIES = [pytest.param(e, id=e["kernel"], marks=slow_unless(i in SAMPLE)) for i, e in enumerate(MANIFEST)
            if e["expect"] == "verified" and e["file"].endswith(".py")
            and "order-dependent-atomic" not in e.get("kinds", [])]
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e["kernel"])
+@pytest.mark.parametrize("entry", ENTRIES)
 def test_cuda_backend_matches_the_cpu_backend(entry):
     kernel = getattr(load_module(ROOT / "corpus" / entry["file"]), entry["kernel"])
     case = tilecheck.cases_of(kernel)[entry.get("case", 0)]
