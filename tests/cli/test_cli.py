@@ -1,4 +1,5 @@
-"""The command line end to end, via subprocess: exit codes, formats validated against schemas."""
+"""The command line end to end, via subprocess (or ``run_cli``, tests/cli/conftest.py): exit codes,
+formats validated against schemas."""
 import json
 import subprocess
 import sys
@@ -33,26 +34,29 @@ def test_racy_kernels_exit_1_with_both_source_lines():
     assert "2 racy" in out.stdout
 
 
-def test_unknown_exits_2_unless_allowed():
-    out = tilecheck("verify", DATA / "unknown_kernel.tileir", "--grid", "4,1,1")
+def test_unknown_exits_2_unless_allowed(run_cli):
+    out = run_cli("verify", DATA / "unknown_kernel.tileir", "--grid", "4,1,1")
     assert out.returncode == 2, out.stdout + out.stderr
     assert "unknown op 'mystery_op'" in out.stdout
-    assert tilecheck("verify", DATA / "unknown_kernel.tileir", "--allow-unknown").returncode == 0
+    assert run_cli("verify", DATA / "unknown_kernel.tileir", "--allow-unknown").returncode == 0
 
 
-def test_bad_input_exits_3():
-    assert tilecheck("verify", DATA / "broken.py").returncode == 3
-    missing = tilecheck("verify", DATA / "does_not_exist.py")
+def test_bad_input_exits_3(run_cli):
+    assert run_cli("verify", DATA / "broken.py").returncode == 3
+    missing = run_cli("verify", DATA / "does_not_exist.py")
     assert missing.returncode == 3 and "no such file" in missing.stderr
-    assert tilecheck("verify", "--format", "xml", KERNELS).returncode == 3
-    assert tilecheck("run", "no-separator").returncode == 3
+    assert run_cli("verify", "--format", "xml", KERNELS).returncode == 3
+    assert run_cli("run", "no-separator").returncode == 3
 
 
-def test_kernel_without_case_is_listed():
-    out = tilecheck("verify", DATA / "nocase.py")
+def test_kernel_without_case_is_listed(run_cli):
+    out = run_cli("verify", DATA / "nocase.py")
     assert "undeclared: no case declared" in out.stdout and out.returncode == 0
 
 
+# slow: the fast tier has atomics.py's exit 1 in test_pyproject_defaults, and the order-dependent-atomic
+# finding in the corpus sample (its split-K matmul with float atomics, in test_verifier_on_the_corpus)
+@pytest.mark.slow
 def test_strict_makes_order_dependent_atomics_fail():
     assert tilecheck("verify", KERNELS / "atomics.py", "--allow-unknown").returncode == 1  # moe races
     gemm = tilecheck("verify", KERNELS / "gemm.py", "--format", "json")
@@ -60,6 +64,10 @@ def test_strict_makes_order_dependent_atomics_fail():
     assert any(f["kind"] == "order-dependent-atomic" for r in data["results"] for f in r["findings"])
 
 
+# slow: the fast tier validates the JSON report against its schema in test_robustness.py's
+# test_isolation_holds_in_json_and_sarif (-j 2), which finds on its folder the results that
+# test_a_case_whose_factory_raises_is_an_error_for_that_case_only[1] finds with -j 1
+@pytest.mark.slow
 def test_json_matches_its_schema_and_jobs_do_not_change_results(tmp_path):
     one = tilecheck("verify", KERNELS / "attention.py", KERNELS / "inplace.py", "--format", "json", "-j", "1")
     two = tilecheck("verify", KERNELS / "attention.py", KERNELS / "inplace.py", "--format", "json", "-j", "2")
@@ -73,9 +81,9 @@ def test_json_matches_its_schema_and_jobs_do_not_change_results(tmp_path):
     assert a["summary"]["race"] == 3 and a["summary"]["out-of-bounds"] == 1  # gather_unchecked
 
 
-def test_sarif_is_valid_and_points_at_both_lines(tmp_path):
+def test_sarif_is_valid_and_points_at_both_lines(tmp_path, run_cli):
     out_file = tmp_path / "out.sarif"
-    out = tilecheck("verify", KERNELS / "attention.py", "--format", "sarif", "--output", out_file)
+    out = run_cli("verify", KERNELS / "attention.py", "--format", "sarif", "--output", out_file)
     assert out.returncode == 1
     log = json.loads(out_file.read_text())
     jsonschema.validate(log, json.loads((SCHEMAS / "sarif-2.1.0.json").read_text()))
@@ -87,35 +95,35 @@ def test_sarif_is_valid_and_points_at_both_lines(tmp_path):
     assert result["relatedLocations"][0]["physicalLocation"]["region"]["startLine"] > 0
 
 
-def test_run_reports_nondeterminism_and_writes_files(tmp_path):
+def test_run_reports_nondeterminism_and_writes_files(tmp_path, run_cli):
     target = f"{KERNELS / 'attention.py'}::head_permute_swapped"
-    out = tilecheck("run", target, "--repeat", "4", "--report", tmp_path / "r.json", "--heatmap", tmp_path / "h.png")
+    out = run_cli("run", target, "--repeat", "4", "--report", tmp_path / "r.json", "--heatmap", tmp_path / "h.png")
     assert out.returncode == 1 and "NONDETERMINISTIC" in out.stdout
     assert json.loads((tmp_path / "r.json").read_text())["deterministic"] is False
     assert (tmp_path / "h.png").read_bytes()[:4] == b"\x89PNG"
-    safe = tilecheck("run", f"{KERNELS / 'attention.py'}::head_permute_safe", "--repeat", "4")
+    safe = run_cli("run", f"{KERNELS / 'attention.py'}::head_permute_safe", "--repeat", "4")
     assert safe.returncode == 0 and "deterministic" in safe.stdout
 
 
-def test_explain_replays_the_witness():
-    out = tilecheck("explain", f"{KERNELS / 'inplace.py'}::inplace_halo")
+def test_explain_replays_the_witness(run_cli):
+    out = run_cli("explain", f"{KERNELS / 'inplace.py'}::inplace_halo")
     assert out.returncode == 1
     assert "replay of read-write" in out.stdout and "->" in out.stdout
 
 
-def test_pyproject_defaults(tmp_path):
+def test_pyproject_defaults(tmp_path, run_cli):
     (tmp_path / "kernels.py").write_text((KERNELS / "atomics.py").read_text())
     (tmp_path / "pyproject.toml").write_text(
         '[tool.tilecheck]\npaths = ["kernels.py"]\ntimeout = 5\n\n'
         '[tool.tilecheck.assume]\nmoe_scatter = ["distinct:dest_rows"]\n')
-    out = tilecheck("verify", cwd=tmp_path)
+    out = run_cli("verify", cwd=tmp_path)
     # moe_scatter's first case keeps the precondition; its second case's dest_rows repeat a row, so
     # that case breaks it (a finding) and races
     assert out.returncode == 1, out.stdout + out.stderr
     assert "'dest_rows' holds no duplicate values" in out.stdout
     assert "breaks its precondition" in out.stdout
     (tmp_path / "pyproject.toml").write_text("[tool.tilecheck]\npathz = []\n")
-    bad = tilecheck("verify", cwd=tmp_path)
+    bad = run_cli("verify", cwd=tmp_path)
     assert bad.returncode == 3 and "unknown [tool.tilecheck] keys: pathz" in bad.stderr
 
 
@@ -156,24 +164,24 @@ def configured(x, idx, out, TM: ct.Constant[int], TD: ct.Constant[int]):
 '''
 
 
-def test_preconditions_on_the_kernel_in_its_case_and_in_pyproject(tmp_path):
+def test_preconditions_on_the_kernel_in_its_case_and_in_pyproject(tmp_path, run_cli):
     (tmp_path / "scatter.py").write_text(SCATTER)
     (tmp_path / "pyproject.toml").write_text('[tool.tilecheck.assume]\nconfigured = ["distinct:idx"]\n')
-    out = tilecheck("verify", "scatter.py", "-j", "1", "--format", "json", cwd=tmp_path)
+    out = run_cli("verify", "scatter.py", "-j", "1", "--format", "json", cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     results = {r["kernel"]: r for r in json.loads(out.stdout)["results"]}
     for name in ("required", "in_case", "configured"):
         assert results[name]["status"] == "verified"
         assert "'idx' holds no duplicate values (precondition)" in results[name]["assumptions"]
-    explained = tilecheck("explain", "scatter.py::configured", cwd=tmp_path)
+    explained = run_cli("explain", "scatter.py::configured", cwd=tmp_path)
     assert explained.returncode == 0 and "'idx' holds no duplicate values" in explained.stdout
     # without the table: not verified at that level (at most for the case's own contents)
     (tmp_path / "pyproject.toml").write_text("")
-    out = tilecheck("verify", "scatter.py", "-j", "1", "--format", "json", cwd=tmp_path)
+    out = run_cli("verify", "scatter.py", "-j", "1", "--format", "json", cwd=tmp_path)
     plain = next(r for r in json.loads(out.stdout)["results"] if r["kernel"] == "configured")
     assert plain["status"] != "verified" or plain["level"] != results["configured"]["level"], plain
 
 
 @pytest.mark.parametrize("command", ["verify", "run", "explain", "eval", "ir"])
-def test_help(command):
-    assert tilecheck(command, "--help").returncode == 0
+def test_help(command, run_cli):
+    assert run_cli(command, "--help").returncode == 0

@@ -1,6 +1,7 @@
 """Issue 23: the exit status never lies, whatever happens to the streams, the signals, the paths and
 the configuration. Each test runs the real command line (a subprocess, where the streams or signals
-matter) and asserts the status the verdict demands: a race is never 0.
+matter; else ``run_cli``, tests/cli/conftest.py) and asserts the status the verdict demands: a race is
+never 0.
 """
 import errno
 import io
@@ -18,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import ROOT
-from tests.tiers import examples
+from tests.tiers import examples, slow_unless
 
 HEADER = "import cuda.tile as ct\nimport numpy as np\n\nimport tilecheck\n"
 CASE = "@tilecheck.case(grid=(4, 1, 1), args=lambda: (np.ones(16, np.float32), np.zeros(16, np.float32)))\n"
@@ -62,9 +63,18 @@ def test_a_broken_pipe_keeps_the_race_status(tmp_path, command):
     assert "stdout was lost (Broken pipe)" in err
 
 
-@pytest.mark.parametrize("fd", [1, 2])
-@pytest.mark.parametrize("command", [["verify", "racy.py", "-j", "1"], ["verify", "racy.py", "-j", "2"],
-                                     ["run", "racy.py::racy_copy", "--repeat", "3"]])
+def _closed_streams():
+    """Each command with stdout (1) or stderr (2) closed. The fast tier closes stdout under verify -j 2
+    and stderr under run; the other combinations are slow (for verify -j 1, the property below closes
+    either stream before the start, as `>&-` leaves it: None)."""
+    commands = {"verify-j1": ["verify", "racy.py", "-j", "1"], "verify-j2": ["verify", "racy.py", "-j", "2"],
+                "run": ["run", "racy.py::racy_copy", "--repeat", "3"]}
+    fast = {("verify-j2", 1), ("run", 2)}
+    return [pytest.param(fd, command, id=f"{name}-fd{fd}", marks=slow_unless((name, fd) in fast))
+            for name, command in commands.items() for fd in (1, 2)]
+
+
+@pytest.mark.parametrize("fd, command", _closed_streams())
 def test_a_closed_stream_keeps_the_race_status(tmp_path, fd, command):
     """`>&-` and `2>&-`: the output is lost, never the status; no internal error."""
     _write(tmp_path, "racy.py", RACY)
@@ -82,9 +92,9 @@ def test_the_report_file_is_written_with_stdout_closed(tmp_path):
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
-def test_an_unwritable_report_file_is_exit_3_naming_it(tmp_path):
+def test_an_unwritable_report_file_is_exit_3_naming_it(tmp_path, run_cli):
     _write(tmp_path, "good.py", SAFE)
-    out = tilecheck("verify", "good.py", "-j", "1", "-o", "/dev/full", cwd=tmp_path)
+    out = run_cli("verify", "good.py", "-j", "1", "-o", "/dev/full", cwd=tmp_path)
     assert out.returncode == 3
     assert "cannot write the report to /dev/full: No space left on device" in out.stderr
 
@@ -144,12 +154,13 @@ STALE = {
 @pytest.mark.parametrize("where", sorted(STALE))
 @pytest.mark.parametrize("command", [["verify", "racy.py", "-j", "1"], ["run", "racy.py::racy_copy", "--repeat", "2"],
                                      ["explain", "racy.py::racy_copy"]])
-def test_a_stale_precondition_is_exit_3_naming_its_source_under_every_command(tmp_path, where, command):
+def test_a_stale_precondition_is_exit_3_naming_its_source_under_every_command(tmp_path, where, command,
+                                                                              run_cli):
     pyproject, kernel, source = STALE[where]
     if pyproject:
         _write(tmp_path, "pyproject.toml", pyproject)
     _write(tmp_path, "racy.py", kernel)
-    out = tilecheck(*command, cwd=tmp_path)
+    out = run_cli(*command, cwd=tmp_path)
     assert out.returncode == 3, out.stdout + out.stderr
     [line] = [x for x in out.stderr.splitlines() if x.startswith("tilecheck: error:")]
     assert source in line and "names 'nope', which is not an array argument of racy_copy (x, y)" in line
@@ -157,9 +168,9 @@ def test_a_stale_precondition_is_exit_3_naming_its_source_under_every_command(tm
         assert "racy.py:6" in line  # the decorator's line
 
 
-def test_run_of_a_name_that_is_not_a_kernel_says_so(tmp_path):
+def test_run_of_a_name_that_is_not_a_kernel_says_so(tmp_path, run_cli):
     _write(tmp_path, "k.py", SAFE + "\nhelper = 42\n")
-    out = tilecheck("run", "k.py::helper", cwd=tmp_path)
+    out = run_cli("run", "k.py::helper", cwd=tmp_path)
     assert out.returncode == 3
     assert "'helper' is not a kernel but a int" in out.stderr
 
@@ -172,8 +183,9 @@ def racy_copy(x, y):
 '''
 
 
-@pytest.mark.parametrize("fmt", ["json", "sarif"])
-@pytest.mark.parametrize("jobs", ["1", "2"])
+# the fast tier runs each format and each jobs count once: json with -j 1, sarif with -j 2
+@pytest.mark.parametrize("fmt, jobs", [("json", "1"), pytest.param("json", "2", marks=pytest.mark.slow),
+                                       pytest.param("sarif", "1", marks=pytest.mark.slow), ("sarif", "2")])
 def test_json_and_sarif_on_stdout_survive_a_module_that_prints(tmp_path, fmt, jobs):
     _write(tmp_path, "loud.py", LOUD)
     _write(tmp_path, "quiet.py", SAFE)
@@ -223,9 +235,9 @@ def test_a_memory_error_under_run_names_the_case(tmp_path, monkeypatch, capsys):
     assert "tilecheck: error: good.py::good_copy[0]: out of memory (MemoryError)" in err
 
 
-def test_an_unsupported_heatmap_format_is_a_usage_error_before_the_runs(tmp_path):
+def test_an_unsupported_heatmap_format_is_a_usage_error_before_the_runs(tmp_path, run_cli):
     _write(tmp_path, "good.py", SAFE)
-    out = tilecheck("run", "good.py::good_copy", "--heatmap", "x.jpg2", cwd=tmp_path)
+    out = run_cli("run", "good.py::good_copy", "--heatmap", "x.jpg2", cwd=tmp_path)
     assert out.returncode == 3
     assert "'.jpg2' is not an image format" in out.stderr and "internal error" not in out.stderr
     assert "runs" not in out.stdout  # refused before running
@@ -234,10 +246,10 @@ def test_an_unsupported_heatmap_format_is_a_usage_error_before_the_runs(tmp_path
 @pytest.mark.parametrize("shard, message", [("[]", "report 1 is a JSON list"),
                                             ('{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": '
                                              '"tilecheck"}}, "results": null}]}', "'results' is null, not a list")])
-def test_merge_of_a_corrupt_shard_is_exit_3_naming_it(tmp_path, shard, message):
+def test_merge_of_a_corrupt_shard_is_exit_3_naming_it(tmp_path, shard, message, run_cli):
     _write(tmp_path, "a.json", shard)
     _write(tmp_path, "b.json", shard)
-    out = tilecheck("merge", "a.json", "b.json", cwd=tmp_path)
+    out = run_cli("merge", "a.json", "b.json", cwd=tmp_path)
     assert out.returncode == 3
     assert message in out.stderr and "internal error" not in out.stderr
 
@@ -348,7 +360,7 @@ def test_a_sigterm_that_lands_in_a_finalizer_is_delivered_again(capsys):
     assert "Exception ignored" not in capsys.readouterr().err
 
 
-def test_a_negative_seed_is_a_usage_error(tmp_path):
+def test_a_negative_seed_is_a_usage_error(tmp_path, run_cli):
     _write(tmp_path, "good.py", SAFE)
-    out = tilecheck("run", "good.py::good_copy", "--seed", "-1", cwd=tmp_path)
+    out = run_cli("run", "good.py::good_copy", "--seed", "-1", cwd=tmp_path)
     assert out.returncode == 3 and "expected an integer >= 0" in out.stderr

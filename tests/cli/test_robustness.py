@@ -1,6 +1,8 @@
 """Issue 14's probes: bad input never looks like a race (exit 1) and never shows a traceback.
 
-Each probe runs the real command line (a subprocess) and asserts its exit status and message.
+Each probe runs the real command line and asserts its exit status and message: a subprocess, or for a
+probe of what the command line answers rather than of the process, ``run_cli`` (tests/cli/conftest.py:
+``cli.main`` in-process in the fast tier, a subprocess in the thorough tier).
 """
 import json
 import os
@@ -55,7 +57,8 @@ def broken_folder(tmp_path):
     return tmp_path
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
+# slow with -j 2: test_isolation_holds_in_json_and_sarif verifies this folder with -j 2 and finds the same
+@pytest.mark.parametrize("jobs", ["1", pytest.param("2", marks=pytest.mark.slow)])
 def test_a_case_whose_factory_raises_is_an_error_for_that_case_only(broken_folder, jobs):
     out = tilecheck("verify", broken_folder, "-j", jobs)
     _no_traceback(out)
@@ -95,15 +98,15 @@ def test_isolation_holds_in_json_and_sarif(broken_folder, tmp_path):
     assert {r["ruleId"] for r in run["results"]} == {"write-write"}  # the races are still there
 
 
-def test_bad_grid_option_exits_3():
+def test_bad_grid_option_exits_3(run_cli):
     for grid, message in [("abc", "--grid takes 1 to 3 comma-separated positive integers"),
                           ("2147483648", "above CUDA's limit"), ("8,0", "grid must be positive")]:
-        out = tilecheck("verify", IR_DATA / "vector_add.tileir", "--grid", grid)
+        out = run_cli("verify", IR_DATA / "vector_add.tileir", "--grid", grid)
         _no_traceback(out)
         assert out.returncode == 3 and message in out.stderr, out.stderr
 
 
-def test_bad_grids_in_a_case_are_errors_of_that_case(tmp_path):
+def test_bad_grids_in_a_case_are_errors_of_that_case(tmp_path, run_cli):
     path = tmp_path / "grids.py"
     path.write_text(HEADER + "".join(f'''
 @tilecheck.case(grid={grid}, args=lambda: (np.ones(16, np.float32), np.zeros(16, np.float32)))
@@ -111,7 +114,7 @@ def test_bad_grids_in_a_case_are_errors_of_that_case(tmp_path):
 def k{n}(x, y):
     ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(4,)))
 ''' for n, grid in enumerate(["(2**31, 1, 1)", "(8.0,)", "True", "(4, 1, 1)"])))
-    out = tilecheck("verify", path, "-j", "1")
+    out = run_cli("verify", path, "-j", "1")
     _no_traceback(out)
     assert out.returncode == 3
     lines = _error_lines(out)
@@ -122,72 +125,72 @@ def k{n}(x, y):
     assert "1 verified" in out.stdout
 
 
-def test_random_bytes_in_a_tileir_file(tmp_path):
+def test_random_bytes_in_a_tileir_file(tmp_path, run_cli):
     path = tmp_path / "noise.tileir"
     path.write_bytes(bytes(range(256)) * 3)
     for command in ("verify", "ir"):
-        out = tilecheck(command, path)
+        out = run_cli(command, path)
         _no_traceback(out)
         assert out.returncode == 3
         assert f"{path} is not UTF-8 text (byte 128" in out.stderr
     bytecode = tmp_path / "misnamed.tileir"
     bytecode.write_bytes((IR_DATA / "vector_add.tilebc").read_bytes())
-    out = tilecheck("verify", bytecode)
+    out = run_cli("verify", bytecode)
     assert out.returncode == 3 and "it is Tile IR bytecode: name it misnamed.tileirbc" in out.stderr
 
 
-def test_bytecode_files_are_accepted_by_verify_and_ir(tmp_path):
+def test_bytecode_files_are_accepted_by_verify_and_ir(tmp_path, run_cli):
     for suffix in (".tileirbc", ".tilebc"):
         path = tmp_path / f"vector_add{suffix}"
         path.write_bytes((IR_DATA / "vector_add.tilebc").read_bytes())
-        out = tilecheck("verify", path, "--grid", "8")
+        out = run_cli("verify", path, "--grid", "8")
         assert out.returncode == 0, out.stdout + out.stderr
         assert "verified: vector_add is race-free" in out.stdout
-        out = tilecheck("ir", path)
+        out = run_cli("ir", path)
         assert out.returncode == 0 and "vector_add" in out.stdout, out.stdout + out.stderr
     racy = tmp_path / "swapped.tileirbc"
     racy.write_bytes((IR_DATA / "head_permute_swapped.tilebc").read_bytes())
-    assert tilecheck("verify", racy, "--grid", "2,8,1").returncode == 1
+    assert run_cli("verify", racy, "--grid", "2,8,1").returncode == 1
     truncated = tmp_path / "truncated.tileirbc"
     truncated.write_bytes((IR_DATA / "vector_add.tilebc").read_bytes()[:40])
-    out = tilecheck("verify", truncated)
+    out = run_cli("verify", truncated)
     _no_traceback(out)
     assert out.returncode == 3 and f"{truncated}: bytecode" in out.stderr
 
 
-def test_a_folder_collects_bytecode_files_too(tmp_path):
+def test_a_folder_collects_bytecode_files_too(tmp_path, run_cli):
     shutil.copy(IR_DATA / "vector_add.tilebc", tmp_path / "a.tileirbc")
     shutil.copy(IR_DATA / "vector_add.tileir", tmp_path / "b.tileir")
-    out = tilecheck("verify", tmp_path, "--grid", "8", "-j", "1")
+    out = run_cli("verify", tmp_path, "--grid", "8", "-j", "1")
     assert out.returncode == 0 and "2 kernel case(s): 2 verified" in out.stdout, out.stdout + out.stderr
 
 
-def test_case_on_a_plain_function_is_an_error_naming_it(tmp_path):
+def test_case_on_a_plain_function_is_an_error_naming_it(tmp_path, run_cli):
     path = tmp_path / "plain.py"
     path.write_text("import tilecheck\n\n\n@tilecheck.case(grid=(4,), args=lambda: (1,))\ndef plain(x):\n"
                     "    return x\n")
-    out = tilecheck("verify", path)
+    out = run_cli("verify", path)
     _no_traceback(out)
     assert out.returncode == 3
     assert "@tilecheck.case is on 'plain'" in out.stderr and "not a cuTile kernel" in out.stderr
     assert f"({path}:4)" in out.stderr
 
 
-def test_a_path_without_kernels_says_so(tmp_path):
+def test_a_path_without_kernels_says_so(tmp_path, run_cli):
     (tmp_path / "helpers.py").write_text("x = 1\n")
     for target, what in [(tmp_path / "helpers.py", "file"), (tmp_path, "directory")]:
         for command in ("verify", "ir"):
-            out = tilecheck(command, target)
+            out = run_cli(command, target)
             _no_traceback(out)
             assert out.returncode == 3, (command, out.stdout, out.stderr)
             assert f"{target}: no kernels found in this {what}" in out.stderr
 
 
-def test_a_file_that_fails_to_import_does_not_hide_the_others(tmp_path):
+def test_a_file_that_fails_to_import_does_not_hide_the_others(tmp_path, run_cli):
     (tmp_path / "a.py").write_text("import no_such_module_anywhere\n")
     (tmp_path / "b.py").write_text("import sys\nsys.exit(1)\n")  # exit 1 must not read as a race
     (tmp_path / "c.py").write_text(HEADER + GOOD)
-    out = tilecheck("verify", tmp_path, "-j", "1")
+    out = run_cli("verify", tmp_path, "-j", "1")
     _no_traceback(out)
     assert out.returncode == 3
     lines = _error_lines(out)
@@ -196,23 +199,23 @@ def test_a_file_that_fails_to_import_does_not_hide_the_others(tmp_path):
     assert "1 verified" in out.stdout
 
 
-def test_usage_errors_exit_3():
+def test_usage_errors_exit_3(run_cli):
     for argv, message in [(["verify", "-j", "0", KERNELS], "--jobs/-j: expected a positive int"),
                           (["verify", "--timeout", "nan", KERNELS], "expected a positive float"),
                           (["run", "x.py::k", "--repeat", "-1"], "expected a positive int"),
                           (["run", "x.py::k", "--case", "-1"], "expected an integer >= 0"),
                           (["frobnicate"], "invalid choice")]:
-        out = tilecheck(*argv)
+        out = run_cli(*argv)
         assert out.returncode == 3 and message in out.stderr, (argv, out.stderr)
 
 
-def test_debug_shows_the_traceback(tmp_path):
+def test_debug_shows_the_traceback(tmp_path, run_cli):
     path = tmp_path / "broken.py"
     path.write_text(FACTORY_RAISES)
-    plain = tilecheck("verify", path, "-j", "1")
+    plain = run_cli("verify", path, "-j", "1")
     assert "Traceback" not in plain.stderr
     for argv in (["verify", path, "-j", "1", "--debug"], ["--debug", "verify", path, "-j", "1"]):
-        out = tilecheck(*argv)
+        out = run_cli(*argv)
         assert out.returncode == 3
         assert "Traceback (most recent call last)" in out.stderr and 'raise ValueError("cannot build inputs")' in \
             out.stderr
@@ -280,19 +283,19 @@ def test_an_internal_error_outside_verify_is_exit_3(monkeypatch, capsys):
     assert "tilecheck: error: internal error: RuntimeError: boom" in err and "Traceback" not in err
 
 
-def test_the_bytecode_cutile_writes_is_verified(compiled, tmp_path):
+def test_the_bytecode_cutile_writes_is_verified(compiled, tmp_path, run_cli):
     # compile_kernel's bytes are cuTile's export_kernel(..., output_format="tileir_bytecode")
     path = tmp_path / "swapped.tileirbc"
     path.write_bytes(compiled("attention", "head_permute_swapped").bytecode)
-    out = tilecheck("verify", path, "--grid", "2,8,1")
+    out = run_cli("verify", path, "--grid", "2,8,1")
     assert out.returncode == 1 and "race: swapped has" in out.stdout, out.stdout + out.stderr
 
 
-def test_witnesses_name_scalars_and_aliasing_is_reported_once_with_the_bytes():
-    out = tilecheck("verify", KERNELS / "decode.py", "-j", "1")
+def test_witnesses_name_scalars_and_aliasing_is_reported_once_with_the_bytes(run_cli):
+    out = run_cli("verify", KERNELS / "decode.py", "-j", "1")
     assert out.returncode == 1
     assert "cache (4, 2, 128, 64), pos=5" in out.stdout and "arg18" not in out.stdout
-    out = tilecheck("verify", KERNELS / "layouts.py", "-j", "1")
+    out = run_cli("verify", KERNELS / "layouts.py", "-j", "1")
     assert out.returncode == 1
     pair = "bytes [0, 4096) of 'dst' are bytes [0, 4096) of 'src'"
     assert out.stdout.count(f"'dst' is written and overlaps argument 'src' in memory: {pair}") == 1

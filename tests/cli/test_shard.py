@@ -1,28 +1,55 @@
 """`tilecheck verify --shard I/N` and `tilecheck merge`: shards split the cases deterministically, no
 case is lost or checked twice, and the merged JSON / SARIF equal one unsharded run's."""
+import fcntl
 import json
+import os
+from types import SimpleNamespace
 
 import jsonschema
 import pytest
 
-from tests.cli.test_cli import DATA, KERNELS, SCHEMAS, tilecheck
+from tests.cli.conftest import in_a_subprocess, in_this_process
+from tests.cli.test_cli import DATA, KERNELS, SCHEMAS
 
-# safe and racy kernels, a kernel without a case and a file that does not import: every kind of entry
-PATHS = [KERNELS / "elementwise.py", KERNELS / "attention.py", DATA / "nocase.py", DATA / "broken.py"]
+# safe and racy kernels (attention.py has three of one, two of the other), a kernel without a case and a
+# file that does not import: every kind of entry
+PATHS = [KERNELS / "attention.py", DATA / "nocase.py", DATA / "broken.py"]
+SHARDS = (None, "1/3", "2/3", "3/3")
+RUNNERS = {"in-process": in_this_process, "subprocess": in_a_subprocess}
 
 
-def _verify(tmp_path, fmt, shard=None):
-    out = tmp_path / f"{fmt}-{shard or 'all'}.{fmt}".replace("/", "of")
+def _report(folder, fmt, shard):
+    return folder / f"{fmt}-{shard or 'all'}.{fmt}".replace("/", "of")
+
+
+def _verify(run, folder, fmt, shard=None):
     extra = ["--shard", shard] if shard else []
-    run = tilecheck("verify", *PATHS, "--format", fmt, "-o", out, "-j", "1", *extra)
-    return run, out
+    out = run("verify", *PATHS, "--format", fmt, "-o", _report(folder, fmt, shard), "-j", "1", *extra)
+    return {"returncode": out.returncode, "stderr": out.stderr}
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("shards")
-    return {fmt: {shard: _verify(tmp, fmt, shard) for shard in (None, "1/3", "2/3", "3/3")}
-            for fmt in ("json", "sarif")}, tmp
+# the command line in this process in the fast tier, in subprocesses in the thorough tier (as run_cli)
+@pytest.fixture(scope="module", params=["in-process", pytest.param("subprocess", marks=pytest.mark.slow)])
+def runs(request, tmp_path_factory):
+    """The eight verify runs (JSON and SARIF, whole and in three shards) and the way they were run, made
+    once per session: under pytest-xdist the workers share them through their common temporary folder,
+    under a lock (the pattern of pytest-xdist's documentation), instead of each worker making all eight."""
+    run = RUNNERS[request.param]
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    folder = shared / f"shards-{request.param}"
+    with open(shared / f"shards-{request.param}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / "runs.json").exists():
+            folder.mkdir(exist_ok=True)
+            made = {fmt: {str(shard): _verify(run, folder, fmt, shard) for shard in SHARDS}
+                    for fmt in ("json", "sarif")}
+            (folder / "runs.json").write_text(json.dumps(made))
+    made = json.loads((folder / "runs.json").read_text())
+    by_format = {fmt: {shard: (SimpleNamespace(**made[fmt][str(shard)]), _report(folder, fmt, shard))
+                       for shard in SHARDS} for fmt in ("json", "sarif")}
+    return by_format, run
 
 
 def test_shards_split_the_cases_without_overlap(runs):
@@ -51,11 +78,11 @@ def test_each_shard_exits_as_verify_does_for_its_own_cases(runs):
 
 
 def test_merged_json_equals_the_unsharded_report(runs, tmp_path):
-    (by_format, _) = runs
+    (by_format, run) = runs
     merged_path = tmp_path / "merged.json"
     files = [by_format["json"][s][1] for s in ("1/3", "2/3", "3/3")]
-    run = tilecheck("merge", *files, "-o", merged_path)
-    assert run.returncode == 0, run.stderr
+    merging = run("merge", *files, "-o", merged_path)
+    assert merging.returncode == 0, merging.stderr
     merged = json.loads(merged_path.read_text())
     full = json.loads(by_format["json"][None][1].read_text())
     jsonschema.validate(merged, json.loads((SCHEMAS / "tilecheck-report.json").read_text()))
@@ -69,11 +96,11 @@ def test_merged_json_equals_the_unsharded_report(runs, tmp_path):
 
 
 def test_merged_sarif_is_valid_and_has_every_finding(runs, tmp_path):
-    (by_format, _) = runs
+    (by_format, run) = runs
     files = [by_format["sarif"][s][1] for s in ("1/3", "2/3", "3/3")]
-    run = tilecheck("merge", *files)
-    assert run.returncode == 0, run.stderr
-    merged = json.loads(run.stdout)
+    merging = run("merge", *files)
+    assert merging.returncode == 0, merging.stderr
+    merged = json.loads(merging.stdout)
     full = json.loads(by_format["sarif"][None][1].read_text())
     jsonschema.validate(merged, json.loads((SCHEMAS / "sarif-2.1.0.json").read_text()))
     (m,), (f,) = merged["runs"], full["runs"]
@@ -88,18 +115,18 @@ def test_merged_sarif_is_valid_and_has_every_finding(runs, tmp_path):
 
 
 def test_merge_refuses_mixed_or_foreign_files(runs, tmp_path):
-    (by_format, _) = runs
+    (by_format, run) = runs
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"hello": 1}))
-    mixed = tilecheck("merge", by_format["json"]["1/3"][1], by_format["sarif"]["2/3"][1])
+    mixed = run("merge", by_format["json"]["1/3"][1], by_format["sarif"]["2/3"][1])
     assert mixed.returncode == 3 and "all of one format" in mixed.stderr
-    assert tilecheck("merge", other).returncode == 3
+    assert run("merge", other).returncode == 3
     bad = tmp_path / "bad.json"
     bad.write_text("{")
-    assert "not a JSON report" in tilecheck("merge", bad).stderr
+    assert "not a JSON report" in run("merge", bad).stderr
 
 
 @pytest.mark.parametrize("shard", ["0/2", "3/2", "1", "a/b", "1/0"])
-def test_bad_shard_is_a_usage_error(shard):
-    run = tilecheck("verify", KERNELS / "elementwise.py", "--shard", shard)
-    assert run.returncode == 3 and "expected I/N" in run.stderr
+def test_bad_shard_is_a_usage_error(shard, run_cli):
+    out = run_cli("verify", KERNELS / "elementwise.py", "--shard", shard)
+    assert out.returncode == 3 and "expected I/N" in out.stderr
