@@ -267,6 +267,11 @@ DISTINCT_IDX = "'idx' holds no duplicate values (precondition)"
 BROKEN_IDX = "*note: the given 'idx' violates its precondition: value * appears at flat positions 1 and 40"
 
 
+# four pytest runs; the fast tier covers the same through tilecheck.launch, which the plugin's check calls
+# (test_requirements.py: test_launch_honours_the_decorator_and_the_pyproject_table,
+# test_the_configured_table_adds_to_the_kernels_own), and the plugin reading the rootdir's pyproject.toml
+# (test_an_unknown_verdict_is_refused_unless_allowed)
+@pytest.mark.slow
 def test_checked_launches_honour_the_pyproject_table_and_the_decorator(pytester):
     pytester.makepyfile(test_scatter=SCATTER)
     options = ("--tilecheck-launches", "--tilecheck-backend=cpu", "-p", "no:cacheprovider")

@@ -33,7 +33,9 @@ def scatter_even(x, y, T: ConstInt):
 SHAPES = [(1, 8, 128, 64, 32, 64), (2, 16, 256, 128, 64, 128)]
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=["small", "large"])
+# slow with the large shape: the small one checks the same on less data
+@pytest.mark.parametrize("shape", [pytest.param(SHAPES[0], id="small"),
+                                   pytest.param(SHAPES[1], id="large", marks=pytest.mark.slow)])
 def test_head_permutation_race_is_nondeterministic_on_cpu(shape):
     B, H = shape[:2]
     args = attention._perm_args(*shape)

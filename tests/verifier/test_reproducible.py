@@ -1,5 +1,7 @@
 """Same input, same verdict, same witness (DESIGN §4): whatever was verified before in the process,
 and whatever the machine's load (budgets are Z3 work limits, not wall-clock time)."""
+import pytest
+
 import tilecheck
 from corpus.kernels import atomics, attention, gemm, layouts, norms
 
@@ -36,6 +38,7 @@ print(json.dumps({{v["kernel"]: v for v in _reports(order).values()}}, sort_keys
 """
 
 
+@pytest.mark.slow  # four busy processes; the fast tier checks the order part in-process (the test above)
 def test_the_same_verdicts_in_concurrent_processes_under_cpu_load():
     """Issue 21: verdicts, witnesses and reasons do not depend on machine load or kernel order. Two
     processes verify the kernels at once (one in reverse order) while two more spin the CPU; both
