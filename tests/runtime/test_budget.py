@@ -69,6 +69,7 @@ def test_memory_is_bounded_by_the_arrays_and_one_wave_not_by_the_grid(monkeypatc
     runs = {"launch": lambda: tilecheck.launch(grid, E.vector_add, (a, b, c, 128)),
             "detect": lambda: tilecheck.detect(E.vector_add, (a, b, c, 128), grid),
             "run_repeated": lambda: tilecheck.run_repeated(E.vector_add, (a, b, c, 128), grid, runs=1, seed=3)}
+    runs[how]()  # once untraced: what the first run allocates for good (compiled kernel, caches)
     peaks = {}
     for wave_bytes in (1 << 30, 1 << 18):
         monkeypatch.setattr(budget, "WAVE_BYTES", wave_bytes)
@@ -76,7 +77,7 @@ def test_memory_is_bounded_by_the_arrays_and_one_wave_not_by_the_grid(monkeypatc
     # every block alive at once holds the tile values of the whole grid (about 5 MiB here); a
     # 256 KiB wave, a small part of that: what remains is the arrays (the detector's copies and
     # per-element summaries; the caller's arrays are allocated before tracing starts)
-    assert peaks[1 << 30] - peaks[1 << 18] > 3 << 20, peaks
+    assert peaks[1 << 30] - peaks[1 << 18] > 2 << 20, peaks
     assert peaks[1 << 18] < 2 * 3 * a.nbytes, peaks
 
 

@@ -17,6 +17,7 @@ solver then finds the witness, or that a mask excludes it).
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -97,6 +98,8 @@ def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.
     for index, step, extent, _, _ in access.tiles:
         if step < 1 or extent > step:
             raise _Unsupported  # overlapping tiles: not one start per element
+    if math.prod(grid) > MAX_ROWS:
+        raise _Unsupported  # too many blocks to list (a 2**31-block grid would not fit in memory)
     env: dict[str, np.ndarray] = {}
     ids = np.indices(grid).reshape(3, -1).astype(np.int64)
     for b, row in zip(BLOCK_IDS, ids):
