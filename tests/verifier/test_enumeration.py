@@ -129,9 +129,17 @@ def _build(parts):
 @settings(max_examples=examples(200), deadline=None, derandomize=True)
 @given(term=_terms(), xs=st.lists(st.integers(-50, 50), min_size=1, max_size=6), data=st.data())
 def test_the_evaluator_agrees_with_z3_on_integer_terms(term, xs, data):
+    """Where the numpy evaluator gives a value, it is Z3's value."""
     ys = data.draw(st.lists(st.integers(-50, 50), min_size=len(xs), max_size=len(xs)))
     env = {"ex": np.array(xs, np.int64), "ey": np.array(ys, np.int64)}
-    got = enumeration._Evaluator(env, []).ints(term, len(xs))
+    try:
+        got = enumeration._Evaluator(env, []).ints(term, len(xs))
+    except enumeration._Unsupported:
+        # it may decline (both sides of an if are evaluated, and Z3's simplifier can move a
+        # division under an if whose other side divides by zero): declining is sound, a wrong
+        # value is not
+        assert "/" in str(term) or "%" in str(term) or "div" in str(term) or "mod" in str(term), term
+        return
     for i, (x, y) in enumerate(zip(xs, ys)):
         want = z3.simplify(z3.substitute(term, (X, _val(x)), (Y, _val(y))))
         assert got[i] == want.as_long(), (term, x, y)
