@@ -277,11 +277,8 @@ def _proved_pinned(args: Sequence[Any], grid: tuple[int, int, int], assume: list
                     and arrays[fp.arrays[i].name].size <= FULL_PIN_ELEMENTS)
     if not pinned:
         return None
-    proved = last.proved if last.level is given else frozenset()
-    result = Checker(fp, graph, locks, assume, given, stop_early=True, witnesses=True,
-                     confirm=confirmer(module, args, grid), rlimit=smt.DEFAULT_RLIMIT, pin_given=True,
-                     proved=proved).run()
-    return pinned if not result.races and not result.unknowns and not _violated(result) else None
+    result = _given_again(fp, graph, locks, assume, module, args, grid, last, given, smt.DEFAULT_RLIMIT, pin=True)
+    return pinned if _proves(result) else None
 
 
 def _reverified(report: Report, extra: list[Precondition], assume: list[Precondition], args: Sequence[Any],
@@ -290,16 +287,30 @@ def _reverified(report: Report, extra: list[Precondition], assume: list[Precondi
     """The given-case level again under the preconditions ``extra`` (a data contract's candidate):
     ``report`` verified under them, or unknown. Only the obligations the level left open are asked
     again (preconditions only add constraints: a proved one stays proved)."""
-    proved = last.proved if last.level is given else frozenset()
-    result = Checker(fp, graph, locks, [*assume, *extra], given, stop_early=True, witnesses=True,
-                     confirm=confirmer(module, args, grid), rlimit=GENERAL_LEVEL_RLIMIT, proved=proved).run()
-    ok = not result.races and not result.unknowns and not _violated(result) and not fp.unsupported
+    result = _given_again(fp, graph, locks, [*assume, *extra], module, args, grid, last, given,
+                          GENERAL_LEVEL_RLIMIT, pin=False)
+    ok = _proves(result) and not fp.unsupported
     out = Report(report.kernel, "verified" if ok else "unknown", level=given.label,
                  findings=[f for f in report.findings if not f.is_defect],
                  assumptions=[*report.assumptions, *(p.describe() for p in extra)],
                  notes=list(report.notes), stats=dict(report.stats))
     out.reasons = [] if ok else list(result.unknowns) or ["a defect remains under these preconditions"]
     return out
+
+
+def _given_again(fp: Any, graph: Any, locks: Any, assume: list[Precondition], module: Module, args: Sequence[Any],
+                 grid: tuple[int, int, int], last: LevelResult, given: Level, rlimit: int, pin: bool) -> LevelResult:
+    """The given-case level run again under more constraints (preconditions, or with ``pin`` the
+    given contents of the small index arrays), asking only what ``last`` left open when it was that
+    level: more constraints keep a proved obligation proved. The first race or unknown ends it."""
+    proved = last.proved if last.level is given else frozenset()
+    return Checker(fp, graph, locks, assume, given, stop_early=True, witnesses=True,
+                   confirm=confirmer(module, args, grid), rlimit=rlimit, pin_given=pin, proved=proved).run()
+
+
+def _proves(result: LevelResult) -> bool:
+    """The level found no defect, left nothing undecided, and its model holds for the case."""
+    return not result.races and not result.unknowns and not _violated(result)
 
 
 def _detect_if_small(detect: Any, kernel: Any, args: Sequence[Any], grid: tuple[int, int, int],

@@ -95,7 +95,7 @@ def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.
     linear block id of each, over every block of ``grid`` and every iteration of its loops."""
     if access.coords is None or not access.tiles or not all(access.tiles) or access.approximate:
         raise _Unsupported
-    for index, step, extent, _, _ in access.tiles:
+    for _, step, extent, _, _ in access.tiles:
         if step < 1 or extent > step:
             raise _Unsupported  # overlapping tiles: not one start per element
     if math.prod(grid) > MAX_ROWS:
@@ -226,8 +226,8 @@ def _apply(kind: str, v: list[Any]) -> Any:
         return np.where(v[0], v[1], v[2])
     if kind in _COMPARE:
         return _COMPARE[kind](v[0], v[1])
-    if kind == "distinct":
-        return v[0] != v[1] if len(v) == 2 else _raise()
+    if kind == "distinct" and len(v) == 2:
+        return v[0] != v[1]
     if kind == "and":
         return np.logical_and.reduce([np.asarray(x, bool) for x in v]) if v else True
     if kind == "or":
@@ -239,10 +239,6 @@ def _apply(kind: str, v: list[Any]) -> Any:
     if kind == "implies":
         return np.logical_or(np.logical_not(v[0]), v[1])
     raise _Unsupported  # bit-vector ops and anything else: the solver's
-
-
-def _raise() -> Any:
-    raise _Unsupported
 
 
 _COMPARE = {"le": np.less_equal, "lt": np.less, "ge": np.greater_equal, "gt": np.greater, "eq": np.equal}

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -244,9 +245,10 @@ class Checker:
                     extra += given_case.full_pins(apps, values)
         return extra
 
+    @functools.cached_property
     def _pinned_memory(self) -> dict[str, Any] | None:
         """With ``pin_given``, the given contents of the small integer arrays, by content-function
-        name (what a pinned query holds them at); else None."""
+        name (what a pinned query holds them at); else None. Once per level."""
         if not self.pin_given or self.confirmer is None:
             return None
         out = {}
@@ -362,7 +364,7 @@ class Checker:
         kind = "write-write" if x.writes and y.writes else "read-write"
         key = ("across", x.index, y.index)
         if (not locked and self.level.grid is not None and key not in self.known_proved
-                and enumeration.disjoint(x, y, self.level.grid, self.concrete, self._pinned_memory())):
+                and enumeration.disjoint(x, y, self.level.grid, self.concrete, self._pinned_memory)):
             self.result.proved.add(key)  # every tile of the case enumerated: no two blocks share one
             return
         result = self.solve(constraints, f"{kind} across blocks", (x.op.loc, y.op.loc), key)
