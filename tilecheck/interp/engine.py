@@ -68,6 +68,7 @@ class Interpreter:
         written = _written(self.function)
         # arrays no op writes: loads may return views of them, no copy
         self.read_only = set() if None in written else set(self.arrays) - written
+        self.constants: dict[tuple[Op, int], tuple[np.ndarray, ...]] = {}  # (op, wave width) -> its value
 
     def count_elements(self, ctx: WaveContext, op: Op) -> None:
         """The array elements a memory op moves (its data tile, in each active block); past the

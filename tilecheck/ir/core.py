@@ -1,6 +1,7 @@
 """The Tile IR object model: values, operations, blocks, regions, functions, modules."""
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,14 @@ class Value:
 
     def __repr__(self) -> str:
         return f"Value({self.name or '?'}: {self.type})"
+
+
+@functools.cache
+def _opdefs() -> Mapping[str, Any]:
+    # imported on first use: opdefs builds on this module (the interpreter asks for every op it runs)
+    from tilecheck.ir.opdefs import OPS
+
+    return OPS
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,9 +55,7 @@ class Op:
 
     @property
     def opdef(self) -> Any:
-        from tilecheck.ir.opdefs import OPS
-
-        return OPS.get(self.name)
+        return _opdefs().get(self.name)
 
     @property
     def is_known(self) -> bool:

@@ -166,9 +166,11 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         report.contract = inferred
         if given.grid is None and inferred.proved and not inferred.empty and inferred.extents != (1, 1, 1):
             final = LevelResult(dataclasses.replace(given, label=CONTRACT_LEVEL))  # verified inside the box
-    if final.level is not given and given.grid is not None and given.shapes is not None and not final.races:
+    if final.level is not given and given.grid is not None and given.shapes is not None and not final.races \
+            and not fp.unsupported:
         # a more general proof assumed that index arithmetic does not overflow; the given case can
-        # say whether it does (and a wrap-around there undoes the proof)
+        # say whether it does (and a wrap-around there undoes the proof). An unsupported op leaves
+        # no proof to undo: the launch goes to the exact detector, which computes with wrapping
         checked = Checker(fp, graph, locks, list(assume), given, confirm=confirmer(module, args, grid3),
                           rlimit=smt.DEFAULT_RLIMIT).overflow_only()
         if checked.findings or checked.unknowns:

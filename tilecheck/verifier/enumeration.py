@@ -146,47 +146,48 @@ class _Evaluator:
         self.memory = memory or {}
 
     def ints(self, term: smt.Expr, rows: int) -> np.ndarray:
-        value = self._eval(smt.substituted(term, self.concrete), {})
+        value = self._value(smt.substituted(term, self.concrete))
         return np.broadcast_to(np.asarray(value, np.int64), (rows,))
 
     def condition(self, term: smt.BoolExpr, rows: int) -> np.ndarray:
         """Where ``term`` may hold: its conjuncts that can be evaluated (the others: anywhere)."""
         mask = np.ones(rows, bool)
-        for part in _conjuncts(smt.substituted(term, self.concrete)):
+        root, nodes = smt.dag(smt.substituted(term, self.concrete))
+        memo: dict[int, Any] = {}
+        for part in _conjuncts(root, nodes):
             try:
-                value = self._eval(part, {})
+                value = self._eval(part, nodes, memo)
             except _Unsupported:
                 continue
             mask &= np.broadcast_to(np.asarray(value, bool), (rows,))
         return mask
 
-    def _eval(self, term: Any, memo: dict[int, Any]) -> Any:
-        key = smt.term_id(term)
+    def _value(self, term: smt.Expr) -> Any:
+        root, nodes = smt.dag(term)
+        return self._eval(root, nodes, {})
+
+    def _eval(self, key: int, nodes: dict[int, smt.Node], memo: dict[int, Any]) -> Any:
         if key in memo:
             return memo[key]
-        value = self._compute(term, memo)
+        value = self._compute(nodes[key], nodes, memo)
         if isinstance(value, np.ndarray) and value.dtype != bool and value.size and \
                 int(np.abs(value).max()) >= LIMIT:
             raise _Unsupported
         memo[key] = value
         return value
 
-    def _compute(self, term: Any, memo: dict[int, Any]) -> Any:
-        literal = smt.literal(term)
-        if literal is not None:
-            return literal
-        if not smt.is_app(term):
-            raise _Unsupported
-        kind, args = smt.decl_kind(term), term.children()
-        if kind == "uninterpreted":
-            name = term.decl().name()
-            if args and name in self.memory:
-                return self._read(self.memory[name], [self._eval(a, memo) for a in args])
-            if args or name not in self.env:
+    def _compute(self, node: smt.Node, nodes: dict[int, smt.Node], memo: dict[int, Any]) -> Any:
+        if node.kind == "literal":
+            return node.value
+        if node.kind == "symbol":
+            name = node.value
+            if node.args and name in self.memory:
+                return self._read(self.memory[name], [self._eval(a, nodes, memo) for a in node.args])
+            if node.args or name not in self.env:
                 raise _Unsupported  # other contents, a loop-carried value, a lane, a free symbol
             return self.env[name]
-        values = [self._eval(a, memo) for a in args]
-        return _apply(kind, values)
+        values = [self._eval(a, nodes, memo) for a in node.args]
+        return _apply(node.kind, values)
 
     @staticmethod
     def _read(contents: np.ndarray, coords: list[Any]) -> np.ndarray:
@@ -244,12 +245,12 @@ def _apply(kind: str, v: list[Any]) -> Any:
 _COMPARE = {"le": np.less_equal, "lt": np.less, "ge": np.greater_equal, "gt": np.greater, "eq": np.equal}
 
 
-def _conjuncts(term: smt.BoolExpr) -> list[smt.BoolExpr]:
-    out, todo = [], [term]
+def _conjuncts(root: int, nodes: dict[int, smt.Node]) -> list[int]:
+    out, todo = [], [root]
     while todo:
-        t = todo.pop()
-        if smt.is_app(t) and smt.decl_kind(t) == "and":
-            todo.extend(t.children())
+        key = todo.pop()
+        if nodes[key].kind == "and":
+            todo.extend(nodes[key].args)
         else:
-            out.append(t)
+            out.append(key)
     return out

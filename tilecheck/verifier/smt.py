@@ -35,12 +35,34 @@ FuncDecl = z3.FuncDeclRef
 
 IntSort, BoolSort = z3.IntSort, z3.BoolSort
 Int, Bool, IntVal, BoolVal = z3.Int, z3.Bool, z3.IntVal, z3.BoolVal
-And, Or, Not, If, Implies, Distinct, Xor = z3.And, z3.Or, z3.Not, z3.If, z3.Implies, z3.Distinct, z3.Xor
-Function, substitute, simplify = z3.Function, z3.substitute, z3.simplify
+Not, If, Implies, Distinct, Xor = z3.Not, z3.If, z3.Implies, z3.Distinct, z3.Xor
+Function, simplify = z3.Function, z3.simplify
 Int2BV, BV2Int, LShR = z3.Int2BV, z3.BV2Int, z3.LShR
 K, Store, Select = z3.K, z3.Store, z3.Select
 is_int_value, is_true, is_false = z3.is_int_value, z3.is_true, z3.is_false
 is_app, is_const, is_bool = z3.is_app, z3.is_const, z3.is_bool
+
+
+
+def _connective(make: Any, general: Any) -> Any:
+    """``z3.And`` / ``z3.Or`` with a direct path for Boolean terms: the wrappers coerce every
+    argument through fresh sort objects, a large share of a typical verify's time."""
+    def build(*args: Any) -> BoolExpr:
+        if len(args) == 1 and not isinstance(args[0], (z3.ExprRef, bool)):
+            args = tuple(args[0])  # one list or generator of terms
+        if not args or not all(type(a) is z3.BoolRef for a in args):
+            return general(*args)
+        n, ctx = len(args), args[0].ctx
+        terms = (z3.Ast * n)()
+        for i, a in enumerate(args):
+            terms[i] = a.as_ast()
+        return z3.BoolRef(make(ctx.ref(), n, terms), ctx)
+    build.__doc__ = general.__doc__
+    return build
+
+
+And = _connective(z3.z3core.Z3_mk_and, z3.And)
+Or = _connective(z3.z3core.Z3_mk_or, z3.Or)
 
 _local = threading.local()  # per thread: ``ctx`` (the Z3 context) and ``fresh`` (the name counter)
 
@@ -430,10 +452,11 @@ def applications_of(terms: list[Expr], cache: dict[int, tuple[Expr, dict[str, li
     todo = list(reversed(terms))
     while todo:
         t = todo.pop()
-        if z3.is_and(t) and t.get_id() not in shared:
-            todo.extend(reversed(t.children()))
-        else:
+        parts = _and_arguments(t) if t.get_id() not in shared else None
+        if parts is None:
             flat.append(t)
+        else:
+            todo.extend(reversed(parts))
     out: dict[str, list[Expr]] = {}
     seen: set[int] = set()
     rest = []
@@ -461,6 +484,16 @@ def applications_of(terms: list[Expr], cache: dict[int, tuple[Expr, dict[str, li
     return out
 
 
+def _and_arguments(term: Expr) -> list[BoolExpr] | None:
+    """The conjuncts of an ``and`` application (None for any other term), read through the C API."""
+    ctx = term.ctx
+    c, core, a = ctx.ref(), z3.z3core, term.as_ast()
+    if core.Z3_get_ast_kind(c, a) != z3.Z3_APP_AST or \
+            core.Z3_get_decl_kind(c, core.Z3_get_app_decl(c, a)) != z3.Z3_OP_AND:
+        return None
+    return [z3.BoolRef(core.Z3_get_app_arg(c, a, k), ctx) for k in range(core.Z3_get_app_num_args(c, a))]
+
+
 def constants(term: Expr) -> list[Expr]:
     """The uninterpreted constants in ``term`` (block ids, loop variables, lanes, symbols)."""
     return [t for t, n in _uninterpreted([term]) if n == 0]
@@ -476,9 +509,70 @@ def new_applications(terms: list[Expr], seen: set[int]) -> dict[str, list[Expr]]
     return out
 
 
+def substitute(term: Expr, *pairs: tuple[Expr, Expr]) -> Expr:
+    """``term`` with each pair's first term replaced by its second. Calls Z3's C API directly: the
+    Python wrapper checks every pair's sorts through fresh wrapper objects, which made substitution
+    the larger part of a typical kernel's verify (Z3 itself rejects a pair of different sorts)."""
+    if not pairs:
+        return term
+    n = len(pairs)
+    old, new = (z3.Ast * n)(), (z3.Ast * n)()
+    for i, (a, b) in enumerate(pairs):
+        old[i], new[i] = a.as_ast(), b.as_ast()
+    ctx = term.ctx
+    return z3.z3._to_expr_ref(z3.z3core.Z3_substitute(ctx.ref(), term.as_ast(), n, old, new), ctx)
+
+
 def substituted(term: Expr, pairs: list[tuple[Expr, Expr]]) -> Expr:
     """``term`` with each pair's first term replaced by its second, simplified."""
-    return z3.simplify(z3.substitute(term, *pairs)) if pairs else z3.simplify(term)
+    return z3.simplify(substitute(term, *pairs))
+
+
+@dataclass(frozen=True)
+class Node:
+    """One node of a term's DAG: ``kind`` as ``decl_kind`` names it, or "literal" (``value`` its
+    Python bool or int), "symbol" (``value`` the uninterpreted function's or constant's name) or
+    "other"; ``args`` the ids of its arguments."""
+    kind: str
+    value: bool | int | str | None
+    args: tuple[int, ...]
+
+
+def dag(term: Expr) -> tuple[int, dict[int, Node]]:
+    """``term`` as (root id, id -> ``Node``), read in one walk of Z3's C API: for evaluating a term
+    in Python without a wrapper object per node."""
+    ctx = term.ctx
+    c, core = ctx.ref(), z3.z3core
+    nodes: dict[int, Node] = {}
+    root = core.Z3_get_ast_id(c, term.as_ast())
+    todo = [term.as_ast()]
+    while todo:
+        a = todo.pop()
+        i = core.Z3_get_ast_id(c, a)
+        if i in nodes:
+            continue
+        ast_kind = core.Z3_get_ast_kind(c, a)
+        if ast_kind == z3.Z3_NUMERAL_AST:
+            integer = core.Z3_get_sort_kind(c, core.Z3_get_sort(c, a)) == z3.Z3_INT_SORT
+            nodes[i] = Node("literal", int(core.Z3_get_numeral_string(c, a)), ()) if integer \
+                else Node("other", None, ())
+            continue
+        if ast_kind != z3.Z3_APP_AST:
+            nodes[i] = Node("other", None, ())
+            continue
+        decl = core.Z3_get_app_decl(c, a)
+        op = core.Z3_get_decl_kind(c, decl)
+        n = core.Z3_get_app_num_args(c, a)
+        args = [core.Z3_get_app_arg(c, a, k) for k in range(n)]
+        if op in (z3.Z3_OP_TRUE, z3.Z3_OP_FALSE):
+            nodes[i] = Node("literal", op == z3.Z3_OP_TRUE, ())
+        elif op == z3.Z3_OP_UNINTERPRETED:
+            name = core.Z3_get_symbol_string(c, core.Z3_get_decl_name(c, decl))
+            nodes[i] = Node("symbol", name, tuple(core.Z3_get_ast_id(c, x) for x in args))
+        else:
+            nodes[i] = Node(_KINDS.get(op, "other"), None, tuple(core.Z3_get_ast_id(c, x) for x in args))
+        todo.extend(args)
+    return root, nodes
 
 
 def term_id(term: Expr) -> int:

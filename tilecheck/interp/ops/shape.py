@@ -71,6 +71,15 @@ def iota(interp, ctx, op):
 
 @interpret("constant")
 def constant(interp, ctx, op):
+    # a read-only broadcast, the same in every wave of one width: made once per run
+    key = (op, ctx.width)
+    made = interp.constants.get(key)
+    if made is None:
+        made = interp.constants[key] = _constant(ctx, op)
+    return made
+
+
+def _constant(ctx, op):
     value = op.attrs["value"]
     if not isinstance(value, DenseElements):
         raise InterpreterError(f"constant without a value at {op.loc.outermost()}", op.loc)
