@@ -49,10 +49,10 @@ def _solver_questions(monkeypatch) -> list[str]:
     asked: list[str] = []
     solve = obligations.Checker.solve
 
-    def spy(self, constraints, what, locs, key=None):
+    def spy(self, constraints, what, locs, key=None, **kw):
         if self.level.grid is not None:
             asked.append(what)
-        return solve(self, constraints, what, locs, key)
+        return solve(self, constraints, what, locs, key, **kw)
 
     monkeypatch.setattr(obligations.Checker, "solve", spy)
     return asked

@@ -69,13 +69,14 @@ def check_overflow(ch: Checker) -> None:
     if ch.level.shapes is None or ch.level.grid is None and ch.level.grid_max is None:
         return
     feeding = address_slice(ch.fp.function)
-    for n, (op, term, lo, hi, live) in enumerate(ch.fp.overflows):
-        if op not in feeding:
-            continue
+    pending = [n for n, (op, *_) in enumerate(ch.fp.overflows)
+               if op in feeding and ("overflow", n) not in ch.known_proved]
+    ch.result.proved |= {("overflow", n) for n, (op, *_) in enumerate(ch.fp.overflows)
+                         if op in feeding and n not in pending}  # cannot wrap under fewer constraints
+    pending = _wrapping(ch, pending)
+    for n in pending:
+        op, term, lo, hi, live = ch.fp.overflows[n]
         key = ("overflow", n)
-        if key in ch.known_proved:  # cannot wrap under fewer constraints: cannot under more
-            ch.result.proved.add(key)
-            continue
         value_term = rename_blocks(term, "b1")
         claim = smt.And(rename_blocks(live, "b1"), smt.Or(value_term < lo, value_term > hi))
         constraints = [*ch.base(("b1",)), claim]
@@ -107,6 +108,27 @@ def check_overflow(ch: Checker) -> None:
             "overflow", f"{op.name} computes {value} in block {where}{read}, outside the "
             f"{op.results[0].type} range [{lo}, {hi}]: it wraps around, and an address is computed "
             "from it", op.loc, (), None, ch.level.number))
+
+
+def _wrapping(ch: Checker, pending: list[int]) -> list[int]:
+    """``pending`` less the overflow obligations one query proves together: those on arithmetic
+    that reads no array contents, asked as one disjunction (a kernel has tens of them, and at a
+    given case none usually wraps: one query instead of one each). When that one has a model,
+    each is asked on its own, for its witness."""
+    plain = [n for n in pending if not smt.reads_data(ch.fp.overflows[n][1])]
+    if len(plain) < 2:
+        return pending
+    claims = []
+    for n in plain:
+        _, term, lo, hi, live = ch.fp.overflows[n]
+        value = rename_blocks(term, "b1")
+        claims.append(smt.And(rename_blocks(live, "b1"), smt.Or(value < lo, value > hi)))
+    result = ch.solve([*ch.base(("b1",)), smt.Or(*claims)], "integer overflow",
+                      tuple(ch.fp.overflows[n][0].loc for n in plain), tentative=True)
+    if not isinstance(result, smt.Unsat):
+        return pending
+    ch.result.proved |= {("overflow", n) for n in plain}
+    return [n for n in pending if n not in plain]
 
 
 def solve_with_given_contents(ch: Checker, constraints: list[smt.BoolExpr], claim: smt.BoolExpr,

@@ -42,6 +42,7 @@ _CONFIRMED_KINDS = ("write-write", "read-write", "unordered-in-block")
 GRID_LIMITS = ((1 << 31) - 1, 65535, 65535)
 # each query looking for a witness in the given contents (an optional improvement of the witness)
 PIN_RLIMIT = 2_000_000
+TENTATIVE_RLIMIT = 1_000_000  # a shortcut query (Checker.solve(tentative=True)): small, it has a fallback
 
 
 @dataclass(frozen=True)
@@ -197,9 +198,11 @@ class Checker:
         return out
 
     def solve(self, constraints: list[smt.BoolExpr], what: str, locs: tuple[Loc, ...],
-              key: tuple[Any, ...] | None = None) -> smt.Result:
+              key: tuple[Any, ...] | None = None, tentative: bool = False) -> smt.Result:
         """Decide one query; ``key`` names an obligation (proved ones are recorded in the result,
-        and ones proved under fewer constraints are not asked again)."""
+        and ones proved under fewer constraints are not asked again). A ``tentative`` query (a
+        shortcut whose questions are asked one by one when it fails) has a small work limit, and
+        its ``unknown`` is neither recorded nor the end of the level."""
         if key is not None and key in self.known_proved:
             self.result.proved.add(key)
             return smt.Unsat()
@@ -209,11 +212,13 @@ class Checker:
         formula = smt.And(*constraints)
         extra = self.content_facts(formula)
         rlimit = self.data_rlimit if self.data_rlimit is not None and self._read_memory else self.rlimit
+        if tentative:
+            rlimit = min(rlimit, TENTATIVE_RLIMIT)
         start = time.perf_counter()
         result = smt.check([formula, *extra], rlimit)
         self.result.solver_s += time.perf_counter() - start
         self.result.queries += 1
-        if isinstance(result, smt.Unknown):
+        if isinstance(result, smt.Unknown) and not tentative:
             where = ", ".join(loc.short() for loc in locs if loc.is_known())
             self.result.unknowns.append(f"{what} ({where}): solver answered unknown ({result.reason})")
             if self.stop_early:
@@ -228,6 +233,9 @@ class Checker:
         element type's range and under the preconditions. Every query and every witness search
         includes them."""
         extra = self.carried_facts(formula)
+        if not self.fp.memory:  # no array contents in the model: nothing to find in the formula
+            self._read_memory = False
+            return extra
         by_name = smt.applications_of([formula, *extra], self._apps, self._shared)
         self._read_memory = any(func.name() in by_name for func in self.fp.memory.values())
         for index, func in self.fp.memory.items():

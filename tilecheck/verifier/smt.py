@@ -34,7 +34,7 @@ BoolExpr = z3.BoolRef
 FuncDecl = z3.FuncDeclRef
 
 IntSort, BoolSort = z3.IntSort, z3.BoolSort
-Int, Bool, IntVal, BoolVal = z3.Int, z3.Bool, z3.IntVal, z3.BoolVal
+Bool, IntVal, BoolVal = z3.Bool, z3.IntVal, z3.BoolVal
 Not, If, Implies, Distinct, Xor = z3.Not, z3.If, z3.Implies, z3.Distinct, z3.Xor
 Function, simplify = z3.Function, z3.simplify
 Int2BV, BV2Int, LShR = z3.Int2BV, z3.BV2Int, z3.LShR
@@ -123,6 +123,21 @@ class Unknown:
 Result = Sat | Unsat | Unknown
 
 
+def Int(name: str) -> IntExpr:
+    """The integer constant ``name`` of the current context. Made once per context and name: the
+    verifier names block ids, grid extents and lanes in every query, and ``z3.Int`` builds a symbol,
+    a sort and a wrapper each time (Z3 shares the term itself, so this changes no formula)."""
+    ctx = _thread_context()
+    owner, made = getattr(_local, "ints", None) or (None, None)
+    if owner is not ctx:  # kept beside the context, not on it: terms refer to their context, and
+        made = {}  # a cycle through it would be freed by the cycle collector, in any thread
+        _local.ints = (ctx, made)
+    term = made.get(name)
+    if term is None:
+        term = made[name] = z3.Int(name, ctx)
+    return term
+
+
 def reset_names() -> None:
     """Restart fresh-name numbering, so one kernel gives the same formulas whatever ran before."""
     _local.fresh = itertools.count()
@@ -142,12 +157,12 @@ def own_context() -> Iterator[None]:
     """A fresh context (``fresh_context``) for the block, and the caller's back after it, names
     counter included: a verification run inside another (a data-contract search) leaves the outer
     one's terms valid."""
-    outer = (getattr(_local, "ctx", None), getattr(_local, "fresh", None))
+    outer = (getattr(_local, "ctx", None), getattr(_local, "fresh", None), getattr(_local, "ints", None))
     fresh_context()
     try:
         yield
     finally:
-        _local.ctx, _local.fresh = outer
+        _local.ctx, _local.fresh, _local.ints = outer
 
 
 class Vars(tuple):
@@ -160,10 +175,10 @@ class Vars(tuple):
 
     def __getitem__(self, i: Any) -> Any:
         names = tuple.__getitem__(self, i)
-        return tuple(z3.Int(n) for n in names) if isinstance(i, slice) else z3.Int(names)
+        return tuple(Int(n) for n in names) if isinstance(i, slice) else Int(names)
 
     def __iter__(self) -> Iterator[IntExpr]:
-        return (z3.Int(n) for n in tuple.__iter__(self))
+        return (Int(n) for n in tuple.__iter__(self))
 
     def __add__(self, other: Any) -> tuple[Any, ...]:  # type: ignore[override]
         return tuple(self) + tuple(other)
