@@ -54,7 +54,7 @@ for r in records:
         if profiler is not None:
             profiler.enable()
         rep = tc.verify(kern, tuple(r["args"]), grid=tuple(r["grid"]))
-        row = {"status": rep.status, "level": rep.level, "reasons": rep.reasons,
+        row = {"status": rep.status, "level": rep.level, "reasons": rep.reasons, "notes": rep.notes,
                "findings": [f"{f.kind}: {f.message} | {tc.report.describe(f.witness) if f.witness else ''}"
                             for f in rep.findings],
                "stats": {k: v for k, v in rep.stats.items() if not k.endswith("_s")}}

@@ -18,12 +18,16 @@ from collections.abc import Callable
 import numpy as np
 
 from tilecheck.report import Report, contents_items
+from tilecheck.verifier import smt
 from tilecheck.verifier.preconditions import Bounded, Precondition, bounded, distinct, nondecreasing
 
 LEVEL = "this launch's data"
 MAX_CANDIDATES = 12  # facts tried at once
 MAX_REVERIFY = 6  # verifies spent making the suggested set smaller (it stays valid at any point)
 MAX_WIDEN = 3  # verifies spent widening a suggested range to an index range of the arrays
+# solver work (Z3 rlimit units) spent making the suggestion smaller and wider, all verifies
+# together: on hard kernels (a ragged GEMM's persistent loop) one verify can take seconds
+REFINE_WORK = 12_000_000
 
 
 def contents_dependent(report: Report) -> bool:
@@ -115,22 +119,26 @@ def decide(report: Report, arrays: dict[str, np.ndarray],
         if attempt.status == "verified":
             kept, proved = list(facts), attempt
             budget = MAX_REVERIFY
+            start = smt.work_spent() or 0
+
+            def spent() -> bool:
+                return (smt.work_spent() or 0) - start >= REFINE_WORK
             for fact in facts:  # one fact alone is the usual answer
-                if budget == 0 or len(kept) == 1:
+                if budget == 0 or len(kept) == 1 or spent():
                     break
                 budget -= 1
                 again = reverify([fact])
                 if again.status == "verified":
                     kept, proved = [fact], again
             for fact in list(kept):  # else drop facts one at a time while the rest still verifies
-                if budget == 0 or len(kept) == 1:
+                if budget == 0 or len(kept) == 1 or spent():
                     break
                 budget -= 1
                 fewer = [k for k in kept if k != fact]
                 again = reverify(fewer)
                 if again.status == "verified":
                     kept, proved = fewer, again
-            kept, proved = _widened(kept, proved, report, arrays, reverify)
+            kept, proved = _widened(kept, proved, report, arrays, reverify, spent)
     first = next(f for f in report.findings if f.is_defect)
     needs = f"{first.kind} on '{first.witness.array}'" if first.witness is not None else first.kind
     if proved is not None:
@@ -167,7 +175,8 @@ def decide(report: Report, arrays: dict[str, np.ndarray],
 
 
 def _widened(kept: list[Precondition], proved: Report, report: Report, arrays: dict[str, np.ndarray],
-             reverify: Callable[[list[Precondition]], Report]) -> tuple[list[Precondition], Report]:
+             reverify: Callable[[list[Precondition]], Report], spent: Callable[[], bool] = lambda: False
+             ) -> tuple[list[Precondition], Report]:
     """The data's own range is a narrow suggestion (``bounded('target', -100, -100)``); the contract
     a caller states is usually an index range of the arrays the defect touches: try ``[0, n - 1]``
     for their dimension sizes n (smallest first, keeping a marker value), within a few verifies."""
@@ -178,7 +187,7 @@ def _widened(kept: list[Precondition], proved: Report, report: Report, arrays: d
         if not isinstance(fact, Bounded) or fact.lo is None or fact.lo < 0:
             continue
         for n in sizes:
-            if tries == 0:
+            if tries == 0 or spent():
                 return kept, proved
             wider = bounded(fact.array, 0, n - 1, also=fact.also)
             if wider == fact or n - 1 < (fact.hi or 0) or wider.violation(arrays[fact.array]) is not None:

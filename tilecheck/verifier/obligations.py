@@ -299,8 +299,9 @@ class Checker:
             return
         given_case.check_overflow(self)
         self.check_locks()
+        self.all_in_bounds()
         for i, x in enumerate(accesses):
-            if not x.checks_bounds:
+            if not x.checks_bounds and ("bounds", x.index) not in self.result.proved:
                 self.bounds(x)
             for y in accesses[i:]:
                 if x.array != y.array or not (x.writes or y.writes):
@@ -459,6 +460,23 @@ class Checker:
                    else "which value remains depends on their order")
             self.add("order-dependent-atomic", f"{what} from several blocks on one element of "
                      f"'{self.names.get(x.array)}': {why}", a, b, result, constraints)
+
+    def all_in_bounds(self) -> None:
+        """The bounds obligations asked as one disjunction first (a kernel has one per access, and
+        usually all hold): proved together when it has no model; otherwise ``bounds`` asks each,
+        for its witness."""
+        pending = [x for x in self.fp.accesses if not x.checks_bounds and x.coords is not None
+                   and ("bounds", x.index) not in self.known_proved]
+        if len(pending) < 2:
+            return
+        outside = []
+        for x in pending:
+            a = instantiate(x, "b1")
+            outside.append(smt.And(a.active, smt.Not(a.in_bounds)))
+        result = self.solve([*self.base(("b1",)), smt.Or(*outside)], "bounds",
+                            tuple(x.op.loc for x in pending), tentative=True)
+        if isinstance(result, smt.Unsat):
+            self.result.proved |= {("bounds", x.index) for x in pending}
 
     def bounds(self, x: Access) -> None:
         a = instantiate(x, "b1")
