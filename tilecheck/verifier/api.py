@@ -28,6 +28,10 @@ from tilecheck.ir.order import order_graph
 # any machine under any load; ``timeout_s`` stays as a backstop only, for a whole verification.
 BACKSTOP_S = 600.0
 GENERAL_LEVEL_RLIMIT = 4_000_000
+# a given-case query that reads array contents, when the launch-data step follows (it decides
+# what this query leaves open): on TileGym every such query proved took under 0.75M units and
+# every model under 1.7M; those that ran on to 4M all ended unknown (the ragged GEMMs, 3-4 s each)
+DATA_STEP_RLIMIT = 2_000_000
 # the solver work a whole verify may spend (Z3 rlimit units, summed over its queries, witness
 # minimisation and data-contract search included): about 20 of the hardest queries a level allows
 WORK_BUDGET = 400_000_000
@@ -122,10 +126,10 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         rlimit = smt.DEFAULT_RLIMIT if last else GENERAL_LEVEL_RLIMIT
         confirm = confirmer(module, args, grid3) if level.shapes is not None else None
         # at the given case, a query about array contents the launch's data step can decide gets
-        # the general levels' budget: that step (pinned contents, then the exact detector) follows
+        # a smaller budget: that step (pinned contents, then the exact detector) follows
         data_step = data and last and level.grid is not None and args is not None and bool(params)
         result = Checker(fp, graph, locks, list(assume), level, stop_early=not last, confirm=confirm,
-                         rlimit=rlimit, data_rlimit=GENERAL_LEVEL_RLIMIT if data_step else None).run()
+                         rlimit=rlimit, data_rlimit=DATA_STEP_RLIMIT if data_step else None).run()
         results.append(result)
         if not result.races and not result.unknowns and not _violated(result):
             break
