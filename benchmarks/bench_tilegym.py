@@ -92,7 +92,7 @@ def counts(rows: list[dict]) -> str:
 
 
 def differences(a: list[dict], b: list[dict]) -> list[str]:
-    """Kernels whose verdict, level, reasons or findings differ between two sweeps."""
+    """Kernels whose verdict, level, reasons, notes or findings differ between two sweeps."""
     by = {r["kernel"]: r for r in b}
     out = []
     for r in a:
@@ -100,7 +100,7 @@ def differences(a: list[dict], b: list[dict]) -> list[str]:
         if other is None:
             out.append(f"{r['kernel']}: missing")
             continue
-        for key in ("status", "level", "reasons", "findings"):
+        for key in ("status", "level", "reasons", "notes", "findings"):
             if r.get(key) != other.get(key):
                 out.append(f"{r['kernel']}: {key}: {r.get(key)!r} != {other.get(key)!r}"[:400])
     return out

@@ -39,12 +39,6 @@ print(json.dumps({{v["kernel"]: v for v in _reports(order).values()}}, sort_keys
 
 
 @pytest.mark.slow  # four busy processes; the fast tier checks the order part in-process (the test above)
-# Known bug, open in issue 21: verified in reverse kernel order, gemm.matmul's *note* names the
-# general level with a race as 'the given shapes' instead of 'all grids and shapes' (verdict,
-# level and witnesses agree). It follows the order, not the load (reproduced with no Z3 timer at
-# all: /tmp/tier/repro/run.py in the 2026-12-01 session); not yet found. Not strict: it passes
-# whenever the order does not trigger it.
-@pytest.mark.xfail(strict=False, reason="known: a note's general level depends on the kernels verified before (issue 21)")
 def test_the_same_verdicts_in_concurrent_processes_under_cpu_load():
     """Issue 21: verdicts, witnesses and reasons do not depend on machine load or kernel order. Two
     processes verify the kernels at once (one in reverse order) while two more spin the CPU; both
