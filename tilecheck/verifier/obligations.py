@@ -26,18 +26,15 @@ from tilecheck.verifier.footprints import (
     same_element,
 )
 from tilecheck.verifier.locks import SpinLock
+from tilecheck.verifier.witnesses import WitnessBuilding
 from tilecheck.verifier.preconditions import Precondition, constraints
-from tilecheck.report import Finding, Side, Witness
+from tilecheck.report import Finding
 from tilecheck.verifier.symbolic.engine import GRID, Footprints
 from tilecheck.ir.order import OrderGraph
 
 _FLOAT_ORDER_DEPENDENT = ("addf",)
 _SWAP_MODES = ("xchg", "cas")
 _CROSS_BLOCK_SCOPES = ("device", "sys")
-# Races are confirmed on the interpreter when the case has arguments; a model that does not
-# reproduce is excluded and the solver asked again, this many times, before answering unknown.
-CONFIRM_ROUNDS = 8
-_CONFIRMED_KINDS = ("write-write", "read-write", "unordered-in-block")
 # the largest grid extent per axis a launch can have (CUDA: 2^31 - 1 blocks in x, 65535 in y and z)
 GRID_LIMITS = ((1 << 31) - 1, 65535, 65535)
 # each query looking for a witness in the given contents (an optional improvement of the witness)
@@ -81,7 +78,7 @@ class _Abort(Exception):
     pass
 
 
-class Checker:
+class Checker(WitnessBuilding):
     """Runs every obligation of one kernel at one level.
 
     With ``stop_early`` (a level that a more specific one follows), the first race or unknown
@@ -518,6 +515,7 @@ class Checker:
         if self.stop_early and kind != "order-dependent-atomic":
             raise _Abort
 
+
     def with_given_contents(self, a: Instance, b: Instance | None,
                             constraints: list[smt.BoolExpr]) -> smt.Sat | None:
         """A model of ``constraints`` that reads the given array contents, confirmed on the
@@ -541,85 +539,6 @@ class Checker:
                 self.witness(a, b, sat), self.contents(sat, constraints)):
             return None
         return sat
-
-    def canonical(self, a: Instance, b: Instance | None, sat: smt.Sat,
-                  constraints: list[smt.BoolExpr]) -> smt.Sat:
-        # a contract search wants the smallest launch that breaks: the grid first
-        grid = list(GRID) if self.level.grid is None and self.level.grid_max is not None else []
-        order = [*grid, *a.block, *(b.block if b else ()), *a.loop_vars, *(b.loop_vars if b else ()), *a.lanes,
-                 *(b.lanes if b else ())]
-        start = time.perf_counter()
-        # a contract's box is drawn from the least breaking grid: that search gets the level's
-        # budget; a witness's blocks are polish, with minimisation's own small one
-        sat = smt.minimize([*constraints, *self.content_facts(smt.And(*constraints))], order, sat,
-                           rlimit=self.rlimit if grid else smt.MINIMIZE_RLIMIT)
-        self.result.solver_s += time.perf_counter() - start
-        return sat
-
-    def confirmed(self, kind: str, a: Instance, b: Instance | None, sat: smt.Sat,
-                  constraints: list[smt.BoolExpr]) -> smt.Sat | None:
-        """The canonical model, once the interpreter reproduces it (DESIGN §4, trust rules): a model
-        whose blocks do not both touch the element comes from an over-approximation; it is excluded
-        and the solver asked again. None (and an unknown) when no model reproduces."""
-        if (self.confirm is None or kind not in _CONFIRMED_KINDS or b is None
-                or not self.confirm_exact and not smt.reads_data(smt.And(*constraints))):
-            return self.canonical(a, b, sat, constraints)
-        constraints = list(constraints)
-        for _ in range(CONFIRM_ROUNDS):
-            # confirm the solver's model first, minimise only one that reproduces (minimising costs
-            # far more than a run of two blocks); keep the canonical one if it reproduces as well
-            if self.confirm(self.witness(a, b, sat), self.contents(sat, constraints)):
-                canonical = self.canonical(a, b, sat, constraints)
-                if canonical is sat or self.confirm(self.witness(a, b, canonical),
-                                                    self.contents(canonical, constraints)):
-                    return canonical
-                return sat
-            same = [p == sat.eval(p) for p in (*a.block, *b.block)]
-            if a.coords is not None:
-                same += [c == sat.eval(c) for c in a.coords]
-            constraints.append(smt.Not(smt.And(*same)))
-            result = self.solve(constraints, f"{kind} (after excluding a witness that did not reproduce)",
-                                (a.access.op.loc, b.access.op.loc))
-            if not isinstance(result, smt.Sat):
-                break
-            sat = result
-        where = " and ".join(dict.fromkeys(f"{x.access.op.name} ({x.access.op.loc.outermost().short()})"
-                                           for x in (a, b)))
-        self.result.unknowns.append(
-            f"{kind} between {where}: the solver's witnesses did not reproduce on the interpreter with the "
-            "given arguments; a value the model over-approximates reaches the address")
-        return None
-
-    def contents(self, sat: smt.Sat,
-                 constraints: list[smt.BoolExpr]) -> dict[str, dict[tuple[int, ...], int]]:
-        """The model's values of the read-only array elements the constraints read, by array name."""
-        formula = smt.And(*constraints)
-        out: dict[str, dict[tuple[int, ...], int]] = {}
-        by_name = smt.applications_by_name(smt.And(formula, *self.carried_facts(formula)))
-        for index, func in self.fp.memory.items():
-            for app in by_name.get(func.name(), []):
-                coords = tuple(sat.eval(c) for c in app.children())
-                value = sat.eval(app)
-                if all(isinstance(v, int) for v in (*coords, value)):
-                    out.setdefault(self.names.get(index, str(index)), {})[coords] = value
-        return out
-
-    def witness(self, a: Instance, b: Instance | None, sat: smt.Sat) -> Witness:
-        def side(inst: Instance) -> Side:
-            loops = {}
-            for lv, var in zip(inst.access.loops, inst.loop_vars):
-                loops[f"{'loop' if lv.op.name == 'loop' else 'for'}"
-                      f"@line{lv.op.loc.outermost().line}"] = sat.eval(var)
-            return Side(inst.access.op.name, inst.access.op.loc, tuple(sat.eval(v) for v in inst.block),
-                        loops, tuple(sat.eval(v) for v in inst.lanes), inst.access.effect.value)
-
-        element = tuple(sat.eval(c) for c in a.coords) if a.coords is not None else None
-        shapes = {info.name: tuple(sat.eval(s) for s in info.shape) for info in self.fp.arrays.values()
-                  if info.rank}
-        scalars = {self.fp.scalar_name(i): sat.eval(v) for i, v in self.fp.scalars.items()}
-        return Witness(self.names.get(a.access.array, str(a.access.array)), element,
-                       None if element is not None else sat.eval(a.linear), side(a),
-                       side(b) if b is not None else None, tuple(sat.eval(g) for g in GRID), shapes, scalars)
 
 
 def _strong(x: Access) -> bool:
