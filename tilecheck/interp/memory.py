@@ -3,11 +3,10 @@ so loads and stores act in place on the caller's numpy arrays (as ``ct.launch`` 
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from tilecheck.arrays import flat_arguments, is_torch_tensor
@@ -115,8 +114,27 @@ def _bind_list(p: Any, items: Any, arrays: dict[int, ArrayMemory]) -> ArrayMemor
 
 
 # numpy has no bfloat16 or fp8: ml_dtypes' types stand in (same bits, numpy casts round to nearest even)
-NARROW_FLOATS = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
-                  "float8_e5m2": ml_dtypes.float8_e5m2}
+class _NarrowFloats(Mapping[str, Any]):
+    """Name -> ml_dtypes type, importing ml_dtypes on first use (the import alone takes about a
+    second, and most runs and every verify without a narrow float array never need it)."""
+
+    names = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self.names:
+            raise KeyError(name)
+        import ml_dtypes
+
+        return getattr(ml_dtypes, name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+NARROW_FLOATS = _NarrowFloats()
 
 
 def as_host_array(name: str, a: Any) -> np.ndarray:

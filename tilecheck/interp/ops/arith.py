@@ -1,13 +1,13 @@
 """Element-wise integer and float arithmetic, comparisons and casts on numpy wave arrays."""
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 from tilecheck.ir import Op
 from tilecheck.ir import types as T
 from tilecheck.interp.wave import InterpreterError
 from tilecheck.interp.registry import interpret
+from tilecheck.interp.memory import NARROW_FLOATS
 from tilecheck.interp.values import numpy_dtype
 
 _UNSIGNED = {np.dtype(np.int8): np.uint8, np.dtype(np.int16): np.uint16, np.dtype(np.int32): np.uint32,
@@ -196,7 +196,7 @@ def _round_bf16(x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(x), x, rounded.view(np.float32))
 
 
-_NARROW = {"f8E4M3FN": ml_dtypes.float8_e4m3fn, "f8E5M2": ml_dtypes.float8_e5m2}
+_NARROW = {"f8E4M3FN": "float8_e4m3fn", "f8E5M2": "float8_e5m2"}  # Tile IR element -> NARROW_FLOATS
 
 
 def _round_to(y: np.ndarray, element: str) -> np.ndarray:
@@ -204,7 +204,7 @@ def _round_to(y: np.ndarray, element: str) -> np.ndarray:
     if element == "bf16":
         return _round_bf16(y)
     narrow = _NARROW.get(element)
-    return y.astype(narrow).astype(np.float32) if narrow is not None else y
+    return y.astype(NARROW_FLOATS[narrow]).astype(np.float32) if narrow is not None else y
 
 
 def _element(op: Op, operand: bool = False) -> str:
