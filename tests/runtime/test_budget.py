@@ -95,3 +95,18 @@ def test_waves_bounded_by_memory_give_the_same_bits_and_verdicts(monkeypatch):
                                                                            grid).status))
     assert (results[0][0] == a + 1).all() and (results[0][0] == results[1][0]).all()
     assert results[0][1:] == results[1][1:] == (True, "verified")
+
+
+def test_read_only_arrays_take_no_summary_in_the_detectors_budget(monkeypatch):
+    """The detector keeps per-element summaries only of arrays some op writes: an unsloth grouped
+    GEMM whose 671M-element weight is only read was refused ("needs about 25.5 GiB"), its arrays
+    taking 1.3 GB. Here the two inputs are read only: memory for the output's summaries is enough."""
+    n = 1 << 16
+    args = (np.ones(n, np.float32), np.ones(n, np.float32), np.zeros(n, np.float32), 1024)
+    per_array = n * 40  # SUMMARY_BYTES_PER_ELEMENT
+    monkeypatch.setattr(budget, "available_bytes", lambda: 2 * per_array)  # one array's, not three
+    report = tilecheck.detect(E.vector_add, args, (n // 1024,))
+    assert report.status == "verified"
+    monkeypatch.setattr(budget, "available_bytes", lambda: per_array // 2)  # not even the output's
+    with pytest.raises(budget.MemoryBudgetError, match="use a smaller grid"):
+        tilecheck.detect(E.vector_add, args, (n // 1024,))

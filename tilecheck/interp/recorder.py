@@ -147,10 +147,13 @@ class Recorder:
 
     def summary_bytes(self, arrays: dict[int, Any]) -> int:
         """About the most memory the per-element summaries of ``arrays`` take (every optional field
-        made: locks, float atomics, modes), for the interpreter's memory budget."""
+        made: locks, float atomics, modes), for the interpreter's memory budget. An array no op
+        writes, and that shares memory with none that is written, gets no summary (it cannot
+        conflict): a grouped GEMM's 671M-element weight was counted at 25 GiB and the launch refused."""
         if not self.summarise:
             return 0
-        return SUMMARY_BYTES_PER_ELEMENT * sum(len(mem.flat) for mem in arrays.values())
+        return SUMMARY_BYTES_PER_ELEMENT * sum(len(mem.flat) for i, mem in arrays.items()
+                                               if i in self.alias or not self._untracked(i))
 
     def bind(self, arrays: dict[int, Any]) -> None:
         """Learn the launch's arrays (``ArrayMemory`` by argument): their sizes, and which share memory."""
