@@ -118,16 +118,13 @@ def _wrapping(ch: Checker, pending: list[int]) -> list[int]:
     plain = [n for n in pending if not smt.reads_data(ch.fp.overflows[n][1])]
     if len(plain) < 2:
         return pending
-    claims = []
+    claims = {}
     for n in plain:
         _, term, lo, hi, live = ch.fp.overflows[n]
         value = rename_blocks(term, "b1")
-        claims.append(smt.And(rename_blocks(live, "b1"), smt.Or(value < lo, value > hi)))
-    result = ch.solve([*ch.base(("b1",)), smt.Or(*claims)], "integer overflow",
-                      tuple(ch.fp.overflows[n][0].loc for n in plain), tentative=True)
-    if not isinstance(result, smt.Unsat):
+        claims[("overflow", n)] = smt.And(rename_blocks(live, "b1"), smt.Or(value < lo, value > hi))
+    if not ch.none_holds(claims, "integer overflow", tuple(ch.fp.overflows[n][0].loc for n in plain)):
         return pending
-    ch.result.proved |= {("overflow", n) for n in plain}
     return [n for n in pending if n not in plain]
 
 

@@ -466,14 +466,22 @@ class Checker(WitnessBuilding):
                    and ("bounds", x.index) not in self.known_proved]
         if len(pending) < 2:
             return
-        outside = []
+        outside = {}
         for x in pending:
             a = instantiate(x, "b1")
-            outside.append(smt.And(a.active, smt.Not(a.in_bounds)))
-        result = self.solve([*self.base(("b1",)), smt.Or(*outside)], "bounds",
-                            tuple(x.op.loc for x in pending), tentative=True)
-        if isinstance(result, smt.Unsat):
-            self.result.proved |= {("bounds", x.index) for x in pending}
+            outside[("bounds", x.index)] = smt.And(a.active, smt.Not(a.in_bounds))
+        self.none_holds(outside, "bounds", tuple(x.op.loc for x in pending))
+
+    def none_holds(self, claims: dict[tuple[Any, ...], smt.BoolExpr], what: str,
+                   locs: tuple[Loc, ...]) -> bool:
+        """Several obligations at once, one claim each (a violation, over block ``b1``), asked as one
+        tentative disjunction: when it has no model, every one is proved (True); otherwise the
+        caller asks each on its own, for its witness."""
+        result = self.solve([*self.base(("b1",)), smt.Or(*claims.values())], what, locs, tentative=True)
+        if not isinstance(result, smt.Unsat):
+            return False
+        self.result.proved |= set(claims)
+        return True
 
     def bounds(self, x: Access) -> None:
         a = instantiate(x, "b1")
@@ -514,7 +522,6 @@ class Checker(WitnessBuilding):
                                             self.level.number))
         if self.stop_early and kind != "order-dependent-atomic":
             raise _Abort
-
 
     def with_given_contents(self, a: Instance, b: Instance | None,
                             constraints: list[smt.BoolExpr]) -> smt.Sat | None:

@@ -43,7 +43,6 @@ is_int_value, is_true, is_false = z3.is_int_value, z3.is_true, z3.is_false
 is_app, is_const, is_bool = z3.is_app, z3.is_const, z3.is_bool
 
 
-
 def _connective(make: Any, general: Any) -> Any:
     """``z3.And`` / ``z3.Or`` with a direct path for Boolean terms: the wrappers coerce every
     argument through fresh sort objects, a large share of a typical verify's time."""
