@@ -57,7 +57,8 @@ for r in records:
         row = {"status": rep.status, "level": rep.level, "reasons": rep.reasons, "notes": rep.notes,
                "findings": [f"{f.kind}: {f.message} | {tc.report.describe(f.witness) if f.witness else ''}"
                             for f in rep.findings],
-               "stats": {k: v for k, v in rep.stats.items() if not k.endswith("_s")}}
+               "stats": {k: v for k, v in rep.stats.items() if not k.endswith("_s")},
+               "phases": {k: v for k, v in rep.stats.items() if k.endswith("_s")}}
     except Exception as exc:
         row = {"status": "error", "reasons": [f"{type(exc).__name__}: {exc}"[:300]]}
     finally:

@@ -11,6 +11,10 @@ if str(ROOT) not in sys.path:
 
 from tests import tiers  # after the path above
 
+# tests verify from scratch and write nothing beside the project: the proof cache is off unless a
+# test turns it on (tests/verifier/test_proof_cache.py); subprocesses and xdist workers inherit it
+os.environ["TILECHECK_NO_CACHE"] = "1"
+
 
 def pytest_addoption(parser):
     parser.addoption("--thorough", action="store_true", default=False,

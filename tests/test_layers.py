@@ -29,6 +29,7 @@ LAYERS = {
     "tilecheck.requirements": 0,  # precondition values and @tilecheck.requires
     "tilecheck.cases": 0,  # @tilecheck.case and its values
     "tilecheck.config": 0,  # [tool.tilecheck] as values (the launcher reads its assume table)
+    "tilecheck.version": 0,
     # 1: the numpy interpreter and the exact detector
     "tilecheck.interp": 1,
     # 2: the Z3 verifier (may run blocks on the interpreter to confirm a witness)

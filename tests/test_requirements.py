@@ -52,9 +52,22 @@ def test_verify_assumes_the_kernels_own_precondition():
     required = tilecheck.verify(scatter_above, _args(), GRID)
     assert required.status == "verified", required
     assert DISTINCT in required.assumptions
-    # without it, not verified at that level (at most for this launch's contents, which are distinct)
+    # without it, verified for every shape only for contents like this launch's (distinct), which
+    # the contract then names, and which it checks at each launch
     plain = tilecheck.verify(scatter_plain, _args(), GRID)
-    assert plain.status != "verified" or plain.level != required.level, plain
+    assert plain.status != "verified" or plain.level != required.level or \
+        "'idx' holds no duplicate values" in str(plain.launch_contract), plain
+    assert not required.launch_contract.contents  # the kernel states it: not the launch's data
+    dup = _args()
+    dup[1][1] = dup[1][0]  # a launch whose contents break it is not admitted
+    from tilecheck.ir.cutile import module_for
+    from tilecheck.verifier import shape_contract as sc
+    from tilecheck.verifier.api import _given_integer_arrays
+
+    module, _ = module_for(scatter_plain, dup)
+    env, widths = sc.launch_values(module.params, GRID, {}), sc.launch_widths(module.params)
+    if plain.launch_contract is not None and plain.launch_contract.proved:
+        assert not plain.launch_contract.admits(env, widths, _given_integer_arrays(module.params, dup))
     # stated twice (decorator and assume=): assumed and listed once
     again = tilecheck.verify(scatter_above, _args(), GRID, assume=[tilecheck.distinct("idx")])
     assert again.status == "verified" and again.assumptions.count(DISTINCT) == 1

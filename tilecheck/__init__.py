@@ -18,8 +18,8 @@ from tilecheck.runtime import (
     run_repeated,
 )
 from tilecheck.verifier import Finding, Report, Witness, bounded, distinct, nondecreasing, verify
+from tilecheck.version import __version__
 
-__version__ = "0.1.0"
 __all__ = [
     "AliasingError",
     "Case",

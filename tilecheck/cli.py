@@ -95,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--grid", help="grid for Tile IR files, e.g. 8,1,1 (default: any grid)")
     v.add_argument("--strict", action="store_true", help="an order-dependent float-atomic result fails (exit 1)")
     v.add_argument("--allow-unknown", action="store_true", help="an unknown verdict does not fail (exit 0)")
+    v.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write the proof cache (.tilecheck_cache beside the project)")
     v.add_argument("--shard", type=_shard, metavar="I/N",
                    help="verify only shard I of N (1 <= I <= N): the cases, in collection order, dealt round-robin; "
                         "merge the shards' JSON or SARIF with `tilecheck merge`")
@@ -127,6 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("merge", help="merge the JSON reports or SARIF logs of `tilecheck verify --shard` runs")
     m.add_argument("reports", nargs="+", help="report files, all JSON or all SARIF")
     m.add_argument("--output", "-o", help="write the merged report to FILE instead of stdout")
+    c = sub.add_parser("cache", help="the proof cache: `tilecheck cache clear` removes it")
+    c.add_argument("action", choices=("clear",), help="clear: remove the cache directory")
     i = sub.add_parser("ir", help="compile kernels to Tile IR and print a summary (or the IR itself)")
     i.add_argument("paths", nargs="+", help="Python files, packages, .tileir or .tileirbc files")
     i.add_argument("--print-ir", action="store_true", help="print the full Tile IR text of each kernel")
@@ -156,7 +160,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt as stop:
         return _interrupted(stop=stop)
     commands = {"verify": _verify, "run": cli_run.run, "explain": cli_run.explain, "eval": _eval, "ir": _ir,
-                "merge": _merge}
+                "merge": _merge, "cache": _cache}
     try:
         return commands[args.command](args)
     except TilecheckError as exc:
@@ -201,6 +205,15 @@ def _debug_traceback(args: argparse.Namespace, exc: BaseException) -> None:
         traceback.print_exception(exc, file=sys.stderr)
 
 
+def _cache(args: argparse.Namespace) -> int:
+    from tilecheck.verifier.proof_cache import ProofCache, default_directory
+
+    directory = default_directory()
+    removed = ProofCache(directory).clear()
+    print(f"removed {directory}" if removed else f"no cache at {directory}")
+    return 0
+
+
 # ---- verify --------------------------------------------------------------------------------------
 def _verify(args: argparse.Namespace) -> int:
     from tilecheck import __version__
@@ -233,7 +246,7 @@ def _verify(args: argparse.Namespace) -> int:
         if entry.cases and entry.error is None and entry.kernel is not None:
             assume = tuple(config.assume.get(entry.name, ()))
             source = str(config.source) if config.source else None
-            plan.extend(Job(str(entry.path), entry.name, i, timeout, assume, None, source, work)
+            plan.extend(Job(str(entry.path), entry.name, i, timeout, assume, None, source, work, not args.no_cache)
                         for i in range(len(entry.cases)) if mine())
             continue
         if not mine():

@@ -53,9 +53,9 @@ def render_json(results: list[JobResult], no_case: list[str]) -> str:
                          "status": r.status, "seconds": round(r.seconds, 4),
                          "error": r.text if r.status == "error" else None,
                          **({k: r.report.get(k) for k in ("level", "findings", "assumptions", "reasons", "notes",
-                                                          "contract")}
+                                                          "contract", "launch_contract")}
                             if r.report else {"level": None, "findings": [], "assumptions": [], "reasons": [],
-                                              "notes": [], "contract": None})}
+                                              "notes": [], "contract": None, "launch_contract": None})}
                         for r in results],
             "no_case": no_case, "summary": summary(results, no_case)}
     return json.dumps(data, indent=2, default=str)
@@ -113,7 +113,12 @@ def render_sarif(results: list[JobResult], root: Path, version: str) -> str:
                                          "rules": rules}},
                      "invocations": [{"executionSuccessful": not notifications,
                                       "toolExecutionNotifications": notifications}],
-                     "results": sarif_results}]}
+                     "results": sarif_results,
+                     # each case's contract over the shapes (proved: the verdict holds for every launch
+                     # it admits), by case id
+                     "properties": {"launchContracts": {
+                         r.id: r.report["launch_contract"] for r in results
+                         if r.report is not None and r.report.get("launch_contract") is not None}}}]}
     return json.dumps(log, indent=2)
 
 

@@ -28,6 +28,7 @@ class Job:
     grid: tuple[int, ...] | None = None  # Tile IR file: the grid to verify for (None: any grid)
     assume_from: str | None = None  # the pyproject.toml that ``assume`` came from
     work: int | None = None  # the solver work budget (None: verify's default)
+    cache: bool = True  # the proof cache (False: --no-cache)
 
     @property
     def id(self) -> str:
@@ -143,7 +144,7 @@ def _run(job: Job, name: str, start: float) -> JobResult:
         check_preconditions(kernel, args, assume)
     # verify adds the kernel's own @tilecheck.requires
     report = verify(kernel, args, grid, assume=assume, timeout_s=job.timeout, contract=True,
-                    **({"work": job.work} if job.work is not None else {}))
+                    cache=None if job.cache else False, **({"work": job.work} if job.work is not None else {}))
     shown = None if grid is None else list(normalize_grid(grid))
     return JobResult(job.id, job.path, name, job.case, report.status, str(report), report.to_dict(),
                      time.perf_counter() - start, shown)

@@ -39,6 +39,8 @@ class Witness:
     grid: tuple[int, ...]
     shapes: dict[str, tuple[int, ...]]
     scalars: dict[str, int] = field(default_factory=dict)
+    # per array its strides in elements, where the model chose them (a level with symbolic strides)
+    strides: dict[str, tuple[int, ...]] = field(default_factory=dict)
     # index-array contents the race needs that differ from the given arguments: name -> {coords: value}
     contents: dict[str, dict[tuple[int, ...], int]] = field(default_factory=dict)
     # aliasing (two arguments, or one written array with itself): the other argument, the other
@@ -138,6 +140,9 @@ class Report:
     notes: list[str] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
     contract: Contract | None = None
+    # the launch's contract over the shapes (``verifier.shape_contract.ShapeContract``): proved, the
+    # verdict holds for every launch it admits
+    launch_contract: Any = None
 
     @property
     def verified(self) -> bool:
@@ -153,7 +158,9 @@ class Report:
         return self.status in DEFECT_STATUSES
 
     def __str__(self) -> str:
-        head = {"verified": f"verified: {self.kernel} is race-free for {self.level}",
+        every = self.launch_contract is not None and self.launch_contract.proved and self.status == "verified"
+        head = {"verified": f"verified: {self.kernel} is race-free for every shape when {self.launch_contract}"
+                if every else f"verified: {self.kernel} is race-free for {self.level}",
                 "race": f"race: {self.kernel} has {len(self.races)} data race(s)",
                 "out-of-bounds": f"out-of-bounds: {self.kernel} may access memory outside its arrays "
                                  f"({sum(f.kind == 'out-of-bounds' for f in self.findings)} access(es); no data race)",
@@ -195,7 +202,15 @@ class Report:
             findings.append(conv(d))
         return {"kernel": self.kernel, "status": self.status, "level": self.level, "findings": findings,
                 "assumptions": self.assumptions, "reasons": self.reasons, "notes": self.notes,
-                "stats": self.stats, "contract": self._contract_dict()}
+                "stats": self.stats, "contract": self._contract_dict(),
+                "launch_contract": self._launch_contract_dict()}
+
+    def _launch_contract_dict(self) -> dict[str, Any] | None:
+        c = self.launch_contract
+        if c is None:
+            return None
+        return {"text": str(c), "rules": [str(r) for r in c.rules], "index32": list(c.index32),
+                "proved": c.proved, "reason": c.reason}
 
     def _contract_dict(self) -> dict[str, Any] | None:
         c = self.contract

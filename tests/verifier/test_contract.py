@@ -22,8 +22,10 @@ ConstInt = ct.Constant[int]
 
 
 def verify(*args, **kw):
-    """verify with the contract search (the default only without a grid)."""
+    """verify with the grid contract search (the default only without a grid), and without the
+    contract over the shapes, which supersedes the box when it is proved (test_shape_contract.py)."""
     kw.setdefault("contract", True)
+    kw.setdefault("every_shape", False)
     return tilecheck.verify(*args, **kw)
 
 
@@ -198,11 +200,15 @@ def test_cli_prints_the_contract_and_json_carries_it(tmp_path, capsys):
         "def wrap(x, y, T: ct.Constant[int]):\n"
         "    b = ct.bid(0)\n"
         "    ct.store(y, index=(b % 4,), tile=ct.load(x, index=(b,), shape=(T,)))\n")
+    # the contract over the shapes supersedes the grid box: with y of 64 elements, 4 blocks
     assert main(["verify", str(path), "-j", "1"]) == 0
-    assert "contract: race-free for grids (<=4, 1, 1)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "race-free for every shape when" in out and "grid[0] <= " in out, out
     assert main(["verify", str(path), "-j", "1", "--format", "json"]) == 0
     result = json.loads(capsys.readouterr().out)["results"][0]
-    assert result["contract"]["extents"] == [4, 1, 1] and result["contract"]["breaking_grid"] == [5, 1, 1]
+    contract = result["launch_contract"]
+    assert contract["proved"] and any(r.startswith("grid[0] <= ") for r in contract["rules"])
+    assert "y.shape[0] == 64" in contract["rules"] or "grid[0] <= 4" in contract["rules"], contract
 
 
 def test_a_box_whose_index_arithmetic_wraps_is_cut_before_the_wrap():
@@ -227,7 +233,7 @@ def test_the_corpus_grid_contract_pairs():
 
 
 def test_the_contract_is_searched_by_default_only_without_a_grid():
-    plain = tilecheck.verify(wrap_tiles, (*_arrays(), 16), (4, 1, 1))
+    plain = tilecheck.verify(wrap_tiles, (*_arrays(), 16), (4, 1, 1), every_shape=False)
     assert plain.contract is None
     assert any("contract=True" in n for n in plain.notes)
     assert tilecheck.verify(wrap_tiles, (*_arrays(), 16)).contract is not None

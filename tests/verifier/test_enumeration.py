@@ -60,7 +60,8 @@ def _solver_questions(monkeypatch) -> list[str]:
 
 def test_a_persistent_swizzled_store_is_proved_by_enumeration(monkeypatch):
     asked = _solver_questions(monkeypatch)
-    report = tilecheck.verify(swizzled_copy, _args(), (4, 1, 1))
+    # the given case's enumeration (the contract over the shapes, searched first, is left out)
+    report = tilecheck.verify(swizzled_copy, _args(), (4, 1, 1), every_shape=False)
     assert report.status == "verified" and report.level == "the given shapes and grid", report
     assert not any("across blocks" in q for q in asked), asked  # no solver query across blocks
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tilecheck
+from tilecheck.verifier.api import EVERY_SHAPE_LEVEL
 from corpus.kernels import atomics, attention, elementwise, gemm, inplace, norms
 from tests.conftest import ROOT, source_line
 from tilecheck import ir
@@ -60,7 +61,9 @@ def test_bijective_head_permutation_twin_is_verified(shape):
     B, H = shape[0], shape[1]
     report = tilecheck.verify(attention.head_permute_safe, attention._perm_args(*shape), (B * H, 1, 1))
     assert report.status == "verified", report
-    assert report.level == "the given shapes and grid"
+    assert report.level in (EVERY_SHAPE_LEVEL, "the given shapes and grid")
+    if report.level == EVERY_SHAPE_LEVEL:  # its contract keeps the unread axis at 1
+        assert "grid[1] == 1" in str(report.launch_contract)
     # with a 2-D grid the same kernel races (blocks that differ only in bid(1))
     racy = tilecheck.verify(attention.head_permute_safe, attention._perm_args(*shape), (B * H, 2, 1))
     assert racy.status == "race"
@@ -177,8 +180,13 @@ def test_loop_carried_token_orders_iterations():
 
 # ---- levels, unknown, reports --------------------------------------------------------------
 def test_levels():
-    assert check(gemm.batch_matmul).level == "all grids and shapes"
-    report = check(elementwise.vector_add, contract=True)
+    # a launch: its contract over the shapes first (tests/verifier/test_shape_contract.py)
+    assert check(gemm.batch_matmul).level == EVERY_SHAPE_LEVEL
+    every = check(elementwise.vector_add, contract=True)
+    assert every.level == EVERY_SHAPE_LEVEL and "grid[1] == 1 and grid[2] == 1" in str(every.launch_contract)
+    # without it, the levels of one launch
+    assert check(gemm.batch_matmul, every_shape=False).level == "all grids and shapes"
+    report = check(elementwise.vector_add, contract=True, every_shape=False)
     assert report.level == "the given shapes and grid"
     # the given shapes race for other grids: the contract says for which (issue 13), not a vague note
     assert not any("more general level" in n for n in report.notes)

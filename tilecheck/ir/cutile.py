@@ -68,7 +68,9 @@ def from_cutile(kernel: Any, args: typing.Sequence[Any]) -> Module:
     return compile_kernel(kernel, args).module
 
 
-def compile_kernel(kernel: Any, args: typing.Sequence[Any]) -> CompiledKernel:
+def _parameters(kernel: Any, args: typing.Sequence[Any]) -> tuple[str, list[Any], list[KernelParam], Any]:
+    """The kernel's name, cuTile's constraint per argument, the parameter map and the calling
+    convention: what a compilation is asked for (no compilation yet)."""
     ct, compilation = _import_cutile()
     pyfunc = _python_function(kernel, ct)
     name = pyfunc.__name__
@@ -92,6 +94,31 @@ def compile_kernel(kernel: Any, args: typing.Sequence[Any]) -> CompiledKernel:
     # makes the same choice)
     convention = compilation.CallingConvention.cutile_python_v2() if any(isinstance(a, tuple) for a in args) \
         else compilation.CallingConvention.cutile_python_v1()
+    return name, constraints, kparams, convention
+
+
+def specialization(params: typing.Sequence[KernelParam]) -> tuple[Any, ...]:
+    """What cuTile compiles a kernel for, per parameter: an array's dtype, rank and index width, a
+    list's (one for all its arrays), a scalar's type, a constant's value. Shapes, strides and
+    scalar values are runtime arguments: launches that agree on this get the same Tile IR."""
+    out: list[Any] = []
+    for p in params:
+        if p.kind == "array":
+            out.append((p.name, "array", p.dtype, p.ndim, index_bits(p.shape, p.strides)))
+        elif p.kind == "list":
+            wide = max(index_bits(shape, strides) for shape, strides in p.items)
+            out.append((p.name, "list", p.dtype, p.ndim, wide))
+        elif p.kind == "constant":
+            out.append((p.name, "constant", type(p.value).__name__, p.value))
+        else:
+            out.append((p.name, p.kind, p.dtype))
+    return tuple(out)
+
+
+def compile_kernel(kernel: Any, args: typing.Sequence[Any]) -> CompiledKernel:
+    name, constraints, kparams, convention = _parameters(kernel, args)
+    ct, compilation = _import_cutile()
+    next_arg = sum(k.num_args for k in kparams)
     signature = compilation.KernelSignature(constraints, convention)
     buf = io.BytesIO()
     try:
@@ -104,7 +131,8 @@ def compile_kernel(kernel: Any, args: typing.Sequence[Any]) -> CompiledKernel:
                             ) from None
     except UnicodeEncodeError:  # cuTile writes the source file's name into the debug info as UTF-8
         raise FrontendError(f"cuTile could not compile kernel '{name}': its file name "
-                            f"{ascii(inspect.getsourcefile(pyfunc) or '?')} is not valid UTF-8 (rename the file)") from None
+                            f"{ascii(inspect.getsourcefile(_python_function(kernel, ct)) or '?')} is not valid UTF-8 "
+                            "(rename the file)") from None
     except (TypeError, ValueError) as exc:
         raise FrontendError(f"cuTile could not compile kernel '{name}': {exc}") from None
     except OSError as exc:  # e.g. cuTile reads the kernel's source file (absent for exec'd code)
@@ -188,8 +216,7 @@ def _leaf_constraint(where: str, name: str, arg: Any, ct: Any, compilation: Any,
         dtype = _dtype_name(arg, where)
         shape = tuple(int(d) for d in arg.shape)
         strides = _element_strides(arg, where)
-        extent = sum((d - 1) * abs(s) for d, s in zip(shape, strides)) if all(shape) else 0
-        index_dtype = ct.int32 if max([extent, *shape, 0]) <= _INT32_MAX else ct.int64
+        index_dtype = ct.int32 if index_bits(shape, strides) == 32 else ct.int64
         constraint = compilation.ArrayConstraint(
             getattr(ct, _DTYPES[dtype]), len(shape), index_dtype=index_dtype,
             stride_lower_bound_incl=0, alias_groups=(), may_alias_internally=False)
@@ -212,6 +239,13 @@ def _leaf_constraint(where: str, name: str, arg: Any, ct: Any, compilation: Any,
         raise FrontendError(f"{where} is missing (None); pass an array, a scalar, or the constant value")
     raise FrontendError(f"{where}: unsupported argument type {type(arg).__name__} (expected an array "
                         "with shape/dtype/strides, a Python int/float/bool, or a ct.Constant value)")
+
+
+def index_bits(shape: typing.Sequence[int], strides: typing.Sequence[int]) -> int:
+    """The width of an array's index arithmetic in the compiled kernel: 32 when every dimension and
+    its largest linear offset fit in int32, else 64 (a kernel is specialised on this)."""
+    extent = sum((d - 1) * abs(s) for d, s in zip(shape, strides)) if all(shape) else 0
+    return 32 if max([extent, *shape, 0]) <= _INT32_MAX else 64
 
 
 def _list_constraint(where: str, name: str, arg: list[Any], ct: Any, compilation: Any,
@@ -278,6 +312,9 @@ def _element_strides(arg: Any, where: str) -> tuple[int, ...]:
 # Compiled once per kernel and argument signature: the launcher, the detector and the differential
 # runner all ask for the same kernels again and again.
 _COMPILED: dict[tuple[Any, ...], tuple[Module, bytes]] = {}
+# and compiled once per specialisation (``specialization``): a new shape binds new parameters to
+# the Tile IR already compiled
+_SPECIALIZED: dict[tuple[Any, ...], tuple[Module, bytes]] = {}
 # cuTile's compiler is not documented as thread-safe: one compilation at a time (threads that
 # launch the same kernel wait for its one compilation rather than repeat it)
 _COMPILING = threading.RLock()
@@ -315,6 +352,14 @@ def module_for(kernel: Any, args: typing.Sequence[Any]) -> tuple[Module, bytes]:
         with _COMPILING:
             cached = _COMPILED.get(key)
             if cached is None:
-                compiled = compile_kernel(kernel, tuple(args))
-                cached = _COMPILED[key] = (compiled.module, compiled.bytecode)
+                name, _, kparams, _ = _parameters(kernel, tuple(args))
+                spec = (kernel, specialization(kparams), any(isinstance(a, tuple) for a in args))
+                base = _SPECIALIZED.get(spec)
+                if base is None:
+                    compiled = compile_kernel(kernel, tuple(args))
+                    base = _SPECIALIZED[spec] = (compiled.module, compiled.bytecode)
+                module, code = base
+                # the same Tile IR, with this launch's shapes, strides and scalar values
+                cached = _COMPILED[key] = (Module(module.functions, name, module.globals, "cutile-python",
+                                                  tuple(kparams)), code)
     return cached

@@ -4,13 +4,14 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
 from tilecheck.ir.opdefs import Effect
-from tilecheck.verifier import launch_data, smt
+from tilecheck.verifier import launch_data, proof_cache, shape_contract, smt
 from tilecheck.verifier.confirm import confirmer
 from tilecheck.verifier.contract import axes_read, exclude_overflow, infer_contract, symbolic_bounds
 from tilecheck.verifier.footprints import reset_instances
@@ -43,6 +44,11 @@ DATA_DETECT_BLOCKS = 1024
 DATA_DETECT_ELEMENTS = 4_000_000
 # the level of a verdict without a grid, for the grids of the kernel's contract (report.contract)
 CONTRACT_LEVEL = "the given shapes, for the grids of its contract"
+# each query of the search for a contract over the shapes: there, every query proved on TileGym took
+# under 0.25M units, and a harder one only sends the launch to its given case (verified there)
+SEARCH_RLIMIT = 1_000_000
+# the level of a launch's verdict proved for every launch its contract over the shapes admits
+EVERY_SHAPE_LEVEL = "every shape, under its launch contract"
 DEFAULT_ASSUMPTIONS = (
     "array arguments do not alias one another (cuTile's own assumption; checked on the given arrays)",
     "no written array overlaps itself: distinct in-bounds indices are distinct addresses",
@@ -52,7 +58,8 @@ DEFAULT_ASSUMPTIONS = (
 
 def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
            assume: Sequence[Precondition] = (), timeout_s: float = BACKSTOP_S, data: bool = True,
-           contract: bool | None = None, work: int | None = WORK_BUDGET) -> Report:
+           contract: bool | None = None, work: int | None = WORK_BUDGET,
+           cache: bool | str | Path | None = None, every_shape: bool = True) -> Report:
     """Prove that ``kernel`` is race-free, or find a witness.
 
     ``kernel`` is a ``@ct.kernel`` (then ``args`` is the tuple passed to ``ct.launch``) or a
@@ -69,19 +76,75 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     With arguments, when the given shapes race for some grid, ``report.contract`` says for which
     grids they do not. The search costs a few more checker runs: it is done by default without a
     grid (where it is the answer) and by the CLI; ``contract=True`` / ``False`` forces it.
+
+    With arguments and a grid, the launch's contract over the shapes is searched for first
+    (``every_shape=False`` skips it): verified, the verdict holds for every launch it admits.
+    A launch verified for every shape under its contract is remembered in
+    the proof cache (``cache``: None uses ``.tilecheck_cache`` beside the project unless
+    ``$TILECHECK_NO_CACHE`` is set; False none; a path that directory): a later launch of the same
+    Tile IR that satisfies a stored contract is decided by evaluating it, with no solver call.
     """
     if work is not None and (isinstance(work, bool) or not isinstance(work, int) or work < 1):
         raise TilecheckError(f"work= takes a positive number of solver work units, got {work!r}")
+    store = proof_cache.resolve(cache) if args is not None and grid is not None and every_shape else None
+    if store is not None:
+        hit = _cached(store, kernel, args, grid, assume)
+        if hit is not None:
+            return hit
     # its own Z3 context: the same kernel gives the same formulas and answers, whatever was
     # verified before (and a verify run inside another leaves the outer one's terms valid)
     with smt.backstop(timeout_s), smt.work_budget(work), smt.own_context():
-        report = _verify(kernel, args, grid, assume=assume, timeout_s=timeout_s, data=data, contract=contract)
+        report = _verify(kernel, args, grid, assume=assume, timeout_s=timeout_s, data=data, contract=contract,
+                         every_shape=every_shape)
         report.stats["work"] = smt.work_spent()  # deterministic: the same on any machine
-        return report
+    if store is not None and report.status == "verified" and report.level == EVERY_SHAPE_LEVEL:
+        store.add(_cache_key(kernel, args, assume),
+                  proof_cache.encode(report.launch_contract, report.assumptions, report.notes))
+    return report
+
+
+def _cache_key(kernel: Any, args: Sequence[Any], assume: Sequence[Precondition]) -> str:
+    _, code = _code(kernel, args)
+    return proof_cache.key(code, [p.describe() for p in with_requirements(kernel, assume)])
+
+
+def _code(kernel: Any, args: Sequence[Any]) -> tuple[Module, bytes]:
+    from tilecheck.ir.cutile import module_for
+
+    return module_for(kernel, tuple(args))
+
+
+def _cached(store: proof_cache.ProofCache, kernel: Any, args: Sequence[Any], grid: Any,
+            assume: Sequence[Precondition]) -> Report | None:
+    """The verdict of a launch that satisfies a contract proved before for its Tile IR (no solver
+    call), or None. The launch's own arguments are still checked where a proof cannot speak for
+    them: no written array aliases another, and no precondition is broken."""
+    start = time.perf_counter()
+    module, code = _code(kernel, args)
+    assume = with_requirements(kernel, assume)
+    entries = store.contracts(proof_cache.key(code, [p.describe() for p in assume]))
+    if not entries:
+        return None
+    grid3 = normalize_grid(grid)
+    if aliasing_findings(module, args) or _broken_preconditions(module, module.params, args, assume):
+        return None
+    names = {p.first_arg: p.name for p in module.params if p.kind == "scalar"}
+    env = shape_contract.launch_values(module.params, grid3, names)
+    widths = shape_contract.launch_widths(module.params)
+    arrays = None
+    for entry in entries:
+        found = proof_cache.decode(entry)
+        if found.contents and arrays is None:
+            arrays = _given_integer_arrays(module.params, args)
+        if found.admits(env, widths, arrays):
+            return Report(module.name, "verified", level=EVERY_SHAPE_LEVEL, assumptions=list(entry["assumptions"]),
+                          notes=list(entry["notes"]), launch_contract=found,
+                          stats={"cache": "hit", "total_s": round(time.perf_counter() - start, 6)})
+    return None
 
 
 def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Sequence[Precondition],
-            timeout_s: float, data: bool, contract: bool | None) -> Report:
+            timeout_s: float, data: bool, contract: bool | None, every_shape: bool = True) -> Report:
     assume = with_requirements(kernel, assume)  # and the kernel's @tilecheck.requires
     start = time.perf_counter()
     module, params = _module(kernel, args)
@@ -120,7 +183,18 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
     aliasing = _aliasing_findings(module, written, params, args)
     results: list[LevelResult] = []
     levels = _levels(fp, params, args, grid3)
+    every = None
+    if every_shape and grid3 is not None and args is not None and params and not fp.unsupported:
+        every = _every_shape(fp, graph, locks, list(assume), params, args, grid3, data)
+        report.launch_contract = every.contract
+        if every.contract.proved:
+            levels = [dataclasses.replace(every.result.level, label=EVERY_SHAPE_LEVEL)]
+            results.append(dataclasses.replace(every.result, level=levels[0]))
+        else:
+            levels = levels[1:]  # the search asked the all-shapes level, under more rules
     for n, level in enumerate(levels):
+        if results and results[-1].level is level:
+            break
         last = n == len(levels) - 1
         # general levels are tried briefly: a harder query falls back to the more specific level
         rlimit = smt.DEFAULT_RLIMIT if last else GENERAL_LEVEL_RLIMIT
@@ -171,7 +245,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         if given.grid is None and inferred.proved and not inferred.empty and inferred.extents != (1, 1, 1):
             final = LevelResult(dataclasses.replace(given, label=CONTRACT_LEVEL))  # verified inside the box
     if final.level is not given and given.grid is not None and given.shapes is not None and not final.races \
-            and not fp.unsupported:
+            and not fp.unsupported and final.level.label != EVERY_SHAPE_LEVEL:
         # a more general proof assumed that index arithmetic does not overflow; the given case can
         # say whether it does (and a wrap-around there undoes the proof). An unsupported op leaves
         # no proof to undo: the launch goes to the exact detector, which computes with wrapping
@@ -184,7 +258,11 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
     report.findings = [dataclasses.replace(f, case=case)
                        for f in aliasing + [f for _, f in broken] + final.findings]
     report.level = final.level.label
-    if given.grid is not None and given.shapes is not None:
+    if final.level.label == EVERY_SHAPE_LEVEL:
+        report.assumptions = ["index arithmetic feeding an address does not wrap around: proved for every "
+                              "launch the contract admits" if a.startswith("integer index arithmetic") else a
+                              for a in report.assumptions]
+    elif given.grid is not None and given.shapes is not None:
         report.assumptions = [a + " (add, sub and mul feeding an address: checked at this case, with "
                               "the given array contents; where a value the model does not track "
                               "takes part, a possible overflow is unknown)"
@@ -205,7 +283,10 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
     else:
         report.status = "verified"
         general = [r for r in results[:-1] if r.races]
-        if general and inferred is None:
+        if every is not None and not every.contract.proved:
+            report.notes.append(f"not verified for every shape: {_contract_failure(every.contract)}; this "
+                                f"verdict holds for the given case only")
+        elif general and inferred is None:
             # the level is not named: whether 'all grids and shapes' finds its race or runs out of
             # work before 'the given shapes' finds one can turn on a query near its limit, and Z3's
             # work for one formula varies with what the process solved before (docs/semantics.md)
@@ -244,6 +325,67 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
     return report
 
 
+def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], params: tuple[Any, ...],
+                 args: Sequence[Any], grid: tuple[int, int, int], data: bool) -> shape_contract.Search:
+    """The launch's contract over the shapes (``shape_contract``): the all-shapes level under the
+    candidate rules this launch satisfies, its proof's cores the rules it needs. With ``data`` (the
+    verdict may rest on this launch's contents), a kernel whose addresses depend on index arrays'
+    contents is searched again under the facts the given contents satisfy (their range, no
+    duplicates, order: ``launch_data.facts_of``), which then belong to the contract."""
+    from tilecheck.verifier.contract import axes_read
+
+    env = shape_contract.launch_values(params, grid, fp.scalar_names)
+    widths = shape_contract.launch_widths(params)
+    index32 = tuple(info.name for info in fp.arrays.values() if widths.get(info.name) == 32)
+    facts = tuple(shape_contract.width_facts(fp, index32))
+    tiles = {1} | {n for a in fp.accesses for n in data_shape(a.op) if n > 1}
+    pool = shape_contract.candidates(fp, [env], axes_read(fp.function), tiles)
+    syms = shape_contract.symbols(fp)
+    trees = shape_contract.fact_trees(fp)
+    if trees is None or not all(shape_contract.evaluate(t, env) is True for t in trees):
+        return shape_contract.Search(shape_contract.ShapeContract(
+            (), index32, reason="the kernel's own assumptions do not all hold at this launch, or name "
+                                "more than its shapes and scalars"), None, 0)
+
+    def checker(preconditions: list[Precondition]) -> Any:
+        def check(rules: tuple[shape_contract.Rule, ...], proved: set[Any]) -> LevelResult:
+            flags = [smt.Bool(f"rule!{i}") for i in range(len(rules))]
+            level = Level(1, LEVELS[1], None, None, None, None, widths=facts, tracked=tuple(flags),
+                          rules=tuple(smt.Implies(f, r.smt(syms)) for f, r in zip(flags, rules)))
+            return Checker(fp, graph, locks, preconditions, level, stop_early=True, witnesses=False,
+                           rlimit=SEARCH_RLIMIT, proved=proved).run()
+        return check
+    found = shape_contract.search(checker(assume), pool, index32)
+    if not found.contract.proved and fp.memory and data:
+        arrays = _given_integer_arrays(params, args)
+        read = sorted(fp.arrays[i].name for i in fp.memory if fp.arrays[i].name in arrays)
+        given = [f for f in launch_data.facts_of(read, arrays) if f not in assume]
+        if given:
+            again = shape_contract.search(checker([*assume, *given]), pool, index32)
+            if again.contract.proved:
+                found = again
+                found.contract = dataclasses.replace(found.contract, contents=tuple(given))
+    found.contract = dataclasses.replace(found.contract, facts=tuple(trees))
+    if found.contract.proved and not found.contract.admits(env, widths, _given_integer_arrays(params, args)):
+        # never a proof about other launches only
+        found.contract = dataclasses.replace(found.contract, proved=False,
+                                             reason="the contract found does not admit this launch")
+    return found
+
+
+def _contract_failure(contract: shape_contract.ShapeContract) -> str:
+    """Why no contract over the shapes was proved, in a line."""
+    found = contract.breaking
+    if found is None:
+        return contract.reason or "no proof"
+    where = ""
+    if found.witness is not None:
+        w = found.witness
+        shapes = ", ".join(f"{k} {tuple(v)}" for k, v in w.shapes.items())
+        where = f" at grid {tuple(w.grid)}" + (f", {shapes}" if shapes else "")
+    return f"{found.kind}{where}, a launch that every candidate contract allows ({found.message})"
+
+
 def _symbolic_contract(inferred: Any, fp: Any, graph: Any, locks: Any, assume: list[Precondition],
                        levels: list[Level]) -> Any:
     """The contract's extents in the usual symbolic form, ``grid[k] <= cdiv(size, tile)``, when one
@@ -262,7 +404,7 @@ def _symbolic_contract(inferred: Any, fp: Any, graph: Any, locks: Any, assume: l
     tiles = {1} | {n for a in fp.accesses for n in data_shape(a.op) if n > 1}
     fixed = [GRID[k] <= e for k, e in enumerate(inferred.extents) if not inferred.reads[k] and e is not None]
     for bounds in symbolic_bounds(inferred, sizes, tiles):
-        level = dataclasses.replace(levels[0], grid_rules=(*fixed, *(b.rule(GRID) for b in bounds)))
+        level = dataclasses.replace(levels[0], rules=(*fixed, *(b.rule(GRID) for b in bounds)))
         result = Checker(fp, graph, locks, assume, level, stop_early=True, witnesses=False,
                          rlimit=GENERAL_LEVEL_RLIMIT).run()
         if not result.races and not result.unknowns:

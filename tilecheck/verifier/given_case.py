@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from tilecheck.ir.summary import address_slice
 from tilecheck.report import Finding, contents_items
 from tilecheck.verifier import smt
 from tilecheck.verifier.footprints import block_vars, rename_blocks
@@ -260,47 +261,3 @@ def concrete_values(ch: Checker) -> dict[str, int]:
     if level.scalars is not None:
         out.update({str(ch.fp.scalars[i]): v for i, v in level.scalars.items() if i in ch.fp.scalars})
     return out
-
-
-def address_slice(function: Any) -> set[Any]:
-    """The ops whose results (transitively) feed an address: view indices and pointer offsets."""
-    work = []
-    for op in function.walk():
-        if op.name in ("load_view_tko", "store_view_tko", "atomic_red_view_tko"):
-            work += list(op.operand_group("index"))
-        elif op.name == "offset":
-            work += list(op.operands)
-    seen, ops = set(), set()
-    while work:
-        v = work.pop()
-        if id(v) in seen or v.owner is None:
-            continue
-        seen.add(id(v))
-        if hasattr(v.owner, "operands"):  # an op result
-            ops.add(v.owner)
-            work += list(v.owner.operands)
-            continue
-        work += _flowing_into(function, v)
-    return ops
-
-
-def _flowing_into(function: Any, arg: Any) -> list[Any]:
-    """The values that flow into a block argument: a loop's induction variable from its bounds, a
-    carried slot from its initial value and the continue operands of that slot."""
-    for parent in function.walk():
-        for region in parent.regions:
-            if region.block is not arg.owner:
-                continue
-            if parent.name not in ("for", "loop"):
-                return list(parent.operands)
-            k = arg.index - (1 if parent.name == "for" else 0)
-            if k < 0:  # a for's induction variable
-                return [parent.operand(n) for n in ("lowerBound", "upperBound", "step") if parent.operand(n)]
-            inits = parent.operand_group("initValues")
-            out = [inits[k]] if k < len(inits) else []
-            out += [t.operands[k] for top in region.block.ops for t in top.walk()
-                    if t.name == "continue" and k < len(t.operands)]
-            return out
-    return []
-
-

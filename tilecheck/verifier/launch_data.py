@@ -82,6 +82,12 @@ def candidates(report: Report, arrays: dict[str, np.ndarray]) -> list[Preconditi
     """Facts the given contents of the arrays the witnesses read satisfy."""
     names = sorted({name for f in report.findings if f.is_defect and f.witness is not None
                     for name in f.witness.contents})
+    return facts_of(names, arrays)
+
+
+def facts_of(names: list[str], arrays: dict[str, np.ndarray]) -> list[Precondition]:
+    """Facts the given contents of the integer arrays ``names`` satisfy: their range (with a
+    negative marker apart), no duplicates (below a padding value), non-decreasing."""
     out: list[Precondition] = []
     for name in names:
         values = arrays.get(name)

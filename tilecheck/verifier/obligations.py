@@ -16,7 +16,7 @@ from typing import Any
 
 from tilecheck.ir.loc import Loc
 from tilecheck.ir.types import ScalarType
-from tilecheck.verifier import carried, enumeration, given_case, smt
+from tilecheck.verifier import carried, enumeration, given_case, shape_contract, smt
 from tilecheck.verifier.footprints import (
     Access,
     Instance,
@@ -52,8 +52,14 @@ class Level:
     grid: tuple[int, int, int] | None
     # with a symbolic grid: the largest extent per axis (None: any); a contract search sets it
     grid_max: tuple[int | None, int | None, int | None] | None = None
-    # more constraints on the grid, over the shape and scalar symbols (a symbolic contract)
-    grid_rules: tuple[Any, ...] = ()
+    # more constraints on the grid, shapes, strides and scalars (a contract over the shapes)
+    rules: tuple[Any, ...] = ()
+    # at a symbolic level: what the kernel's integer widths say of every launch (shape_contract);
+    # when set, the level checks that no address computation leaves its type under them
+    widths: tuple[Any, ...] | None = None
+    # Boolean constants each query assumes; ``rules`` may be implications of them, and a proof
+    # records which it used (``LevelResult.cores``): the rules a contract needs
+    tracked: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -67,6 +73,7 @@ class LevelResult:
     # the obligations this level proved (``Checker.solve`` keys): a run of the same level under more
     # constraints (preconditions, pinned contents) need not ask them again
     proved: set[tuple[Any, ...]] = field(default_factory=set)
+    cores: set[str] = field(default_factory=set)  # the tracked assumptions the level's proofs used
 
     @property
     def races(self) -> list[Finding]:
@@ -178,7 +185,7 @@ class Checker(WitnessBuilding):
                 out.append(g == self.level.grid[d])
             elif self.level.grid_max is not None:  # a contract's box, within CUDA's grid limits
                 out.append(g <= (GRID_LIMITS[d] if self.level.grid_max[d] is None else self.level.grid_max[d]))
-        out += list(self.level.grid_rules)
+        out += list(self.level.rules)
         for info in self.fp.arrays.values():
             out += [s >= 0 for s in info.shape]
             if self.level.shapes is not None and info.name in self.level.shapes:
@@ -212,7 +219,7 @@ class Checker(WitnessBuilding):
         if tentative:
             rlimit = min(rlimit, TENTATIVE_RLIMIT)
         start = time.perf_counter()
-        result = smt.check([formula, *extra], rlimit)
+        result = smt.check([formula, *extra], rlimit, self.level.tracked)
         self.result.solver_s += time.perf_counter() - start
         self.result.queries += 1
         if isinstance(result, smt.Unknown) and not tentative:
@@ -220,8 +227,10 @@ class Checker(WitnessBuilding):
             self.result.unknowns.append(f"{what} ({where}): solver answered unknown ({result.reason})")
             if self.stop_early:
                 raise _Abort
-        elif isinstance(result, smt.Unsat) and key is not None:
-            self.result.proved.add(key)
+        elif isinstance(result, smt.Unsat):
+            self.result.cores |= result.core
+            if key is not None:
+                self.result.proved.add(key)
         return result
 
     def content_facts(self, formula: smt.BoolExpr) -> list[smt.BoolExpr]:
@@ -295,6 +304,8 @@ class Checker(WitnessBuilding):
         if not given_case.check_assumptions(self):
             return
         given_case.check_overflow(self)
+        if self.level.widths is not None and shape_contract.check_overflow(self) and self.stop_early:
+            return
         self.check_locks()
         self.all_in_bounds()
         for i, x in enumerate(accesses):

@@ -20,7 +20,7 @@ import contextlib
 import itertools
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,7 +111,8 @@ class Sat:
 
 @dataclass(frozen=True)
 class Unsat:
-    pass
+    # with assumptions (``check(..., assumptions=)``): the names of those the proof used
+    core: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -370,8 +371,14 @@ def const_value(term: Expr) -> int | None:
     return simplified.as_long() if z3.is_int_value(simplified) else None
 
 
-def check(constraints: Iterable[BoolExpr], rlimit: int = DEFAULT_RLIMIT) -> Result:
-    """Decide the conjunction of ``constraints`` within ``rlimit`` (and the backstop, if any)."""
+def z3_version() -> str:
+    return z3.get_version_string()
+
+
+def check(constraints: Iterable[BoolExpr], rlimit: int = DEFAULT_RLIMIT,
+          assumptions: Sequence[BoolExpr] = ()) -> Result:
+    """Decide the conjunction of ``constraints`` within ``rlimit`` (and the backstop, if any).
+    ``assumptions`` (Boolean constants) hold too; an ``Unsat`` names those its proof used."""
     if _expired():
         return Unknown(BACKSTOP_REASON)
     if (spent := work_reason()) is not None:
@@ -379,14 +386,14 @@ def check(constraints: Iterable[BoolExpr], rlimit: int = DEFAULT_RLIMIT) -> Resu
     solver = _solver(rlimit)
     try:
         solver.add(*constraints)
-        answer = solver.check()
+        answer = solver.check(*assumptions)
     except z3.Z3Exception as exc:
         raise SolverError(f"z3 failed: {exc}") from None
     _count(solver)
     if answer == z3.sat:
         return Sat(solver.model())
     if answer == z3.unsat:
-        return Unsat()
+        return Unsat(frozenset(str(a) for a in solver.unsat_core()) if assumptions else frozenset())
     _raise_if_interrupted(solver)
     if _expired():  # Z3's timer, set to the backstop's deadline, stopped it
         return Unknown(BACKSTOP_REASON)

@@ -92,6 +92,17 @@ class WitnessBuilding:
                     out.setdefault(self.names.get(index, str(index)), {})[coords] = value
         return out
 
+    def launch_witness(self, sat: smt.Sat, op: Any, block: tuple[int, ...]) -> Witness:
+        """A witness that is a launch only (an op's result at some block, e.g. an overflow): the
+        model's grid, shapes, strides and scalars."""
+        shapes = {info.name: tuple(sat.eval(s) for s in info.shape) for info in self.fp.arrays.values()
+                  if info.rank}
+        strides = {info.name: tuple(sat.eval(s) for s in info.strides) for info in self.fp.arrays.values()
+                   if info.rank}
+        scalars = {self.fp.scalar_name(i): sat.eval(v) for i, v in self.fp.scalars.items()}
+        side = Side(op.name, op.loc, block, {}, (), "compute")
+        return Witness("", None, None, side, None, tuple(sat.eval(g) for g in GRID), shapes, scalars, strides)
+
     def witness(self, a: Instance, b: Instance | None, sat: smt.Sat) -> Witness:
         def side(inst: Instance) -> Side:
             loops = {}
@@ -105,6 +116,9 @@ class WitnessBuilding:
         shapes = {info.name: tuple(sat.eval(s) for s in info.shape) for info in self.fp.arrays.values()
                   if info.rank}
         scalars = {self.fp.scalar_name(i): sat.eval(v) for i, v in self.fp.scalars.items()}
+        strides = {} if self.level.strides is not None else {
+            info.name: tuple(sat.eval(s) for s in info.strides) for info in self.fp.arrays.values() if info.rank}
         return Witness(self.names.get(a.access.array, str(a.access.array)), element,
                        None if element is not None else sat.eval(a.linear), side(a),
-                       side(b) if b is not None else None, tuple(sat.eval(g) for g in GRID), shapes, scalars)
+                       side(b) if b is not None else None, tuple(sat.eval(g) for g in GRID), shapes, scalars,
+                       strides)

@@ -1,0 +1,135 @@
+"""Launch contracts over the shapes (issue 20): a launch's verdict proved for every shape its
+contract admits, checked against the exact detector at other shapes that satisfy the contract, and
+at one that breaks it."""
+
+import cuda.tile as ct
+import numpy as np
+import pytest
+
+import tilecheck
+from tilecheck.verifier import shape_contract as sc
+from tilecheck.verifier.api import EVERY_SHAPE_LEVEL
+
+ConstInt = ct.Constant[int]
+
+
+@ct.kernel
+def copy_tiles(x, y, T: ConstInt):
+    b = ct.bid(0)
+    ct.store(y, index=(b,), tile=ct.load(x, index=(b,), shape=(T,)))
+
+
+@ct.kernel
+def rows(x, y, T: ConstInt):
+    """One row per block on axis 0, the row's tiles on axis 1."""
+    r = ct.bid(0)
+    c = ct.bid(1)
+    ct.store(y, index=(r, c), tile=ct.load(x, index=(r, c), shape=(1, T)))
+
+
+@ct.kernel
+def folded(y, T: ConstInt):
+    """Block b writes tile b % 4: race-free only while the grid has at most 4 blocks."""
+    b = ct.bid(0)
+    ct.store(y, index=(b % 4,), tile=ct.full((T,), 1.0, dtype=ct.float32))
+
+
+@ct.kernel
+def same_tile(y, T: ConstInt):
+    ct.store(y, index=(0,), tile=ct.full((T,), 1.0, dtype=ct.float32))
+
+
+def _launch(kernel, args, grid):
+    """A launch's symbol values and index widths, as a contract reads them."""
+    from tilecheck.ir.cutile import module_for
+
+    module, _ = module_for(kernel, args)
+    return sc.launch_values(module.params, grid, {}), sc.launch_widths(module.params)
+
+
+_verify = tilecheck.verify
+
+
+def test_term_and_rule_evaluate_and_read_like_host_code():
+    t = sc.Term("n", tile=1024)
+    assert t.eval({"n": 1500}) == 2 and str(t) == "cdiv(n, 1024)"
+    assert sc.Term("n", tile=1024, ceil=False).eval({"n": 1500}) == 1
+    product = sc.Term("B", times=sc.Term("H"))
+    assert product.eval({"B": 3, "H": 5}) == 15 and str(product) == "B * H"
+    rule = sc.Rule(sc.Term("grid[0]"), "<=", t, "grid")
+    assert str(rule) == "grid[0] <= cdiv(n, 1024)"
+    assert rule.holds({"grid[0]": 2, "n": 1500}) is True
+    assert rule.holds({"grid[0]": 3, "n": 1500}) is False
+    assert rule.holds({"grid[0]": 3}) is None  # a symbol the launch lacks: not admitted
+    divisible = sc.Rule(sc.Term("n"), "%", sc.Term(value=16), "divisible")
+    assert str(divisible) == "n % 16 == 0" and divisible.holds({"n": 48}) and not divisible.holds({"n": 50})
+
+
+def test_elementwise_kernel_is_verified_for_every_shape_with_the_usual_grid():
+    x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+    report = _verify(copy_tiles, (x, y, 16), (4, 1, 1))
+    assert report.status == "verified" and report.level == EVERY_SHAPE_LEVEL
+    c = report.launch_contract
+    assert c.proved
+    text = str(c)
+    assert "grid[1] == 1" in text and "grid[2] == 1" in text  # unread axes
+    # blocks past the array load and store nothing (a partition view's out-of-bounds tiles), and
+    # the tile index is not arithmetic that could wrap: any extent of axis 0
+    assert "grid[0]" not in text, text
+    assert "'x' and 'y' indexed below 2**31" in text
+    assert "race-free for every shape when" in str(report)
+    assert report.to_dict()["launch_contract"]["proved"] is True
+
+
+@pytest.mark.parametrize("n, grid", [(100, (7, 1, 1)), (17, (2, 1, 1)), (4096, (256, 1, 1))])
+def test_launches_the_contract_admits_are_race_free_on_the_detector(n, grid):
+    x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+    report = _verify(copy_tiles, (x, y, 16), (4, 1, 1))
+    args = (np.ones(n, np.float32), np.zeros(n, np.float32), 16)
+    env, widths = _launch(copy_tiles, args, grid)
+    assert report.launch_contract.admits(env, widths)
+    assert tilecheck.detect(copy_tiles, args, grid).status == "verified"
+
+
+def test_a_launch_outside_the_contract_can_race():
+    x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+    report = _verify(copy_tiles, (x, y, 16), (4, 1, 1))
+    env, widths = _launch(copy_tiles, (x, y, 16), (4, 2, 1))  # an unread axis of extent 2
+    assert not report.launch_contract.admits(env, widths)
+    assert tilecheck.detect(copy_tiles, (x, y, 16), (4, 2, 1)).status == "race"
+
+
+def test_two_axes_each_get_their_form():
+    x, y = np.ones((3, 64), np.float32), np.zeros((3, 64), np.float32)
+    report = _verify(rows, (x, y, 16), (3, 4, 1))
+    assert report.level == EVERY_SHAPE_LEVEL
+    text = str(report.launch_contract)
+    assert "grid[2] == 1" in text and "grid[0]" not in text or "shape[0]" in text, text
+    args = (np.ones((5, 40), np.float32), np.zeros((5, 40), np.float32), 16)
+    env, widths = _launch(rows, args, (5, 3, 1))
+    assert report.launch_contract.admits(env, widths)
+    assert tilecheck.detect(rows, args, (5, 3, 1)).status == "verified"
+
+
+def test_a_kernel_racy_only_past_a_grid_size_gets_a_grid_bound():
+    y = np.zeros(64, np.float32)
+    report = _verify(folded, (y, 16), (4, 1, 1))
+    assert report.status == "verified"
+    c = report.launch_contract
+    assert c.proved and "grid[0] <=" in str(c) or not c.proved
+    if c.proved:  # whatever bound it states, a launch past 4 blocks is outside it
+        env, widths = _launch(folded, (y, 16), (5, 1, 1))
+        assert not c.admits(env, widths)
+        assert tilecheck.detect(folded, (y, 16), (5, 1, 1)).status == "race"
+
+
+def test_a_kernel_racy_at_every_shape_has_no_contract_and_says_why():
+    y = np.zeros(64, np.float32)
+    report = _verify(same_tile, (y, 16), (2, 1, 1))
+    assert report.status == "race"
+    assert not report.launch_contract.proved
+    assert report.launch_contract.breaking is not None
+    verified = _verify(same_tile, (y, 16), (1, 1, 1))
+    assert verified.status == "verified"
+    if verified.level != EVERY_SHAPE_LEVEL:
+        assert any(n.startswith("not verified for every shape") for n in verified.notes)
