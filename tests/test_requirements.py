@@ -65,7 +65,7 @@ def test_verify_assumes_the_kernels_own_precondition():
     from tilecheck.verifier.api import _given_integer_arrays
 
     module, _ = module_for(scatter_plain, dup)
-    env, widths = sc.launch_values(module.params, GRID, {}), sc.launch_widths(module.params)
+    env, widths = sc.launch_of(module.params, GRID)
     if plain.launch_contract is not None and plain.launch_contract.proved:
         assert not plain.launch_contract.admits(env, widths, _given_integer_arrays(module.params, dup))
     # stated twice (decorator and assume=): assumed and listed once

@@ -48,7 +48,7 @@ def _other_launch(loaded, contract, draw_value, draw_extent, rng):
     args = tuple(_resized(a, tuple(mapping[d] for d in a.shape), rng) if isinstance(a, np.ndarray) else a
                  for a in loaded.args)
     module, _ = module_for(loaded.kernel, args)
-    env = sc.launch_values(module.params, (1, 1, 1), {})
+    env, _ = sc.launch_of(module.params, (1, 1, 1))
     grid = []
     for k in range(3):
         rules = [r for r in contract.rules if r.left.name == f"grid[{k}]"]
@@ -57,8 +57,8 @@ def _other_launch(loaded, contract, draw_value, draw_extent, rng):
         exact = any(r.relation == "==" for r in rules)
         grid.append(limit if exact else draw_extent(limit))
     grid = tuple(max(1, g or 1) for g in grid)
-    env = sc.launch_values(module.params, grid, {})
-    return args, grid, contract.admits(env, sc.launch_widths(module.params))
+    env, widths = sc.launch_of(module.params, grid)
+    return args, grid, contract.admits(env, widths)
 
 
 @settings(max_examples=examples(120), deadline=None, derandomize=True,

@@ -50,7 +50,7 @@ def test_a_corrupt_entry_is_ignored_and_rewritten(tmp_path):
     proof_cache._OPEN.clear()
     again = tilecheck.verify(copy_tiles, _args(128), (8, 1, 1), cache=proof_cache.ProofCache(tmp_path).directory)
     assert again.status == "verified" and "cache" not in again.stats
-    assert json.loads(entry.read_text())["contracts"]
+    assert json.loads(entry.read_text())["value"]
 
 
 def test_entries_of_another_version_are_not_read(tmp_path, monkeypatch):
@@ -62,27 +62,80 @@ def test_entries_of_another_version_are_not_read(tmp_path, monkeypatch):
     assert proof_cache.ProofCache(tmp_path).contracts(entry.stem) == []
 
 
-def test_races_and_given_case_verdicts_are_not_stored(tmp_path):
+def test_a_race_is_stored_for_its_launch_only_and_replays_from_the_cache(tmp_path):
     y = np.zeros(64, np.float32)
-    assert tilecheck.verify(same_tile, (y, 16), (2, 1, 1), cache=tmp_path).status == "race"
-    assert not (tmp_path / "proofs").exists()
+    first = tilecheck.verify(same_tile, (y, 16), (2, 1, 1), cache=tmp_path)
+    assert first.status == "race" and not (tmp_path / "proofs").exists()
+    again = tilecheck.verify(same_tile, (y, 16), (2, 1, 1), cache=tmp_path)
+    assert again.stats["cache"] == "hit"
+    assert str(again) == str(first) and again.to_dict()["findings"] == first.to_dict()["findings"]
+    assert tilecheck.replay(again.races[0]).reproduced  # the witness runs on this launch's arrays
+    # other float contents: the static verdict does not read them, so it is the same launch's
+    other = tilecheck.verify(same_tile, (np.ones(64, np.float32), 16), (2, 1, 1), cache=tmp_path)
+    assert other.stats["cache"] == "hit" and other.status == "race"
 
 
-def test_the_environment_turns_the_default_cache_off(tmp_path, monkeypatch):
-    monkeypatch.setenv(proof_cache.ENV_OFF, "1")
-    assert proof_cache.resolve(None) is None
-    monkeypatch.delenv(proof_cache.ENV_OFF)
-    monkeypatch.setenv(proof_cache.ENV_DIR, str(tmp_path / "here"))
-    assert proof_cache.resolve(None).directory == tmp_path / "here"
-    assert proof_cache.resolve(False) is None
+def test_index_contents_are_part_of_the_key(tmp_path):
+    from tests.verifier import launch_data_kernels as K
+
+    def verify(idx):
+        x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+        return tilecheck.verify(K.scatter, (x, y, np.array(idx, np.int32), 16), (4, 1, 1), cache=tmp_path)
+    first = verify([3, 1, 0, 2])
+    assert first.status == "verified"
+    assert verify([2, 0, 3, 1]).stats.get("cache") == "hit"  # contents that keep the contract's facts
+    duplicated = verify([0, 0, 1, 2])  # contents the verdict did not cover: verified again, and racy
+    assert "cache" not in duplicated.stats and duplicated.status == "race"
 
 
-def test_cli_cache_clear_removes_the_directory(tmp_path, monkeypatch):
-    from tilecheck.cli import main
+def test_a_new_process_finds_the_kernels_ir_without_compiling_it(tmp_path, monkeypatch):
+    from tilecheck.ir import cutile
 
-    monkeypatch.setenv(proof_cache.ENV_DIR, str(tmp_path / "c"))
-    tilecheck.verify(copy_tiles, _args(64), (4, 1, 1), cache=tmp_path / "c")
-    assert (tmp_path / "c").exists()
-    assert main(["cache", "clear"]) == 0
-    assert not (tmp_path / "c").exists()
-    assert main(["cache", "clear"]) == 0  # nothing to clear is fine
+    tilecheck.verify(copy_tiles, _args(64), (4, 1, 1), cache=tmp_path)
+    # a new process: nothing compiled, nothing in memory; compiling is not allowed
+    monkeypatch.setattr(cutile, "_COMPILED", {})
+    monkeypatch.setattr(cutile, "_SPECIALIZED", {})
+    monkeypatch.setattr(proof_cache, "_OPEN", {})
+
+    def no_compile(*a, **k):
+        raise AssertionError("compiled")
+    monkeypatch.setattr(cutile, "compile_kernel", no_compile)
+    hit = tilecheck.verify(copy_tiles, _args(4096), (256, 1, 1), cache=proof_cache.ProofCache(tmp_path).directory)
+    assert hit.stats["cache"] == "hit" and hit.level == EVERY_SHAPE_LEVEL
+
+
+def test_the_source_digest_follows_the_globals_and_files_a_kernel_reads(tmp_path):
+    import importlib.util
+    import sys
+
+    from tilecheck.ir.source_digest import kernel_digest
+
+    def load(name, text):
+        path = tmp_path / f"{name}.py"
+        path.write_text(text)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+
+    load("sd_helpers", "def helper(v):\n    return v * 2\n")
+    main = load("sd_main", "import sd_helpers\nfrom sd_helpers import helper\nOFFSET = 1\n\n"
+                           "def k(x):\n    return helper(x) + OFFSET + sd_helpers.BIAS\n")
+    sys.modules["sd_helpers"].BIAS = 5
+
+    def digest():
+        return kernel_digest(main.k, None, "v")
+    base = digest()
+    assert base is not None and digest() == base  # deterministic
+    main.OFFSET = 2  # a global value the kernel reads (same file)
+    assert digest() != base
+    main.OFFSET = 1
+    sys.modules["sd_helpers"].BIAS = 6  # an attribute of a module it names
+    assert digest() != base
+    sys.modules["sd_helpers"].BIAS = 5
+    assert digest() == base
+    (tmp_path / "sd_helpers.py").write_text("def helper(v):\n    return v * 30\n")  # a file a callee lives in
+    assert digest() != base
+    unpinned = load("sd_obj", "class Box:\n    pass\n\nOFFSET = Box()\n\ndef k(x):\n    return OFFSET\n")
+    assert kernel_digest(unpinned.k, None, "v") is None  # an object without a stable text form

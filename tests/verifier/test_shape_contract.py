@@ -44,7 +44,7 @@ def _launch(kernel, args, grid):
     from tilecheck.ir.cutile import module_for
 
     module, _ = module_for(kernel, args)
-    return sc.launch_values(module.params, grid, {}), sc.launch_widths(module.params)
+    return sc.launch_of(module.params, grid)
 
 
 _verify = tilecheck.verify
@@ -133,3 +133,47 @@ def test_a_kernel_racy_at_every_shape_has_no_contract_and_says_why():
     assert verified.status == "verified"
     if verified.level != EVERY_SHAPE_LEVEL:
         assert any(n.startswith("not verified for every shape") for n in verified.notes)
+
+
+# ---- the corpus pairs, one per contract form (corpus/kernels/shape_contracts.py) -------------------
+def _pair_cases():
+    from corpus.kernels import shape_contracts as S
+
+    f32 = np.float32
+    return [
+        # (kernel, its form in the contract, twin, a launch the kernel's contract admits and the twin's not)
+        pytest.param(S.wrap_at_tiles, "grid[0] <= cdiv(", S.wrap_at_six,
+                     ((np.ones(160, f32), np.zeros(160, f32), 16), (10, 1, 1)), id="cdiv"),
+        pytest.param(S.masked_tiles, "grid[0] <= cdiv(", S.unmasked_whole_tiles,
+                     ((np.ones(100, f32), np.zeros(100, f32), 16), (7, 1, 1)), id="floor"),
+        pytest.param(S.batch_heads, ".shape[0] * ", S.batch_heads_mod3,
+                     ((np.ones((2, 4, 16), f32), np.zeros((2, 4, 16), f32), 4, 16), (8, 1, 1)), id="product"),
+        pytest.param(S.swizzled_tiles, ", 16) * cdiv(", S.swizzled_tiles_wrap2,
+                     ((np.ones((48, 48), f32), np.zeros((48, 48), f32), 16, 16), (9, 1, 1)), id="swizzled"),
+        pytest.param(S.grid_stride, None, S.stride_four,
+                     ((np.ones(96, f32), np.zeros(96, f32), 16), (8, 1, 1)), id="persistent"),
+        pytest.param(S.rows_and_columns, "grid[2] == 1", S.rows_first_tile,
+                     ((np.ones((4, 64), f32), np.zeros((4, 64), f32), 16), (4, 4, 1)), id="unread-axis"),
+    ]
+
+
+@pytest.mark.parametrize("kernel, form, twin, launch", _pair_cases())
+def test_each_contract_form_and_its_narrower_twin(kernel, form, twin, launch):
+    contracts = {}
+    for k in (kernel, twin):
+        case = tilecheck.cases_of(k)[0]
+        report = tilecheck.verify(k, case.make_args(), case.grid)
+        assert report.status == "verified" and report.level == EVERY_SHAPE_LEVEL, report
+        contracts[k] = report.launch_contract
+    text = str(contracts[kernel])
+    if form is not None:
+        assert form in text, text
+    else:  # a grid-stride loop: any extent of axis 0
+        assert "grid[0]" not in text, text
+    args, grid = launch
+    env, widths = _launch(kernel, args, grid)
+    assert contracts[kernel].admits(env, widths), text
+    assert tilecheck.detect(kernel, args, grid).status == "verified"
+    env, widths = _launch(twin, args, grid)
+    assert not contracts[twin].admits(env, widths), str(contracts[twin])
+    assert tilecheck.detect(twin, args, grid).status in ("race", "out-of-bounds")

@@ -7,6 +7,7 @@ that goes to the GPU compiler.
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
 import io
 import threading
@@ -315,6 +316,9 @@ _COMPILED: dict[tuple[Any, ...], tuple[Module, bytes]] = {}
 # and compiled once per specialisation (``specialization``): a new shape binds new parameters to
 # the Tile IR already compiled
 _SPECIALIZED: dict[tuple[Any, ...], tuple[Module, bytes]] = {}
+# the bytecode of each compiled kernel's functions (by identity): a module bound to a launch's
+# arguments has the same code, whatever path reaches it (the proof cache keys by it)
+_CODES: dict[int, tuple[Any, bytes]] = {}
 # cuTile's compiler is not documented as thread-safe: one compilation at a time (threads that
 # launch the same kernel wait for its one compilation rather than repeat it)
 _COMPILING = threading.RLock()
@@ -341,10 +345,40 @@ def _module_code(module: Module) -> bytes:
     return module.to_text().encode()
 
 
+def compilation_key(kernel: Any, args: typing.Sequence[Any]) -> tuple[str | None, str, tuple[KernelParam, ...]]:
+    """What names a kernel's Tile IR for these arguments without compiling it: a digest of its
+    sources and the global values it reads (``source_digest``) and of the parameters'
+    specialisation (None when the sources cannot be pinned down), with the kernel's name and the
+    parameters bound to these arguments."""
+    from tilecheck.ir.source_digest import kernel_digest
+    from tilecheck.version import __version__
+
+    ct, _ = _import_cutile()
+    name, _, kparams, _ = _parameters(kernel, tuple(args))
+    pyfunc = _python_function(kernel, ct)
+    digest = _DIGESTS.get(id(kernel))
+    if digest is None or digest[0] is not kernel:
+        import importlib.metadata
+
+        versions = f"cuda-tile {importlib.metadata.version('cuda-tile')}|tilecheck {__version__}|{BYTECODE_VERSION}"
+        digest = _DIGESTS[id(kernel)] = (kernel, kernel_digest(pyfunc, getattr(kernel, "_compiler_options", None),
+                                                               versions))
+    if digest[1] is None:
+        return None, name, tuple(kparams)
+    spec = repr((specialization(kparams), any(isinstance(a, tuple) for a in args)))
+    return hashlib.sha256(f"{digest[1]}|{spec}".encode()).hexdigest(), name, tuple(kparams)
+
+
+_DIGESTS: dict[int, tuple[Any, str | None]] = {}  # per kernel object: its sources' digest
+
+
 def module_for(kernel: Any, args: typing.Sequence[Any]) -> tuple[Module, bytes]:
     """The kernel's Tile IR for these arguments (a ``Module`` is returned as it is) and its code
     (bytecode, or the module's text): compiled once per kernel and argument signature."""
     if isinstance(kernel, Module):
+        base = _CODES.get(id(kernel.functions))  # a cuTile kernel's IR bound to a launch: its bytecode
+        if base is not None and base[0] is kernel.functions:
+            return kernel, base[1]
         return kernel, _module_code(kernel)
     key = (kernel, argument_signature(args))
     cached = _COMPILED.get(key)
@@ -358,6 +392,7 @@ def module_for(kernel: Any, args: typing.Sequence[Any]) -> tuple[Module, bytes]:
                 if base is None:
                     compiled = compile_kernel(kernel, tuple(args))
                     base = _SPECIALIZED[spec] = (compiled.module, compiled.bytecode)
+                    _CODES[id(compiled.module.functions)] = (compiled.module.functions, compiled.bytecode)
                 module, code = base
                 # the same Tile IR, with this launch's shapes, strides and scalar values
                 cached = _COMPILED[key] = (Module(module.functions, name, module.globals, "cutile-python",

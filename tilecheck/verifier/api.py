@@ -86,9 +86,11 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     """
     if work is not None and (isinstance(work, bool) or not isinstance(work, int) or work < 1):
         raise TilecheckError(f"work= takes a positive number of solver work units, got {work!r}")
-    store = proof_cache.resolve(cache) if args is not None and grid is not None and every_shape else None
+    store = proof_cache.resolve(cache) if args is not None and grid is not None else None
+    options = {"data": data, "contract": contract, "work": work, "every_shape": every_shape}
+    case = None
     if store is not None:
-        hit = _cached(store, kernel, args, grid, assume)
+        case, hit = _cached(store, kernel, args, grid, assume, options)
         if hit is not None:
             return hit
     # its own Z3 context: the same kernel gives the same formulas and answers, whatever was
@@ -97,50 +99,140 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
         report = _verify(kernel, args, grid, assume=assume, timeout_s=timeout_s, data=data, contract=contract,
                          every_shape=every_shape)
         report.stats["work"] = smt.work_spent()  # deterministic: the same on any machine
-    if store is not None and report.status == "verified" and report.level == EVERY_SHAPE_LEVEL:
-        store.add(_cache_key(kernel, args, assume),
-                  proof_cache.encode(report.launch_contract, report.assumptions, report.notes))
+    if store is not None and case is not None:
+        _remember(store, case, report, args, grid)
     return report
 
 
-def _cache_key(kernel: Any, args: Sequence[Any], assume: Sequence[Precondition]) -> str:
-    _, code = _code(kernel, args)
-    return proof_cache.key(code, [p.describe() for p in with_requirements(kernel, assume)])
+@dataclasses.dataclass
+class _CacheCase:
+    """What the proof cache knows a launch by: its Tile IR's digest, its preconditions' text, its
+    arguments' parameters (bound to this launch) and its identity as a launch (options included)."""
+
+    code: str
+    preconditions: list[str]
+    kernel: str
+    params: tuple[Any, ...]
+    launch: Any
+
+
+def _cached(store: proof_cache.ProofCache, kernel: Any, args: Sequence[Any], grid: Any,
+            assume: Sequence[Precondition], options: dict[str, Any]) -> tuple[_CacheCase | None, Report | None]:
+    """The verdict of a launch the proof cache decides, without a solver call: one that satisfies
+    a contract proved before for its Tile IR (the launch's own arguments still checked where a
+    proof cannot speak for them: no written array aliases another, no precondition is broken), or
+    the same launch verified before (same arguments and contents). A kernel compiled before, in
+    any process, is found by its sources' digest without compiling it."""
+    from tilecheck.ir.cutile import compilation_key
+
+    start = time.perf_counter()
+    grid3 = normalize_grid(grid)
+    assume = with_requirements(kernel, assume)
+    preconditions = [p.describe() for p in assume]
+    front = None if isinstance(kernel, Module) else compilation_key(kernel, args)
+    entry = store.kernel(front[0]) if front is not None and front[0] is not None else None
+    if entry is not None:
+        digest, name, written, params = entry["code"], entry["kernel"], set(entry["written"]), front[2]
+    else:
+        module, code = _code(kernel, args)
+        digest, name, written, params = proof_cache.code_digest(code), module.name, _written(module), module.params
+        if front is not None and front[0] is not None:
+            store.add_kernel(front[0], digest, name, list(written))
+    identity = (_identity(params, grid3), options)
+    case = _CacheCase(digest, preconditions, name, params, identity)
+    replay = (kernel, tuple(args), grid3)
+    if options["every_shape"] and not _aliasing_findings(None, written, params, args) and \
+            not _broken_preconditions(None, params, args, assume):
+        entries = store.contracts(proof_cache.key(digest, preconditions))
+        env, widths = shape_contract.launch_of(params, grid3) if entries else ({}, {})
+        arrays = None
+        for stored in entries:
+            found = proof_cache.decode(stored)
+            if found.contents and arrays is None:
+                arrays = _given_integer_arrays(params, args)
+            if found.admits(env, widths, arrays):
+                return case, Report(name, "verified", level=EVERY_SHAPE_LEVEL, assumptions=list(stored["assumptions"]),
+                                    notes=list(stored["notes"]), launch_contract=found,
+                                    stats={"cache": "hit", "total_s": round(time.perf_counter() - start, 6)})
+    contents = _contents_digest(params, args, floats=False)
+    if contents is not None:
+        stored = store.verdict(proof_cache.key(digest, preconditions, "launch", identity, contents))
+        if isinstance(stored, dict) and (stored.get("floats") is None or
+                                         stored["floats"] == _contents_digest(params, args, floats=True)):
+            try:
+                report = proof_cache.report_from_json(stored["report"], replay)
+            except (KeyError, TypeError, ValueError, TilecheckError):
+                return case, None  # an entry of another shape: ignored, and rewritten
+            report.stats = {**report.stats, "cache": "hit", "total_s": round(time.perf_counter() - start, 6)}
+            return case, report
+    return case, None
+
+
+def _remember(store: proof_cache.ProofCache, case: _CacheCase, report: Report, args: Sequence[Any],
+              grid: Any) -> None:
+    """Store what a verification proved: its contract over the shapes (for every launch it
+    admits), and its whole report (for this launch again), unless the wall-clock backstop ran out
+    (a verdict of the machine's load, not of the kernel)."""
+    if any(smt.BACKSTOP_REASON in r for r in report.reasons):
+        return
+    if report.status == "verified" and report.level == EVERY_SHAPE_LEVEL and report.launch_contract is not None:
+        store.add(proof_cache.key(case.code, case.preconditions),
+                  proof_cache.encode(report.launch_contract, report.assumptions, report.notes))
+        return
+    contents = _contents_digest(case.params, args, floats=False)
+    # a verdict the exact detector gave on this launch's data may follow its float values too
+    floats = _contents_digest(case.params, args, floats=True) if report.level == launch_data.LEVEL else None
+    if contents is not None and (floats is not None or report.level != launch_data.LEVEL):
+        try:
+            data = proof_cache.report_json(report)
+        except TypeError:  # a value the store does not know how to write: not stored
+            return
+        store.add_verdict(proof_cache.key(case.code, case.preconditions, "launch", case.launch, contents),
+                          {"report": data, "floats": floats})
+
+
+def _identity(params: tuple[Any, ...], grid: tuple[int, int, int]) -> list[Any]:
+    """A launch's parameters as values: names, kinds, dtypes, shapes, strides, scalar values."""
+    return [[p.name, p.kind, p.dtype, list(p.shape), list(p.strides), repr(p.value),
+             [[list(a), list(b)] for a, b in p.items]] for p in params] + [list(grid)]
+
+
+# arrays hashed for a launch's verdict entry, in all (a larger launch is not stored)
+CONTENTS_BYTES = 64 << 20
+
+
+def _contents_digest(params: tuple[Any, ...], args: Sequence[Any], floats: bool) -> str | None:
+    """The digest of the array arguments' contents: the integer and boolean ones (what the static
+    check reads: index arrays, preconditions), with ``floats`` every one. Host arrays only: None
+    when one lives on a device, or when together they pass ``CONTENTS_BYTES``."""
+    import hashlib
+
+    from tilecheck.arrays import flat_arguments
+    from tilecheck.interp.memory import as_host_array
+
+    h = hashlib.sha256()
+    total = 0
+    for p, a in zip(params, flat_arguments(tuple(args))):
+        items = a if p.kind == "list" and isinstance(a, (list, tuple)) else [a] if p.kind == "array" else []
+        for item in items:
+            try:
+                values = as_host_array(p.name, item)
+            except TilecheckError:
+                return None
+            if not floats and values.dtype.kind not in "iub":
+                continue
+            total += values.nbytes
+            if total > CONTENTS_BYTES:
+                return None
+            h.update(str((values.dtype.str, values.shape)).encode())
+            h.update(values.tobytes())
+    return h.hexdigest()
 
 
 def _code(kernel: Any, args: Sequence[Any]) -> tuple[Module, bytes]:
     from tilecheck.ir.cutile import module_for
 
     return module_for(kernel, tuple(args))
-
-
-def _cached(store: proof_cache.ProofCache, kernel: Any, args: Sequence[Any], grid: Any,
-            assume: Sequence[Precondition]) -> Report | None:
-    """The verdict of a launch that satisfies a contract proved before for its Tile IR (no solver
-    call), or None. The launch's own arguments are still checked where a proof cannot speak for
-    them: no written array aliases another, and no precondition is broken."""
-    start = time.perf_counter()
-    module, code = _code(kernel, args)
-    assume = with_requirements(kernel, assume)
-    entries = store.contracts(proof_cache.key(code, [p.describe() for p in assume]))
-    if not entries:
-        return None
-    grid3 = normalize_grid(grid)
-    if aliasing_findings(module, args) or _broken_preconditions(module, module.params, args, assume):
-        return None
-    names = {p.first_arg: p.name for p in module.params if p.kind == "scalar"}
-    env = shape_contract.launch_values(module.params, grid3, names)
-    widths = shape_contract.launch_widths(module.params)
-    arrays = None
-    for entry in entries:
-        found = proof_cache.decode(entry)
-        if found.contents and arrays is None:
-            arrays = _given_integer_arrays(module.params, args)
-        if found.admits(env, widths, arrays):
-            return Report(module.name, "verified", level=EVERY_SHAPE_LEVEL, assumptions=list(entry["assumptions"]),
-                          notes=list(entry["notes"]), launch_contract=found,
-                          stats={"cache": "hit", "total_s": round(time.perf_counter() - start, 6)})
-    return None
 
 
 def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Sequence[Precondition],
@@ -500,7 +592,7 @@ def _given_integer_arrays(params: tuple[Any, ...], args: Sequence[Any]) -> dict[
 
 
 
-def _broken_preconditions(module: Module, params: tuple[Any, ...], args: Sequence[Any] | None,
+def _broken_preconditions(module: Module | None, params: tuple[Any, ...], args: Sequence[Any] | None,
                           assume: Sequence[Precondition]) -> list[tuple[Precondition, Finding]]:
     """The user's preconditions the given arguments break (DESIGN §4: a proof under a precondition
     the case does not meet would be vacuous). Each is a finding naming the argument; the proof goes
@@ -522,7 +614,7 @@ def _broken_preconditions(module: Module, params: tuple[Any, ...], args: Sequenc
         if problem:
             out.append((pre, Finding("assumption-violated", f"the given '{pre.array}' breaks its "
                                      f"precondition ({pre.describe()}): {problem}; verified without it",
-                                     module.entry.loc, (), None, 3)))
+                                     _entry_loc(module), (), None, 3)))
     return out
 
 
@@ -565,13 +657,30 @@ def _levels(fp: Any, params: tuple[Any, ...], args: Sequence[Any] | None,
 
 def aliasing_findings(module: Module, args: Sequence[Any]) -> list[Finding]:
     """Obligation 6 on concrete arguments (see ``_aliasing_findings``), for the launcher."""
-    from tilecheck.ir.summary import memory_ops
-
-    written = {m.array for m in memory_ops(module) if m.effect in (Effect.WRITE, Effect.ATOMIC)}
-    return _aliasing_findings(module, written, module.params, args)
+    return _aliasing_findings(module, _written(module), module.params, args)
 
 
-def _aliasing_findings(module: Module, written: set[str], params: tuple[Any, ...], args: Sequence[Any] | None
+def _written(module: Module) -> set[str]:
+    """The arrays a module writes, once per Tile IR (a module bound to another launch shares it)."""
+    found = _WRITTEN.get(id(module.functions))
+    if found is None or found[0] is not module.functions:
+        from tilecheck.ir.summary import memory_ops
+
+        found = _WRITTEN[id(module.functions)] = (module.functions, {
+            m.array for m in memory_ops(module) if m.effect in (Effect.WRITE, Effect.ATOMIC)})
+    return found[1]
+
+
+_WRITTEN: dict[int, tuple[Any, set[str]]] = {}
+
+
+def _entry_loc(module: Module | None) -> Any:
+    from tilecheck.ir.loc import Loc
+
+    return module.entry.loc if module is not None else Loc.unknown()
+
+
+def _aliasing_findings(module: Module | None, written: set[str], params: tuple[Any, ...], args: Sequence[Any] | None
                        ) -> list[Finding]:
     """Obligation 6 on concrete arguments: a written array must not overlap another argument or
     itself (stride 0, overlapping strides). One finding per overlapping pair (two written arrays
@@ -590,7 +699,7 @@ def _aliasing_findings(module: Module, written: set[str], params: tuple[Any, ...
                     if "?" in written:  # a write the IR does not trace to an argument may be through the list
                         written = written | {f"{p.name}[{k}]"}
     out: list[Finding] = []
-    loc = module.entry.loc
+    loc = _entry_loc(module)
     side = Side("argument", loc, (), {}, (), "write")
     for i, (p, a) in enumerate(arrays):
         if p.name not in written:

@@ -48,7 +48,13 @@ def resolve(cache: bool | str | Path | None) -> ProofCache | None:
     ``$TILECHECK_NO_CACHE`` is set), False none, a path that directory."""
     if cache is False or cache is None and os.environ.get(ENV_OFF, "") not in ("", "0"):
         return None
-    directory = default_directory() if cache in (None, True) else Path(cache)
+    if cache in (None, True):
+        where = (os.environ.get(ENV_DIR), os.getcwd())
+        directory = _DEFAULTS.get(where)
+        if directory is None:
+            directory = _DEFAULTS[where] = default_directory()
+    else:
+        directory = Path(cache)
     found = _OPEN.get(directory)
     if found is None:
         found = _OPEN[directory] = ProofCache(directory)
@@ -56,6 +62,7 @@ def resolve(cache: bool | str | Path | None) -> ProofCache | None:
 
 
 _OPEN: dict[Path, ProofCache] = {}
+_DEFAULTS: dict[tuple[str | None, str], Path] = {}  # the default directory, per setting and working directory
 
 
 def versions() -> dict[str, str]:
@@ -65,54 +72,92 @@ def versions() -> dict[str, str]:
     return {"format": str(FORMAT), "tilecheck": __version__, "z3": z3_version()}
 
 
-def key(code: bytes, preconditions: Sequence[str]) -> str:
-    """The entry a proof of this Tile IR under these preconditions belongs to."""
-    h = hashlib.sha256(code)
-    h.update(json.dumps([sorted(preconditions), versions()], sort_keys=True).encode())
-    return h.hexdigest()
+def code_digest(code: bytes) -> str:
+    """The digest of a kernel's Tile IR (its bytecode, or text): once per code object."""
+    found = _CODES.get(id(code))
+    if found is None or found[0] is not code:
+        if len(_CODES) > 4096:
+            _CODES.clear()
+        found = _CODES[id(code)] = (code, hashlib.sha256(code).hexdigest())
+    return found[1]
+
+
+_CODES: dict[int, tuple[bytes, str]] = {}
+
+
+def key(code: str, preconditions: Sequence[str], *more: Any) -> str:
+    """The entry of a Tile IR (``code_digest``) under these preconditions (and ``more``: a launch's
+    identity, for a launch's verdict)."""
+    text = json.dumps([code, sorted(preconditions), versions(), *more], sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 class ProofCache:
-    """One cache directory: ``contracts(key)`` reads an entry (once per process), ``add`` writes one."""
+    """One cache directory, three kinds of entries, each a JSON file written atomically and read
+    once per process:
+    - ``proofs/``: the contracts over the shapes proved for a Tile IR (``contracts``, ``add``);
+    - ``kernels/``: which Tile IR a kernel's sources and specialisation compile to, so that a new
+      process need not compile it to find its proofs (``kernel``, ``add_kernel``);
+    - ``launches/``: the whole report of one launch, its arrays' contents included in the key
+      (``verdict``, ``add_verdict``): a rerun of the same launch, whatever its verdict."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
-        self._entries: dict[str, list[dict[str, Any]]] = {}
+        self._entries: dict[tuple[str, str], Any] = {}
 
-    def _path(self, name: str) -> Path:
-        return self.directory / "proofs" / name[:2] / f"{name}.json"
+    def _path(self, kind: str, name: str) -> Path:
+        return self.directory / kind / name[:2] / f"{name}.json"
 
-    def contracts(self, name: str) -> list[dict[str, Any]]:
-        """The contracts stored under ``name`` (empty when none, or when the entry is unreadable)."""
-        found = self._entries.get(name)
-        if found is None:
-            found = self._entries[name] = self._read(name)
-        return found
+    def _get(self, kind: str, name: str) -> Any:
+        if (kind, name) not in self._entries:
+            self._entries[kind, name] = self._read(kind, name)
+        return self._entries[kind, name]
 
-    def _read(self, name: str) -> list[dict[str, Any]]:
+    def _read(self, kind: str, name: str) -> Any:
         try:
-            data = json.loads(self._path(name).read_text())
+            data = json.loads(self._path(kind, name).read_text())
         except (OSError, ValueError):
-            return []
-        if not isinstance(data, dict) or data.get("versions") != versions() or \
-                not isinstance(data.get("contracts"), list):
-            return []
-        return [c for c in data["contracts"] if _well_formed(c)]
+            return None
+        if not isinstance(data, dict) or data.get("versions") != versions():
+            return None
+        return data.get("value")
 
-    def add(self, name: str, contract: dict[str, Any]) -> None:
-        """Store one more contract under ``name`` (atomically; a failure to write is not an error:
-        the next launch proves again)."""
-        kept = [c for c in self._read(name) if c != contract] + [contract]
-        self._entries[name] = kept
-        path = self._path(name)
+    def _put(self, kind: str, name: str, value: Any) -> None:
+        """Write one entry atomically (a failure to write is not an error: the next run proves again)."""
+        self._entries[kind, name] = value
+        path = self._path(kind, name)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._mark()
             with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as f:
-                json.dump({"versions": versions(), "contracts": kept}, f)
+                json.dump({"versions": versions(), "value": value}, f)
             os.replace(f.name, path)
         except OSError:
             return
+
+    def contracts(self, name: str) -> list[dict[str, Any]]:
+        """The contracts stored under ``name`` (empty when none, or when the entry is unreadable)."""
+        found = self._get("proofs", name)
+        return [c for c in found if _well_formed(c)] if isinstance(found, list) else []
+
+    def add(self, name: str, contract: dict[str, Any]) -> None:
+        """Store one more contract under ``name``."""
+        self._entries.pop(("proofs", name), None)  # another process may have added one meanwhile
+        self._put("proofs", name, [c for c in self.contracts(name) if c != contract] + [contract])
+
+    def kernel(self, name: str) -> dict[str, Any] | None:
+        found = self._get("kernels", name)
+        ok = isinstance(found, dict) and isinstance(found.get("code"), str) and isinstance(found.get("written"), list)
+        return found if ok else None
+
+    def add_kernel(self, name: str, code: str, kernel: str, written: list[str]) -> None:
+        self._put("kernels", name, {"code": code, "kernel": kernel, "written": sorted(written)})
+
+    def verdict(self, name: str) -> Any:
+        return self._get("launches", name)
+
+    def add_verdict(self, name: str, report: Any) -> None:
+        self._put("launches", name, report)
 
     def _mark(self) -> None:
         """A new cache directory says what it is, and keeps out of version control."""
@@ -180,3 +225,78 @@ def _well_formed(entry: Any) -> bool:
         return all(isinstance(entry[k], list) for k in ("facts", "assumptions", "notes"))
     except (KeyError, TypeError, ValueError, TilecheckError):
         return False
+
+
+# ---- whole reports in JSON (the verdicts of launches) --------------------------------------------
+def report_json(report: Any) -> Any:
+    """A report as JSON values, every type tagged (``report_from_json`` reads it back); a finding's
+    replay case (the kernel and arrays) is left out."""
+    return _encode(report)
+
+
+def report_from_json(data: Any, case: Any) -> Any:
+    """The report ``report_json`` wrote, its findings replayable on ``case`` (kernel, args, grid)."""
+    import dataclasses
+
+    from tilecheck.report import Finding
+
+    report = _decode(data)
+
+    def with_case(value: Any) -> Any:
+        if isinstance(value, Finding):
+            return dataclasses.replace(value, case=case)
+        return value
+    report.findings = [with_case(f) for f in report.findings]
+    if report.contract is not None and report.contract.breaking is not None:
+        report.contract = dataclasses.replace(report.contract, breaking=with_case(report.contract.breaking))
+    return report
+
+
+def _types() -> dict[str, Any]:
+    from tilecheck.ir.loc import Loc
+    from tilecheck.report import Contract, Finding, Report, Side, Witness
+
+    return {t.__name__: t for t in (Loc, Contract, Finding, Report, Side, Witness, shape_contract.ShapeContract,
+                                    shape_contract.Rule, shape_contract.Term)}
+
+
+def _encode(value: Any) -> Any:
+    import dataclasses
+
+    from tilecheck.requirements import Precondition
+
+    if isinstance(value, Precondition):
+        return {"$p": _spec(value)}
+    if dataclasses.is_dataclass(value) and type(value).__name__ in _types():
+        fields = {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value) if f.name != "case"}
+        return {"$": type(value).__name__, **fields}
+    if isinstance(value, tuple):
+        return {"$t": [_encode(v) for v in value]}
+    if isinstance(value, list):
+        return [_encode(v) for v in value]
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value):
+            return {"$m": {k: _encode(v) for k, v in value.items()}}
+        return {"$d": [[_encode(k), _encode(v)] for k, v in value.items()]}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"not stored: {type(value).__name__}")
+
+
+def _decode(value: Any) -> Any:
+    from tilecheck.requirements import parse
+
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$p" in value:
+        return parse(value["$p"])
+    if "$t" in value:
+        return tuple(_decode(v) for v in value["$t"])
+    if "$m" in value:
+        return {k: _decode(v) for k, v in value["$m"].items()}
+    if "$d" in value:
+        return {_decode(k): _decode(v) for k, v in value["$d"]}
+    kind = _types()[value["$"]]
+    return kind(**{k: _decode(v) for k, v in value.items() if k != "$"})

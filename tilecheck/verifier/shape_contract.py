@@ -186,6 +186,13 @@ def launch_values(params: Sequence[Any], grid: tuple[int, int, int], scalar_name
     return env
 
 
+def launch_of(params: Sequence[Any], grid: tuple[int, int, int]) -> tuple[dict[str, int], dict[str, int]]:
+    """What a contract reads of a launch of a cuTile kernel: its symbols' values (``launch_values``,
+    scalars by their parameter names) and its arrays' index widths (``launch_widths``)."""
+    names = {p.first_arg: p.name for p in params if p.kind == "scalar"}
+    return launch_values(params, grid, names), launch_widths(params)
+
+
 def witness_values(witness: Any) -> dict[str, int]:
     """The launch of a model's witness, as ``launch_values`` names it."""
     env = {f"grid[{k}]": int(g) for k, g in enumerate(witness.grid)}
