@@ -139,3 +139,15 @@ def test_the_source_digest_follows_the_globals_and_files_a_kernel_reads(tmp_path
     assert digest() != base
     unpinned = load("sd_obj", "class Box:\n    pass\n\nOFFSET = Box()\n\ndef k(x):\n    return OFFSET\n")
     assert kernel_digest(unpinned.k, None, "v") is None  # an object without a stable text form
+
+
+def test_a_verdict_with_a_warning_is_kept_per_launch_not_by_contract(tmp_path):
+    from corpus.kernels import gemm
+
+    case = tilecheck.cases_of(gemm.matmul_split_k_atomic)[0]
+    first = tilecheck.verify(gemm.matmul_split_k_atomic, case.make_args(), case.grid, cache=tmp_path)
+    assert first.status == "verified" and any(f.kind == "order-dependent-atomic" for f in first.findings)
+    assert not (tmp_path / "proofs").exists()  # its witness belongs to this launch
+    again = tilecheck.verify(gemm.matmul_split_k_atomic, case.make_args(), case.grid, cache=tmp_path)
+    assert again.stats["cache"] == "hit"
+    assert [f.kind for f in again.findings] == [f.kind for f in first.findings]

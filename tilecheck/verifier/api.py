@@ -175,7 +175,10 @@ def _remember(store: proof_cache.ProofCache, case: _CacheCase, report: Report, a
     (a verdict of the machine's load, not of the kernel)."""
     if any(smt.BACKSTOP_REASON in r for r in report.reasons):
         return
-    if report.status == "verified" and report.level == EVERY_SHAPE_LEVEL and report.launch_contract is not None:
+    # a contract decides other launches only for a report with nothing but the verdict in it: a
+    # warning (an order-dependent atomic) has a witness of this launch, so it is kept per launch
+    if report.status == "verified" and report.level == EVERY_SHAPE_LEVEL and report.launch_contract is not None \
+            and not report.findings:
         store.add(proof_cache.key(case.code, case.preconditions),
                   proof_cache.encode(report.launch_contract, report.assumptions, report.notes))
         return
@@ -448,7 +451,8 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
                            rlimit=SEARCH_RLIMIT, proved=proved).run()
         return check
     found = shape_contract.search(checker(assume), pool, index32)
-    if not found.contract.proved and fp.memory and data:
+    # a defect (not an undecided query) the given contents' facts may exclude: searched again
+    if not found.contract.proved and found.contract.breaking is not None and fp.memory and data:
         arrays = _given_integer_arrays(params, args)
         read = sorted(fp.arrays[i].name for i in fp.memory if fp.arrays[i].name in arrays)
         given = [f for f in launch_data.facts_of(read, arrays) if f not in assume]

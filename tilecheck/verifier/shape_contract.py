@@ -391,6 +391,8 @@ def search(check: Callable[[tuple[Rule, ...], set[Any]], Any], pool: list[Rule],
     for n, rules in enumerate(tiers):
         if n and (smt.work_spent() or 0) - start > SEARCH_WORK:
             break
+        if n and n < len(tiers) - 1 and result.unknowns:
+            continue  # a query the solver could not decide: the values seen (last tier) usually do
         result = check(tuple(rules), proved)
         proved |= result.proved
         needed |= {r for i, r in enumerate(rules) if f"rule!{i}" in result.cores}
