@@ -15,7 +15,6 @@ contract narrower than the kernel needs has no such launch, and the script says 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import importlib
 import json
 import pickle
@@ -69,7 +68,7 @@ def _launch(kernel, args, grid, contract, rng, tc):
     """Another launch the contract may admit: (args, grid), or None when it does not."""
     from tilecheck.ir.cutile import module_for
     from tilecheck.verifier import shape_contract as sc
-    from tilecheck.verifier.api import _given_integer_arrays
+    from tilecheck.verifier.arguments import given_integer_arrays
 
     dims = sorted({int(d) for a in args if isinstance(a, np.ndarray) for d in a.shape})
     frozen = _fixed(contract)
@@ -98,7 +97,7 @@ def _launch(kernel, args, grid, contract, rng, tc):
         if values:
             extents[k] = max(1, min(values))
     env, widths = sc.launch_of(module.params, tuple(extents))
-    if not contract.admits(env, widths, _given_integer_arrays(module.params, new)):
+    if not contract.admits(env, widths, given_integer_arrays(module.params, new)):
         return None
     return new, tuple(extents)
 
@@ -169,6 +168,7 @@ def main() -> None:
     import cuda.tile as ct
 
     import tilecheck as tc
+    from tilecheck.grid import normalize_grid
     from tilecheck.verifier.api import EVERY_SHAPE_LEVEL
 
     records, seen = [], set()
@@ -185,7 +185,7 @@ def main() -> None:
             kern = ct.kernel(kern, **(r.get("compiler_options") or {}))
         elif r.get("compiler_options"):
             kern = kern.replace_hints(**r["compiler_options"])
-        args, grid = tuple(r["args"]), tuple(r["grid"])
+        args, grid = tuple(r["args"]), normalize_grid(tuple(r["grid"]))
         start = time.perf_counter()
         report = tc.verify(kern, args, grid, cache=False)
         row = {"kernel": label, "status": report.status, "level": report.level,
@@ -207,6 +207,8 @@ def main() -> None:
         Path(opts.out).write_text(json.dumps(rows, indent=1))
     every = [x for x in rows if "runs" in x]
     clean = [x for x in every if x["runs"] and all(r["detect"] == "verified" for r in x["runs"])]
+    none = [x for x in every if not x["runs"]]
+    print(f"{len(none)} kernels with no admitted launch generated: " + ", ".join(x["kernel"].split(".")[-1] for x in none))
     wrong = [x for x in every if any(r["detect"] in ("race", "out-of-bounds") for r in x["runs"])]
     print(f"{len(every)} kernels verified for every shape; {len(clean)} with every admitted launch race-free "
           f"on the detector ({sum(len(x['runs']) for x in every)} launches), {len(wrong)} with a race at an "

@@ -62,12 +62,12 @@ def test_verify_assumes_the_kernels_own_precondition():
     dup[1][1] = dup[1][0]  # a launch whose contents break it is not admitted
     from tilecheck.ir.cutile import module_for
     from tilecheck.verifier import shape_contract as sc
-    from tilecheck.verifier.api import _given_integer_arrays
+    from tilecheck.verifier.arguments import given_integer_arrays
 
     module, _ = module_for(scatter_plain, dup)
     env, widths = sc.launch_of(module.params, GRID)
     if plain.launch_contract is not None and plain.launch_contract.proved:
-        assert not plain.launch_contract.admits(env, widths, _given_integer_arrays(module.params, dup))
+        assert not plain.launch_contract.admits(env, widths, given_integer_arrays(module.params, dup))
     # stated twice (decorator and assume=): assumed and listed once
     again = tilecheck.verify(scatter_above, _args(), GRID, assume=[tilecheck.distinct("idx")])
     assert again.status == "verified" and again.assumptions.count(DISTINCT) == 1

@@ -8,7 +8,6 @@ value to the same new value, so dimensions that agree keep agreeing), keeping ea
 locks and counters, stay zero), and giving each grid axis the value its contract rule names (any
 small extent when it has none). A launch the contract does not admit is not run.
 """
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -3,10 +3,8 @@ of the same Tile IR that satisfies the contract is decided without a solver call
 not is verified again; corrupt entries are ignored and rewritten; the CLI clears it."""
 
 import json
-import os
 
 import numpy as np
-import pytest
 
 import tilecheck
 from tests.verifier.test_shape_contract import copy_tiles, same_tile

@@ -106,7 +106,7 @@ def check_launch(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int],
     ``assume``: the preconditions to check under; None: the kernel's ``@tilecheck.requires`` and
     those ``[tool.tilecheck.assume]`` in the working directory's pyproject.toml names for it."""
     __tracebackhide__ = True
-    from tilecheck.verifier.api import aliasing_findings
+    from tilecheck.verifier.arguments import aliasing_findings
 
     if assume is None:
         assume = configured(kernel, *assume_table(Path.cwd()))

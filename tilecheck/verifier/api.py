@@ -10,15 +10,16 @@ from typing import Any
 from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
-from tilecheck.ir.opdefs import Effect
 from tilecheck.verifier import launch_data, proof_cache, shape_contract, smt
+from tilecheck.verifier.arguments import aliasing_in, broken_preconditions, given_integer_arrays
+from tilecheck.verifier.cached import EVERY_SHAPE_LEVEL, lookup, remember
 from tilecheck.verifier.confirm import confirmer
 from tilecheck.verifier.contract import axes_read, exclude_overflow, infer_contract, symbolic_bounds
 from tilecheck.verifier.footprints import reset_instances
 from tilecheck.verifier.locks import find_spin_locks
 from tilecheck.verifier.obligations import Checker, Level, LevelResult
 from tilecheck.verifier.preconditions import Precondition
-from tilecheck.report import LEVELS, RACE_KINDS, Finding, Report, Side, Witness
+from tilecheck.report import LEVELS, RACE_KINDS, Report
 from tilecheck.requirements import check_named, with_requirements
 from tilecheck.verifier.symbolic.engine import GRID, data_shape, execute
 from tilecheck.ir.order import order_graph
@@ -47,8 +48,6 @@ CONTRACT_LEVEL = "the given shapes, for the grids of its contract"
 # each query of the search for a contract over the shapes: there, every query proved on TileGym took
 # under 0.25M units, and a harder one only sends the launch to its given case (verified there)
 SEARCH_RLIMIT = 1_000_000
-# the level of a launch's verdict proved for every launch its contract over the shapes admits
-EVERY_SHAPE_LEVEL = "every shape, under its launch contract"
 DEFAULT_ASSUMPTIONS = (
     "array arguments do not alias one another (cuTile's own assumption; checked on the given arrays)",
     "no written array overlaps itself: distinct in-bounds indices are distinct addresses",
@@ -90,7 +89,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     options = {"data": data, "contract": contract, "work": work, "every_shape": every_shape}
     case = None
     if store is not None:
-        case, hit = _cached(store, kernel, args, grid, assume, options)
+        case, hit = lookup(store, kernel, args, grid, assume, options)
         if hit is not None:
             return hit
     # its own Z3 context: the same kernel gives the same formulas and answers, whatever was
@@ -100,142 +99,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
                          every_shape=every_shape)
         report.stats["work"] = smt.work_spent()  # deterministic: the same on any machine
     if store is not None and case is not None:
-        _remember(store, case, report, args, grid)
+        remember(store, case, report, args, grid)
     return report
-
-
-@dataclasses.dataclass
-class _CacheCase:
-    """What the proof cache knows a launch by: its Tile IR's digest, its preconditions' text, its
-    arguments' parameters (bound to this launch) and its identity as a launch (options included)."""
-
-    code: str
-    preconditions: list[str]
-    kernel: str
-    params: tuple[Any, ...]
-    launch: Any
-
-
-def _cached(store: proof_cache.ProofCache, kernel: Any, args: Sequence[Any], grid: Any,
-            assume: Sequence[Precondition], options: dict[str, Any]) -> tuple[_CacheCase | None, Report | None]:
-    """The verdict of a launch the proof cache decides, without a solver call: one that satisfies
-    a contract proved before for its Tile IR (the launch's own arguments still checked where a
-    proof cannot speak for them: no written array aliases another, no precondition is broken), or
-    the same launch verified before (same arguments and contents). A kernel compiled before, in
-    any process, is found by its sources' digest without compiling it."""
-    from tilecheck.ir.cutile import compilation_key
-
-    start = time.perf_counter()
-    grid3 = normalize_grid(grid)
-    assume = with_requirements(kernel, assume)
-    preconditions = [p.describe() for p in assume]
-    front = None if isinstance(kernel, Module) else compilation_key(kernel, args)
-    entry = store.kernel(front[0]) if front is not None and front[0] is not None else None
-    if entry is not None:
-        digest, name, written, params = entry["code"], entry["kernel"], set(entry["written"]), front[2]
-    else:
-        module, code = _code(kernel, args)
-        digest, name, written, params = proof_cache.code_digest(code), module.name, _written(module), module.params
-        if front is not None and front[0] is not None:
-            store.add_kernel(front[0], digest, name, list(written))
-    identity = (_identity(params, grid3), options)
-    case = _CacheCase(digest, preconditions, name, params, identity)
-    replay = (kernel, tuple(args), grid3)
-    if options["every_shape"] and not _aliasing_findings(None, written, params, args) and \
-            not _broken_preconditions(None, params, args, assume):
-        entries = store.contracts(proof_cache.key(digest, preconditions))
-        env, widths = shape_contract.launch_of(params, grid3) if entries else ({}, {})
-        arrays = None
-        for stored in entries:
-            found = proof_cache.decode(stored)
-            if found.contents and arrays is None:
-                arrays = _given_integer_arrays(params, args)
-            if found.admits(env, widths, arrays):
-                return case, Report(name, "verified", level=EVERY_SHAPE_LEVEL, assumptions=list(stored["assumptions"]),
-                                    notes=list(stored["notes"]), launch_contract=found,
-                                    stats={"cache": "hit", "total_s": round(time.perf_counter() - start, 6)})
-    contents = _contents_digest(params, args, floats=False)
-    if contents is not None:
-        stored = store.verdict(proof_cache.key(digest, preconditions, "launch", identity, contents))
-        if isinstance(stored, dict) and (stored.get("floats") is None or
-                                         stored["floats"] == _contents_digest(params, args, floats=True)):
-            try:
-                report = proof_cache.report_from_json(stored["report"], replay)
-            except (KeyError, TypeError, ValueError, TilecheckError):
-                return case, None  # an entry of another shape: ignored, and rewritten
-            report.stats = {**report.stats, "cache": "hit", "total_s": round(time.perf_counter() - start, 6)}
-            return case, report
-    return case, None
-
-
-def _remember(store: proof_cache.ProofCache, case: _CacheCase, report: Report, args: Sequence[Any],
-              grid: Any) -> None:
-    """Store what a verification proved: its contract over the shapes (for every launch it
-    admits), and its whole report (for this launch again), unless the wall-clock backstop ran out
-    (a verdict of the machine's load, not of the kernel)."""
-    if any(smt.BACKSTOP_REASON in r for r in report.reasons):
-        return
-    # a contract decides other launches only for a report with nothing but the verdict in it: a
-    # warning (an order-dependent atomic) has a witness of this launch, so it is kept per launch
-    if report.status == "verified" and report.level == EVERY_SHAPE_LEVEL and report.launch_contract is not None \
-            and not report.findings:
-        store.add(proof_cache.key(case.code, case.preconditions),
-                  proof_cache.encode(report.launch_contract, report.assumptions, report.notes))
-        return
-    contents = _contents_digest(case.params, args, floats=False)
-    # a verdict the exact detector gave on this launch's data may follow its float values too
-    floats = _contents_digest(case.params, args, floats=True) if report.level == launch_data.LEVEL else None
-    if contents is not None and (floats is not None or report.level != launch_data.LEVEL):
-        try:
-            data = proof_cache.report_json(report)
-        except TypeError:  # a value the store does not know how to write: not stored
-            return
-        store.add_verdict(proof_cache.key(case.code, case.preconditions, "launch", case.launch, contents),
-                          {"report": data, "floats": floats})
-
-
-def _identity(params: tuple[Any, ...], grid: tuple[int, int, int]) -> list[Any]:
-    """A launch's parameters as values: names, kinds, dtypes, shapes, strides, scalar values."""
-    return [[p.name, p.kind, p.dtype, list(p.shape), list(p.strides), repr(p.value),
-             [[list(a), list(b)] for a, b in p.items]] for p in params] + [list(grid)]
-
-
-# arrays hashed for a launch's verdict entry, in all (a larger launch is not stored)
-CONTENTS_BYTES = 64 << 20
-
-
-def _contents_digest(params: tuple[Any, ...], args: Sequence[Any], floats: bool) -> str | None:
-    """The digest of the array arguments' contents: the integer and boolean ones (what the static
-    check reads: index arrays, preconditions), with ``floats`` every one. Host arrays only: None
-    when one lives on a device, or when together they pass ``CONTENTS_BYTES``."""
-    import hashlib
-
-    from tilecheck.arrays import flat_arguments
-    from tilecheck.interp.memory import as_host_array
-
-    h = hashlib.sha256()
-    total = 0
-    for p, a in zip(params, flat_arguments(tuple(args))):
-        items = a if p.kind == "list" and isinstance(a, (list, tuple)) else [a] if p.kind == "array" else []
-        for item in items:
-            try:
-                values = as_host_array(p.name, item)
-            except TilecheckError:
-                return None
-            if not floats and values.dtype.kind not in "iub":
-                continue
-            total += values.nbytes
-            if total > CONTENTS_BYTES:
-                return None
-            h.update(str((values.dtype.str, values.shape)).encode())
-            h.update(values.tobytes())
-    return h.hexdigest()
-
-
-def _code(kernel: Any, args: Sequence[Any]) -> tuple[Module, bytes]:
-    from tilecheck.ir.cutile import module_for
-
-    return module_for(kernel, tuple(args))
 
 
 def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Sequence[Precondition],
@@ -261,7 +126,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         if written:
             report.notes.append(f"precondition on '{pre.array}' ignored: the kernel writes that array")
         report.assumptions.append(pre.describe())
-    broken = _broken_preconditions(module, params, args, assume)
+    broken = broken_preconditions(module, params, args, assume)
     assume = [pre for pre in assume if pre not in {b for b, _ in broken}]
     report.assumptions = [a for a in report.assumptions if a not in {b.describe() for b, _ in broken}]
     if fp.facts:
@@ -275,7 +140,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         report.reasons.append(f"{u.reason} at {u.op.loc.outermost().short()}")
 
     written = {fp.arrays[a.array].name for a in fp.accesses if a.writes and a.array in fp.arrays}
-    aliasing = _aliasing_findings(module, written, params, args)
+    aliasing = aliasing_in(module, written, params, args)
     results: list[LevelResult] = []
     levels = _levels(fp, params, args, grid3)
     every = None
@@ -399,7 +264,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
 
         user = list(assume)  # the broken ones are already left out
         report = launch_data.decide(
-            report, _given_integer_arrays(params, args),
+            report, given_integer_arrays(params, args),
             lambda extra: _reverified(report, extra, user, args, grid3, fp, graph, locks, module, results[-1], given),
             lambda: _detect_if_small(detect, kernel, args, grid3, user),
             lambda: _proved_pinned(args, grid3, user, fp, graph, locks, module, results[-1], given))
@@ -453,7 +318,7 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
     found = shape_contract.search(checker(assume), pool, index32)
     # a defect (not an undecided query) the given contents' facts may exclude: searched again
     if not found.contract.proved and found.contract.breaking is not None and fp.memory and data:
-        arrays = _given_integer_arrays(params, args)
+        arrays = given_integer_arrays(params, args)
         read = sorted(fp.arrays[i].name for i in fp.memory if fp.arrays[i].name in arrays)
         given = [f for f in launch_data.facts_of(read, arrays) if f not in assume]
         if given:
@@ -462,7 +327,7 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
                 found = again
                 found.contract = dataclasses.replace(found.contract, contents=tuple(given))
     found.contract = dataclasses.replace(found.contract, facts=tuple(trees))
-    if found.contract.proved and not found.contract.admits(env, widths, _given_integer_arrays(params, args)):
+    if found.contract.proved and not found.contract.admits(env, widths, given_integer_arrays(params, args)):
         # never a proof about other launches only
         found.contract = dataclasses.replace(found.contract, proved=False,
                                              reason="the contract found does not admit this launch")
@@ -519,7 +384,7 @@ def _proved_pinned(args: Sequence[Any], grid: tuple[int, int, int], assume: list
     excluded and the question asked again, as at any given-case level)."""
     from tilecheck.verifier.given_case import FULL_PIN_ELEMENTS
 
-    arrays = _given_integer_arrays(module.params, args)
+    arrays = given_integer_arrays(module.params, args)
     pinned = sorted(fp.arrays[i].name for i in fp.memory if fp.arrays[i].name in arrays
                     and arrays[fp.arrays[i].name].size <= FULL_PIN_ELEMENTS)
     if not pinned:
@@ -577,51 +442,6 @@ def _detect_if_small(detect: Any, kernel: Any, args: Sequence[Any], grid: tuple[
     return report
 
 
-def _given_integer_arrays(params: tuple[Any, ...], args: Sequence[Any]) -> dict[str, Any]:
-    """The host contents of the integer array arguments, by name (device arrays are left out)."""
-    from tilecheck.arrays import flat_arguments
-    from tilecheck.interp.memory import as_host_array
-
-    out = {}
-    for p, a in zip(params, flat_arguments(tuple(args))):
-        if p.kind != "array":
-            continue
-        try:
-            values = as_host_array(p.name, a)
-        except TilecheckError:
-            continue
-        if values.dtype.kind in "iu":
-            out[p.name] = values
-    return out
-
-
-
-def _broken_preconditions(module: Module | None, params: tuple[Any, ...], args: Sequence[Any] | None,
-                          assume: Sequence[Precondition]) -> list[tuple[Precondition, Finding]]:
-    """The user's preconditions the given arguments break (DESIGN §4: a proof under a precondition
-    the case does not meet would be vacuous). Each is a finding naming the argument; the proof goes
-    on without it."""
-    if args is None or not params:
-        return []
-    from tilecheck.arrays import flat_arguments
-    from tilecheck.interp.memory import as_host_array
-
-    values = {p.name: a for p, a in zip(params, flat_arguments(tuple(args)))}
-    out = []
-    for pre in assume:
-        if pre.array not in values:
-            continue
-        try:
-            problem = pre.violation(as_host_array(pre.array, values[pre.array]))
-        except TilecheckError:  # a device array: its contents are not read here
-            continue
-        if problem:
-            out.append((pre, Finding("assumption-violated", f"the given '{pre.array}' breaks its "
-                                     f"precondition ({pre.describe()}): {problem}; verified without it",
-                                     _entry_loc(module), (), None, 3)))
-    return out
-
-
 def _violated(result: LevelResult) -> bool:
     """The model does not hold for the case: it breaks an assumption, or its index arithmetic overflows."""
     return any(f.kind in ("assumption-violated", "overflow") for f in result.findings)
@@ -657,123 +477,3 @@ def _levels(fp: Any, params: tuple[Any, ...], args: Sequence[Any] | None,
     elif grid is not None:
         levels.append(Level(2, "all shapes, the given grid", None, None, None, grid))
     return levels
-
-
-def aliasing_findings(module: Module, args: Sequence[Any]) -> list[Finding]:
-    """Obligation 6 on concrete arguments (see ``_aliasing_findings``), for the launcher."""
-    return _aliasing_findings(module, _written(module), module.params, args)
-
-
-def _written(module: Module) -> set[str]:
-    """The arrays a module writes, once per Tile IR (a module bound to another launch shares it)."""
-    found = _WRITTEN.get(id(module.functions))
-    if found is None or found[0] is not module.functions:
-        from tilecheck.ir.summary import memory_ops
-
-        found = _WRITTEN[id(module.functions)] = (module.functions, {
-            m.array for m in memory_ops(module) if m.effect in (Effect.WRITE, Effect.ATOMIC)})
-    return found[1]
-
-
-_WRITTEN: dict[int, tuple[Any, set[str]]] = {}
-
-
-def _entry_loc(module: Module | None) -> Any:
-    from tilecheck.ir.loc import Loc
-
-    return module.entry.loc if module is not None else Loc.unknown()
-
-
-def _aliasing_findings(module: Module | None, written: set[str], params: tuple[Any, ...], args: Sequence[Any] | None
-                       ) -> list[Finding]:
-    """Obligation 6 on concrete arguments: a written array must not overlap another argument or
-    itself (stride 0, overlapping strides). One finding per overlapping pair (two written arrays
-    that overlap are one finding, not two), naming both arguments and the bytes they share."""
-    if args is None or not params:
-        return []
-    from tilecheck.arrays import flat_arguments, layout_of, layouts_overlap
-
-    arrays = [(p, layout) for p, a in zip(params, flat_arguments(args))
-              if p.kind == "array" and (layout := layout_of(a)) is not None]
-    for p, a in zip(params, flat_arguments(args)):  # each array of a list argument, as one argument
-        if p.kind == "list" and isinstance(a, (list, tuple)):
-            for k, ((shape, strides), item) in enumerate(zip(p.items, a)):
-                if (layout := layout_of(item)) is not None:
-                    arrays.append((_ListItem(f"{p.name}[{k}]", shape, strides), layout))
-                    if "?" in written:  # a write the IR does not trace to an argument may be through the list
-                        written = written | {f"{p.name}[{k}]"}
-    out: list[Finding] = []
-    loc = _entry_loc(module)
-    side = Side("argument", loc, (), {}, (), "write")
-    for i, (p, a) in enumerate(arrays):
-        if p.name not in written:
-            continue
-        for j, (q, b) in enumerate(arrays):
-            if j == i or (q.name in written and j < i):  # a written pair is reported from its first array
-                continue
-            if not layouts_overlap(a, b):
-                continue
-            mine, theirs = _shared_bytes(a, b)
-            ranges = (f"bytes [{mine[0]}, {mine[1]}) of '{p.name}' are bytes [{theirs[0]}, {theirs[1]}) "
-                      f"of '{q.name}'")
-            also = " (also written)" if q.name in written else ""
-            out.append(Finding("aliasing", f"'{p.name}' is written and overlaps argument '{q.name}'{also} "
-                               f"in memory: {ranges}", loc, (),
-                               Witness(p.name, None, None, side, Side("argument", loc, (), {}, (),
-                                                                      "write" if also else "read"),
-                                       (), {p.name: p.shape, q.name: q.shape}, other=q.name,
-                                       overlap={p.name: mine, q.name: theirs}), 3))
-        dup = _self_overlap(p.shape, p.strides)
-        if dup is not None:
-            offset = sum(i * s for i, s in zip(dup[0], p.strides)) * a.itemsize
-            out.append(Finding("aliasing", f"'{p.name}' is written but elements {dup[0]} and {dup[1]} "
-                               f"share one address (strides {p.strides})", loc, (),
-                               Witness(p.name, dup[0], None, side, None, (), {p.name: p.shape},
-                                       other=p.name, other_element=dup[1],
-                                       overlap={p.name: (offset, offset + a.itemsize)}), 3))
-    return out
-
-
-@dataclasses.dataclass(frozen=True)
-class _ListItem:
-    """One array of a list argument, named ``As[k]``, for the aliasing check."""
-
-    name: str
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-
-
-def _shared_bytes(a: Any, b: Any) -> tuple[tuple[int, int], tuple[int, int]]:
-    """The byte range where two overlapping layouts' address ranges meet, as [start, end) offsets
-    from each array's element 0 (negative where a negative stride reaches below it)."""
-    start = max(a.lowest, b.lowest)
-    end = min(a.lowest + a.extent, b.lowest + b.extent)
-    return (start - a.ptr, end - a.ptr), (start - b.ptr, end - b.ptr)
-
-
-def _self_overlap(shape: tuple[int, ...],
-                  strides: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """Two distinct in-bounds indices with one address, if any (None when the layout is injective)."""
-    dims = sorted((abs(s), n, d) for d, (n, s) in enumerate(zip(shape, strides)) if n > 1)
-    extent = 1
-    injective = True
-    for stride, n, _ in dims:
-        if stride < extent:
-            injective = False
-            break
-        extent = stride * (n - 1) + extent
-    if injective:
-        return None
-    import numpy as np
-
-    if np.prod(shape) > 2_000_000:
-        return (tuple(0 for _ in shape), tuple(0 for _ in shape))
-    grids = np.indices(shape).reshape(len(shape), -1)
-    offsets = (grids * np.array(strides).reshape(-1, 1)).sum(axis=0)
-    order = np.argsort(offsets, kind="stable")
-    sorted_off = offsets[order]
-    hits = np.nonzero(sorted_off[1:] == sorted_off[:-1])[0]
-    if not len(hits):
-        return None
-    i, j = order[hits[0]], order[hits[0] + 1]
-    return tuple(int(v) for v in grids[:, i]), tuple(int(v) for v in grids[:, j])

@@ -1,0 +1,149 @@
+"""The proof cache at a launch (issue 20): what ``verify`` asks the cache before it proves, and
+what it stores after (``proof_cache`` holds the entries): a contract over the shapes decides every
+launch it admits, a launch's whole report decides the same launch again."""
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from tilecheck.errors import TilecheckError
+from tilecheck.grid import normalize_grid
+from tilecheck.ir import Module
+from tilecheck.report import Report
+from tilecheck.requirements import with_requirements
+from tilecheck.verifier import launch_data, proof_cache, shape_contract, smt
+from tilecheck.verifier.arguments import aliasing_in, broken_preconditions, given_integer_arrays, written_arrays
+from tilecheck.verifier.preconditions import Precondition
+
+# the level of a launch's verdict proved for every launch its contract over the shapes admits
+EVERY_SHAPE_LEVEL = "every shape, under its launch contract"
+
+
+@dataclasses.dataclass
+class CacheCase:
+    """What the proof cache knows a launch by: its Tile IR's digest, its preconditions' text, its
+    arguments' parameters (bound to this launch) and its identity as a launch (options included)."""
+
+    code: str
+    preconditions: list[str]
+    kernel: str
+    params: tuple[Any, ...]
+    launch: Any
+
+
+def lookup(store: proof_cache.ProofCache, kernel: Any, args: Sequence[Any], grid: Any,
+            assume: Sequence[Precondition], options: dict[str, Any]) -> tuple[CacheCase | None, Report | None]:
+    """The verdict of a launch the proof cache decides, without a solver call: one that satisfies
+    a contract proved before for its Tile IR (the launch's own arguments still checked where a
+    proof cannot speak for them: no written array aliases another, no precondition is broken), or
+    the same launch verified before (same arguments and contents). A kernel compiled before, in
+    any process, is found by its sources' digest without compiling it."""
+    from tilecheck.ir.cutile import compilation_key, module_for
+
+    start = time.perf_counter()
+    grid3 = normalize_grid(grid)
+    assume = with_requirements(kernel, assume)
+    preconditions = [p.describe() for p in assume]
+    front = None if isinstance(kernel, Module) else compilation_key(kernel, args)
+    entry = store.kernel(front[0]) if front is not None and front[0] is not None else None
+    if entry is not None:
+        digest, name, written, params = entry["code"], entry["kernel"], set(entry["written"]), front[2]
+    else:
+        module, code = module_for(kernel, tuple(args))
+        digest, name, written, params = proof_cache.code_digest(code), module.name, written_arrays(module), module.params
+        if front is not None and front[0] is not None:
+            store.add_kernel(front[0], digest, name, list(written))
+    identity = (_identity(params, grid3), options)
+    case = CacheCase(digest, preconditions, name, params, identity)
+    replay = (kernel, tuple(args), grid3)
+    if options["every_shape"] and not aliasing_in(None, written, params, args) and \
+            not broken_preconditions(None, params, args, assume):
+        entries = store.contracts(proof_cache.key(digest, preconditions))
+        env, widths = shape_contract.launch_of(params, grid3) if entries else ({}, {})
+        arrays = None
+        for stored in entries:
+            found = proof_cache.decode(stored)
+            if found.contents and arrays is None:
+                arrays = given_integer_arrays(params, args)
+            if found.admits(env, widths, arrays):
+                return case, Report(name, "verified", level=EVERY_SHAPE_LEVEL, assumptions=list(stored["assumptions"]),
+                                    notes=list(stored["notes"]), launch_contract=found,
+                                    stats={"cache": "hit", "total_s": round(time.perf_counter() - start, 6)})
+    contents = _contents_digest(params, args, floats=False)
+    if contents is not None:
+        stored = store.verdict(proof_cache.key(digest, preconditions, "launch", identity, contents))
+        if isinstance(stored, dict) and (stored.get("floats") is None or
+                                         stored["floats"] == _contents_digest(params, args, floats=True)):
+            try:
+                report = proof_cache.report_from_json(stored["report"], replay)
+            except (KeyError, TypeError, ValueError, TilecheckError):
+                return case, None  # an entry of another shape: ignored, and rewritten
+            report.stats = {**report.stats, "cache": "hit", "total_s": round(time.perf_counter() - start, 6)}
+            return case, report
+    return case, None
+
+
+def remember(store: proof_cache.ProofCache, case: CacheCase, report: Report, args: Sequence[Any],
+              grid: Any) -> None:
+    """Store what a verification proved: its contract over the shapes (for every launch it
+    admits), and its whole report (for this launch again), unless the wall-clock backstop ran out
+    (a verdict of the machine's load, not of the kernel)."""
+    if any(smt.BACKSTOP_REASON in r for r in report.reasons):
+        return
+    # a contract decides other launches only for a report with nothing but the verdict in it: a
+    # warning (an order-dependent atomic) has a witness of this launch, so it is kept per launch
+    if report.status == "verified" and report.level == EVERY_SHAPE_LEVEL and report.launch_contract is not None \
+            and not report.findings:
+        store.add(proof_cache.key(case.code, case.preconditions),
+                  proof_cache.encode(report.launch_contract, report.assumptions, report.notes))
+        return
+    contents = _contents_digest(case.params, args, floats=False)
+    # a verdict the exact detector gave on this launch's data may follow its float values too
+    floats = _contents_digest(case.params, args, floats=True) if report.level == launch_data.LEVEL else None
+    if contents is not None and (floats is not None or report.level != launch_data.LEVEL):
+        try:
+            data = proof_cache.report_json(report)
+        except TypeError:  # a value the store does not know how to write: not stored
+            return
+        store.add_verdict(proof_cache.key(case.code, case.preconditions, "launch", case.launch, contents),
+                          {"report": data, "floats": floats})
+
+
+def _identity(params: tuple[Any, ...], grid: tuple[int, int, int]) -> list[Any]:
+    """A launch's parameters as values: names, kinds, dtypes, shapes, strides, scalar values."""
+    return [[p.name, p.kind, p.dtype, list(p.shape), list(p.strides), repr(p.value),
+             [[list(a), list(b)] for a, b in p.items]] for p in params] + [list(grid)]
+
+
+# arrays hashed for a launch's verdict entry, in all (a larger launch is not stored)
+CONTENTS_BYTES = 64 << 20
+
+
+def _contents_digest(params: tuple[Any, ...], args: Sequence[Any], floats: bool) -> str | None:
+    """The digest of the array arguments' contents: the integer and boolean ones (what the static
+    check reads: index arrays, preconditions), with ``floats`` every one. Host arrays only: None
+    when one lives on a device, or when together they pass ``CONTENTS_BYTES``."""
+    import hashlib
+
+    from tilecheck.arrays import flat_arguments
+    from tilecheck.interp.memory import as_host_array
+
+    h = hashlib.sha256()
+    total = 0
+    for p, a in zip(params, flat_arguments(tuple(args))):
+        items = a if p.kind == "list" and isinstance(a, (list, tuple)) else [a] if p.kind == "array" else []
+        for item in items:
+            try:
+                values = as_host_array(p.name, item)
+            except TilecheckError:
+                return None
+            if not floats and values.dtype.kind not in "iub":
+                continue
+            total += values.nbytes
+            if total > CONTENTS_BYTES:
+                return None
+            h.update(str((values.dtype.str, values.shape)).encode())
+            h.update(values.tobytes())
+    return h.hexdigest()
