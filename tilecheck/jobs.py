@@ -142,9 +142,13 @@ def _run(job: Job, name: str, start: float) -> JobResult:
         table = {kernel_name(kernel): list(job.assume)} if job.assume else {}
         assume = [*case.assume, *configured(kernel, table, job.assume_from)]
         check_preconditions(kernel, args, assume)
+    # the kernel's other cases are launches it is meant for too: its contract is what they share
+    observed = [] if job.kernel is None else [
+        (c.make_args(), c.grid) for i, c in enumerate(cases_of(kernel)) if i != job.case and c.grid is not None]
     # verify adds the kernel's own @tilecheck.requires
     report = verify(kernel, args, grid, assume=assume, timeout_s=job.timeout, contract=True,
-                    cache=None if job.cache else False, **({"work": job.work} if job.work is not None else {}))
+                    cache=None if job.cache else False, observed=observed,
+                    **({"work": job.work} if job.work is not None else {}))
     shown = None if grid is None else list(normalize_grid(grid))
     return JobResult(job.id, job.path, name, job.case, report.status, str(report), report.to_dict(),
                      time.perf_counter() - start, shown)

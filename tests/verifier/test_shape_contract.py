@@ -177,3 +177,16 @@ def test_each_contract_form_and_its_narrower_twin(kernel, form, twin, launch):
     env, widths = _launch(twin, args, grid)
     assert not contracts[twin].admits(env, widths), str(contracts[twin])
     assert tilecheck.detect(twin, args, grid).status in ("race", "out-of-bounds")
+
+
+def test_other_observed_launches_keep_only_the_rules_they_share():
+    x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+    alone = tilecheck.verify(folded, (y, 16), (4, 1, 1))
+    # with a launch of another size seen too, a rule that names this launch's values cannot stay
+    seen = [((np.zeros(128, np.float32), 16), (4, 1, 1))]
+    both = tilecheck.verify(folded, (y, 16), (4, 1, 1), observed=seen)
+    assert alone.status == both.status == "verified"
+    if both.level == EVERY_SHAPE_LEVEL:
+        env, widths = _launch(folded, *seen[0])
+        assert both.launch_contract.admits(env, widths), str(both.launch_contract)
+    assert "y.shape[0] == 64" not in str(both.launch_contract)

@@ -58,7 +58,8 @@ DEFAULT_ASSUMPTIONS = (
 def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
            assume: Sequence[Precondition] = (), timeout_s: float = BACKSTOP_S, data: bool = True,
            contract: bool | None = None, work: int | None = WORK_BUDGET,
-           cache: bool | str | Path | None = None, every_shape: bool = True) -> Report:
+           cache: bool | str | Path | None = None, every_shape: bool = True,
+           observed: Sequence[tuple[Sequence[Any], Any]] = ()) -> Report:
     """Prove that ``kernel`` is race-free, or find a witness.
 
     ``kernel`` is a ``@ct.kernel`` (then ``args`` is the tuple passed to ``ct.launch``) or a
@@ -78,6 +79,9 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
 
     With arguments and a grid, the launch's contract over the shapes is searched for first
     (``every_shape=False`` skips it): verified, the verdict holds for every launch it admits.
+    ``observed``: other launches of the kernel, ``(args, grid)`` each (several cases, the launches a
+    test suite made): a candidate rule is kept only when they satisfy it too, so the contract is
+    what the launches have in common (those compiled to other Tile IR are left out).
     A launch verified for every shape under its contract is remembered in
     the proof cache (``cache``: None uses ``.tilecheck_cache`` beside the project unless
     ``$TILECHECK_NO_CACHE`` is set; False none; a path that directory): a later launch of the same
@@ -86,7 +90,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     if work is not None and (isinstance(work, bool) or not isinstance(work, int) or work < 1):
         raise TilecheckError(f"work= takes a positive number of solver work units, got {work!r}")
     store = proof_cache.resolve(cache) if args is not None and grid is not None else None
-    options = {"data": data, "contract": contract, "work": work, "every_shape": every_shape}
+    options = {"data": data, "contract": contract, "work": work, "every_shape": every_shape,
+               "observed": [_launch_identity(kernel, a, g) for a, g in observed]}
     case = None
     if store is not None:
         case, hit = lookup(store, kernel, args, grid, assume, options)
@@ -96,7 +101,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     # verified before (and a verify run inside another leaves the outer one's terms valid)
     with smt.backstop(timeout_s), smt.work_budget(work), smt.own_context():
         report = _verify(kernel, args, grid, assume=assume, timeout_s=timeout_s, data=data, contract=contract,
-                         every_shape=every_shape)
+                         every_shape=every_shape, observed=observed)
         report.stats["work"] = smt.work_spent()  # deterministic: the same on any machine
     if store is not None and case is not None:
         remember(store, case, report, args, grid)
@@ -104,7 +109,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
 
 
 def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Sequence[Precondition],
-            timeout_s: float, data: bool, contract: bool | None, every_shape: bool = True) -> Report:
+            timeout_s: float, data: bool, contract: bool | None, every_shape: bool = True,
+            observed: Sequence[tuple[Sequence[Any], Any]] = ()) -> Report:
     assume = with_requirements(kernel, assume)  # and the kernel's @tilecheck.requires
     start = time.perf_counter()
     module, params = _module(kernel, args)
@@ -145,7 +151,8 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
     levels = _levels(fp, params, args, grid3)
     every = None
     if every_shape and grid3 is not None and args is not None and params and not fp.unsupported:
-        every = _every_shape(fp, graph, locks, list(assume), params, args, grid3, data)
+        others = _observed_launches(kernel, module, observed)
+        every = _every_shape(fp, graph, locks, list(assume), params, args, grid3, data, others)
         report.launch_contract = every.contract
         if every.contract.proved:
             levels = [dataclasses.replace(every.result.level, label=EVERY_SHAPE_LEVEL)]
@@ -282,11 +289,14 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
             report = launch_data.decide_undecided(report, lambda: _detect_if_small(detect, kernel, args, grid3,
                                                                                     list(assume)))
         report.stats = {**stats, "total_s": round(time.perf_counter() - start, 4)}
+    if every is not None and report.launch_contract is None:  # the data step made a new report
+        report.launch_contract = every.contract
     return report
 
 
 def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], params: tuple[Any, ...],
-                 args: Sequence[Any], grid: tuple[int, int, int], data: bool) -> shape_contract.Search:
+                 args: Sequence[Any], grid: tuple[int, int, int], data: bool,
+                 others: Sequence[dict[str, int]] = ()) -> shape_contract.Search:
     """The launch's contract over the shapes (``shape_contract``): the all-shapes level under the
     candidate rules this launch satisfies, its proof's cores the rules it needs. With ``data`` (the
     verdict may rest on this launch's contents), a kernel whose addresses depend on index arrays'
@@ -299,7 +309,7 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
     index32 = tuple(info.name for info in fp.arrays.values() if widths.get(info.name) == 32)
     facts = tuple(shape_contract.width_facts(fp, index32))
     tiles = {1} | {n for a in fp.accesses for n in data_shape(a.op) if n > 1}
-    pool = shape_contract.candidates(fp, [env], axes_read(fp.function), tiles)
+    pool = shape_contract.candidates(fp, [env, *others], axes_read(fp.function), tiles)
     syms = shape_contract.symbols(fp)
     trees = shape_contract.fact_trees(fp)
     if trees is None or not all(shape_contract.evaluate(t, env) is True for t in trees):
@@ -316,6 +326,10 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
                            rlimit=SEARCH_RLIMIT, proved=proved).run()
         return check
     found = shape_contract.search(checker(assume), pool, index32)
+    if not found.contract.proved and others and found.contract.breaking is not None:
+        # what the launches have in common does not prove it (one of them may race): this one's
+        pool = shape_contract.candidates(fp, [env], axes_read(fp.function), tiles)
+        found = shape_contract.search(checker(assume), pool, index32)
     # a defect (not an undecided query) the given contents' facts may exclude: searched again
     if not found.contract.proved and found.contract.breaking is not None and fp.memory and data:
         arrays = given_integer_arrays(params, args)
@@ -332,6 +346,28 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
         found.contract = dataclasses.replace(found.contract, proved=False,
                                              reason="the contract found does not admit this launch")
     return found
+
+
+def _observed_launches(kernel: Any, module: Module, observed: Sequence[tuple[Sequence[Any], Any]]
+                       ) -> list[dict[str, int]]:
+    """The symbol values of the other launches seen that run this launch's Tile IR."""
+    if isinstance(kernel, Module) or not observed:
+        return []
+    from tilecheck.ir.cutile import module_for
+
+    out = []
+    for args, grid in observed:
+        other, _ = module_for(kernel, tuple(args))
+        if other.functions is module.functions:  # the same specialisation, so the same Tile IR
+            out.append(shape_contract.launch_of(other.params, normalize_grid(grid))[0])
+    return out
+
+
+def _launch_identity(kernel: Any, args: Sequence[Any], grid: Any) -> list[Any]:
+    """An observed launch as the cache keys it: its parameters' shapes and values, and its grid."""
+    from tilecheck.ir.cutile import argument_signature
+
+    return [repr(argument_signature(tuple(args))), list(normalize_grid(grid))]
 
 
 def _contract_failure(contract: shape_contract.ShapeContract) -> str:
