@@ -3,6 +3,7 @@ of the same Tile IR that satisfies the contract is decided without a solver call
 not is verified again; corrupt entries are ignored and rewritten; the CLI clears it."""
 
 import json
+import os
 
 import numpy as np
 
@@ -149,3 +150,48 @@ def test_a_verdict_with_a_warning_is_kept_per_launch_not_by_contract(tmp_path):
     again = tilecheck.verify(gemm.matmul_split_k_atomic, case.make_args(), case.grid, cache=tmp_path)
     assert again.stats["cache"] == "hit"
     assert [f.kind for f in again.findings] == [f.kind for f in first.findings]
+
+
+def _write_many(directory, n):
+    from tilecheck.verifier import proof_cache as pc
+
+    store = pc.ProofCache(directory)
+    for i in range(n):
+        store.add_verdict("shared", {"writer": os.getpid(), "i": i, "pad": "x" * 20000})
+
+
+def test_concurrent_writers_never_leave_a_torn_entry(tmp_path):
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    writers = [ctx.Process(target=_write_many, args=(tmp_path, 60)) for _ in range(2)]
+    for w in writers:
+        w.start()
+    path = proof_cache.ProofCache(tmp_path)._path("launches", "shared")
+    seen = 0
+    while any(w.is_alive() for w in writers):
+        if path.exists():
+            json.loads(path.read_text())  # every read is a whole entry (a rename, never a partial write)
+            seen += 1
+    for w in writers:
+        w.join()
+        assert w.exitcode == 0
+    assert json.loads(path.read_text())["value"]["i"] == 59
+    assert not list(path.parent.glob("*.tmp"))
+
+
+def test_cli_no_cache_writes_nothing(tmp_path, monkeypatch):
+    from tilecheck.cli import main
+
+    (tmp_path / "k.py").write_text(
+        "import cuda.tile as ct\nimport numpy as np\nimport tilecheck\n\n"
+        "@tilecheck.case(grid=(4, 1, 1), args=lambda: (np.ones(64, np.float32), np.zeros(64, np.float32), 16))\n"
+        "@ct.kernel\n"
+        "def k(x, y, T: ct.Constant[int]):\n"
+        "    ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(T,)))\n")
+    monkeypatch.delenv(proof_cache.ENV_OFF, raising=False)
+    monkeypatch.setenv(proof_cache.ENV_DIR, str(tmp_path / "cache"))
+    assert main(["verify", str(tmp_path / "k.py"), "-j", "1", "--no-cache"]) == 0
+    assert not (tmp_path / "cache").exists()
+    assert main(["verify", str(tmp_path / "k.py"), "-j", "1"]) == 0
+    assert list((tmp_path / "cache" / "proofs").rglob("*.json"))
