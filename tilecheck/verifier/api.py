@@ -325,11 +325,12 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
             return Checker(fp, graph, locks, preconditions, level, stop_early=True, witnesses=False,
                            rlimit=SEARCH_RLIMIT, proved=proved).run()
         return check
-    found = shape_contract.search(checker(assume), pool, index32)
+    by_contents = bool(fp.memory) and data  # a defect that needs contents goes to the contents' facts
+    found = shape_contract.search(checker(assume), pool, index32, stop_on_data=by_contents)
     if not found.contract.proved and others and found.contract.breaking is not None:
         # what the launches have in common does not prove it (one of them may race): this one's
         pool = shape_contract.candidates(fp, [env], axes_read(fp.function), tiles)
-        found = shape_contract.search(checker(assume), pool, index32)
+        found = shape_contract.search(checker(assume), pool, index32, stop_on_data=by_contents)
     # a defect (not an undecided query) the given contents' facts may exclude: searched again
     if not found.contract.proved and found.contract.breaking is not None and fp.memory and data:
         arrays = given_integer_arrays(params, args)

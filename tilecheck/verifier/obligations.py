@@ -74,6 +74,7 @@ class LevelResult:
     # constraints (preconditions, pinned contents) need not ask them again
     proved: set[tuple[Any, ...]] = field(default_factory=set)
     cores: set[str] = field(default_factory=set)  # the tracked assumptions the level's proofs used
+    reads_data: bool = False  # a defect found needs array contents (its query reads them)
 
     @property
     def races(self) -> list[Finding]:
@@ -514,6 +515,7 @@ class Checker(WitnessBuilding):
         if key in self.seen:
             return
         self.seen.add(key)
+        self.result.reads_data |= self._read_memory  # the last query (this one's) read contents
         if self.witnesses:  # a canonical witness: smallest blocks, then iterations, then lanes
             confirmed = self.confirmed(kind, a, b, sat, constraints)
             if confirmed is None:

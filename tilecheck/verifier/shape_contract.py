@@ -370,15 +370,16 @@ class Search:
     rounds: int
 
 
-def search(check: Callable[[tuple[Rule, ...], set[Any]], Any], pool: list[Rule], index32: tuple[str, ...]
-           ) -> Search:
+def search(check: Callable[[tuple[Rule, ...], set[Any]], Any], pool: list[Rule], index32: tuple[str, ...],
+           stop_on_data: bool = False) -> Search:
     """``check(rules, proved)`` runs the all-shapes level assuming every rule, each tracked, skipping
     the obligations in ``proved``: its ``LevelResult.cores`` names the rules its proofs used
     (``rule!<index>``). The tiers add candidates in order of how usual they are (what the indexing
     implies and how arguments relate, then other fitting forms, then the values seen); each tier
     keeps what the ones before it proved (more rules keep a proof a proof). The cores of a tier's
     proofs, over all tiers, are the contract; a defect under every candidate is a launch the
-    whole pool allows, the contract's breaking witness."""
+    whole pool allows, the contract's breaking witness. With ``stop_on_data``, a defect that needs
+    array contents ends the search at once (the caller searches again under contents' facts)."""
     tiers: list[list[Rule]] = []
     for excluded in (("grid", "divisible", "fixed"), ("fixed",), ()):
         tier = [r for r in pool if r.kind not in excluded]
@@ -397,6 +398,8 @@ def search(check: Callable[[tuple[Rule, ...], set[Any]], Any], pool: list[Rule],
         proved |= result.proved
         needed |= {r for i, r in enumerate(rules) if f"rule!{i}" in result.cores}
         defects = [f for f in result.findings if f.is_defect or f.kind == "overflow"]
+        if defects and result.reads_data and stop_on_data:
+            break  # a defect that needs array contents: no relation between shapes excludes it
         if not defects and not result.unknowns:
             chosen = tuple(r for r in pool if r in needed)
             if len(chosen) > SHRINK_ABOVE:
@@ -455,6 +458,7 @@ def check_overflow(ch: Any) -> bool:
         if not isinstance(result, smt.Sat):
             continue
         block = tuple(result.eval(b) for b in block_vars("b1"))
+        ch.result.reads_data |= smt.reads_data(value)
         ch.result.findings.append(Finding(
             "overflow", f"{op.name} computes {result.eval(value)} in block {block}, outside the "
             f"{op.results[0].type} range [{lo}, {hi}]: it wraps around, and an address is computed from it",
