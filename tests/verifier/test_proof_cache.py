@@ -195,3 +195,22 @@ def test_cli_no_cache_writes_nothing(tmp_path, monkeypatch):
     assert not (tmp_path / "cache").exists()
     assert main(["verify", str(tmp_path / "k.py"), "-j", "1"]) == 0
     assert list((tmp_path / "cache" / "proofs").rglob("*.json"))
+
+
+def test_the_launcher_generalises_its_contract_over_the_launches_it_has_seen(tmp_path, monkeypatch):
+    from tests.verifier.test_shape_contract import folded
+    from tilecheck.runtime import launcher
+
+    monkeypatch.delenv(proof_cache.ENV_OFF, raising=False)
+    monkeypatch.setenv(proof_cache.ENV_DIR, str(tmp_path))
+    monkeypatch.setattr(launcher, "_VERIFIED", {})
+    monkeypatch.setattr(launcher, "_SEEN", {})
+    reports = []
+    for n in (64, 128, 256, 512):
+        y = np.zeros(n, np.float32)
+        tilecheck.launch((4, 1, 1), folded, (y, 16))
+        reports = list(launcher._VERIFIED.values())
+    first, second, *rest = reports
+    assert "y.shape[0] == 64" in str(first.launch_contract)  # one launch: its size is all it knows
+    assert "y.shape[0] ==" not in str(second.launch_contract)  # two: what they share
+    assert all(r.stats.get("cache") == "hit" for r in rest)  # the next shapes: by the contract

@@ -69,10 +69,22 @@ def verified_report(module: Module, code: bytes, args: Sequence[Any], grid: tupl
 
     key = (*case_key(code, module, grid), tuple(assume), broken_preconditions(module, args, assume))
     if key not in _VERIFIED:
+        # the launches of this Tile IR verified before: the contract over the shapes keeps only what
+        # they share with this one, so it reaches the shapes a test suite launches, not one of them
+        seen = _SEEN.setdefault(id(module.functions), (module.functions, []))[1]
         # data=False: the verdict is cached per signature, so it must not rest on this launch's
         # contents; a launch is decided on its own data by check_launch (tilecheck.detect)
-        _VERIFIED[key] = verify(module, args if module.params else None, grid, assume=assume, data=False)
+        report = verify(module, args if module.params else None, grid, assume=assume, data=False,
+                        observed=list(seen))
+        _VERIFIED[key] = report
+        if report.status == "verified" and module.params:
+            seen[:] = [*seen[-(_SEEN_MAX - 1):], (module, grid)]
     return _VERIFIED[key]
+
+
+# per Tile IR (by its functions): launches verified before, each as its module bound to them
+_SEEN: dict[int, tuple[Any, list[tuple[Module, tuple[int, int, int]]]]] = {}
+_SEEN_MAX = 8
 
 
 def broken_preconditions(module: Module, args: Sequence[Any],

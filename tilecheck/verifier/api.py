@@ -80,8 +80,9 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     With arguments and a grid, the launch's contract over the shapes is searched for first
     (``every_shape=False`` skips it): verified, the verdict holds for every launch it admits.
     ``observed``: other launches of the kernel, ``(args, grid)`` each (several cases, the launches a
-    test suite made): a candidate rule is kept only when they satisfy it too, so the contract is
-    what the launches have in common (those compiled to other Tile IR are left out).
+    test suite made; ``args`` may also be the kernel's Module bound to that launch, as the launcher
+    keeps it): a candidate rule is kept only when they satisfy it too, so the contract is what the
+    launches have in common (those compiled to other Tile IR are left out).
     A launch verified for every shape under its contract is remembered in
     the proof cache (``cache``: None uses ``.tilecheck_cache`` beside the project unless
     ``$TILECHECK_NO_CACHE`` is set; False none; a path that directory): a later launch of the same
@@ -352,13 +353,18 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
 def _observed_launches(kernel: Any, module: Module, observed: Sequence[tuple[Sequence[Any], Any]]
                        ) -> list[dict[str, int]]:
     """The symbol values of the other launches seen that run this launch's Tile IR."""
-    if isinstance(kernel, Module) or not observed:
+    if not observed:
         return []
     from tilecheck.ir.cutile import module_for
 
     out = []
     for args, grid in observed:
-        other, _ = module_for(kernel, tuple(args))
+        if isinstance(args, Module):  # a module bound to that launch's arguments (the launcher's)
+            other = args
+        elif isinstance(kernel, Module):
+            continue
+        else:
+            other, _ = module_for(kernel, tuple(args))
         if other.functions is module.functions:  # the same specialisation, so the same Tile IR
             out.append(shape_contract.launch_of(other.params, normalize_grid(grid))[0])
     return out
@@ -368,6 +374,8 @@ def _launch_identity(kernel: Any, args: Sequence[Any], grid: Any) -> list[Any]:
     """An observed launch as the cache keys it: its parameters' shapes and values, and its grid."""
     from tilecheck.ir.cutile import argument_signature
 
+    if isinstance(args, Module):
+        return [repr(args.params), list(normalize_grid(grid))]
     return [repr(argument_signature(tuple(args))), list(normalize_grid(grid))]
 
 
