@@ -110,6 +110,11 @@ def internal_error_message(exc: BaseException) -> str:
             "verdict; rerun with --debug for the traceback and please report it)")
 
 
+# a kernel's other cases whose launches shape its contract over the shapes (each one's arguments
+# are made once per job)
+OBSERVED_CASES = 8
+
+
 def run_job(job: Job) -> JobResult:
     """Verify one job; every failure becomes an ``error`` result (see the module docstring)."""
     name = job.kernel or Path(job.path).stem
@@ -143,8 +148,9 @@ def _run(job: Job, name: str, start: float) -> JobResult:
         assume = [*case.assume, *configured(kernel, table, job.assume_from)]
         check_preconditions(kernel, args, assume)
     # the kernel's other cases are launches it is meant for too: its contract is what they share
-    observed = [] if job.kernel is None else [
-        (c.make_args(), c.grid) for i, c in enumerate(cases_of(kernel)) if i != job.case and c.grid is not None]
+    others = [] if job.kernel is None else [c for i, c in enumerate(cases_of(kernel))
+                                            if i != job.case and c.grid is not None][:OBSERVED_CASES]
+    observed = [(c.make_args(), c.grid) for c in others]
     # verify adds the kernel's own @tilecheck.requires
     report = verify(kernel, args, grid, assume=assume, timeout_s=job.timeout, contract=True,
                     cache=None if job.cache else False, observed=observed,
