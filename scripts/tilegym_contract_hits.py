@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import argparse
 import collections
-import importlib
-import pickle
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from tilegym_records import compiled_records, kernel_of  # noqa: E402
 
 
 def main() -> None:
@@ -29,25 +30,17 @@ def main() -> None:
     parser.add_argument("--cache")
     opts = parser.parse_args()
     sys.path.insert(0, opts.src + "/src")
-    import cuda.tile as ct
-
     import tilecheck as tc
     from tilecheck.verifier import cached, proof_cache
 
     store = proof_cache.ProofCache(Path(opts.cache or tempfile.mkdtemp(prefix="tilecheck-hits-")))
     by_kernel: dict[tuple[str, str], list] = collections.defaultdict(list)
-    for r in pickle.load(open(opts.capture, "rb")):
-        if r.get("compile_ok"):
-            by_kernel[(r["module"], r["kernel_name"])].append(r)
+    for r in compiled_records(opts.capture, first_only=False):
+        by_kernel[(r["module"], r["kernel_name"])].append(r)
     options = {"data": True, "contract": None, "work": 400_000_000, "every_shape": True, "observed": []}
     totals = collections.Counter()
     for (module, name), records in by_kernel.items():
-        kern = getattr(importlib.import_module(module), name.split(".")[-1])
-        first = records[0]
-        if first.get("kernel_ref") == "pyfunc":
-            kern = ct.kernel(kern, **(first.get("compiler_options") or {}))
-        elif first.get("compiler_options"):
-            kern = kern.replace_hints(**first["compiler_options"])
+        kern = kernel_of(records[0])
         hits = proved = 0
         for r in records:
             args, grid = tuple(r["args"]), tuple(r["grid"])

@@ -15,9 +15,7 @@ contract narrower than the kernel needs has no such launch, and the script says 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
-import pickle
 import sys
 import time
 from pathlib import Path
@@ -26,6 +24,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from tilegym_records import compiled_records, kernel_of  # noqa: E402
 
 MAX_ELEMENTS = 8_000_000  # the detector's work bound per run
 TRIES = 60  # random mappings tried for the 3 admitted launches
@@ -165,26 +166,14 @@ def main() -> None:
     parser.add_argument("--only", default="")
     opts = parser.parse_args()
     sys.path.insert(0, opts.src + "/src")
-    import cuda.tile as ct
-
     import tilecheck as tc
     from tilecheck.grid import normalize_grid
     from tilecheck.verifier.api import EVERY_SHAPE_LEVEL
 
-    records, seen = [], set()
-    for r in pickle.load(open(opts.capture, "rb")):
-        key = (r["module"], r["kernel_name"])
-        if r.get("compile_ok") and key not in seen and opts.only in f"{key[0]}.{key[1]}":
-            seen.add(key)
-            records.append(r)
     rows = []
-    for r in records:
+    for r in compiled_records(opts.capture, only=opts.only):
         label = f"{r['module']}.{r['kernel_name']}"
-        kern = getattr(importlib.import_module(r["module"]), r["kernel_name"].split(".")[-1])
-        if r.get("kernel_ref") == "pyfunc":
-            kern = ct.kernel(kern, **(r.get("compiler_options") or {}))
-        elif r.get("compiler_options"):
-            kern = kern.replace_hints(**r["compiler_options"])
+        kern = kernel_of(r)
         args, grid = tuple(r["args"]), normalize_grid(tuple(r["grid"]))
         start = time.perf_counter()
         report = tc.verify(kern, args, grid, cache=False)

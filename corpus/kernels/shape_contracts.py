@@ -34,17 +34,8 @@ def wrap_at_six(x, y, T: ConstInt):
     ct.store(y, index=(t,), tile=ct.load(x, index=(t,), shape=(T,)))
 
 
-# floor (//): unmasked pointer tiles at b * T: a partial last tile runs past the array, so the grid
-# covers whole tiles only. Contract: grid[0] <= x.shape[0] // 16 (and y's).
-@tilecheck.case(grid=(6, 1, 1), args=_flat)
-@ct.kernel
-def unmasked_whole_tiles(x, y, T: ConstInt):
-    b = ct.bid(0)
-    offs = b * T + ct.arange(T, dtype=ct.int32)
-    ct.scatter(y, offs, ct.gather(x, offs, check_bounds=False), check_bounds=False)
-
-
-# Twin: the same tiles, masked: any grid (blocks past the array move nothing).
+# masked pointer tiles: grid[0] <= cdiv(n, 16) (the int32 offset b * 16 bounds it). Its twin is
+# grids.py's tiles_unmasked_up_to_cdiv, the same tiles unmasked: floor, grid[0] <= n // 16.
 @tilecheck.case(grid=(6, 1, 1), args=_flat)
 @ct.kernel
 def masked_tiles(x, y, T: ConstInt):

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 import tilecheck
+from corpus.kernels.shape_contracts import rows_and_columns as rows
+from tests.verifier.test_contract import copy_tiles, same_tile
 from tilecheck.verifier import shape_contract as sc
 from tilecheck.verifier.api import EVERY_SHAPE_LEVEL
 
@@ -14,29 +16,10 @@ ConstInt = ct.Constant[int]
 
 
 @ct.kernel
-def copy_tiles(x, y, T: ConstInt):
-    b = ct.bid(0)
-    ct.store(y, index=(b,), tile=ct.load(x, index=(b,), shape=(T,)))
-
-
-@ct.kernel
-def rows(x, y, T: ConstInt):
-    """One row per block on axis 0, the row's tiles on axis 1."""
-    r = ct.bid(0)
-    c = ct.bid(1)
-    ct.store(y, index=(r, c), tile=ct.load(x, index=(r, c), shape=(1, T)))
-
-
-@ct.kernel
 def folded(y, T: ConstInt):
     """Block b writes tile b % 4: race-free only while the grid has at most 4 blocks."""
     b = ct.bid(0)
     ct.store(y, index=(b % 4,), tile=ct.full((T,), 1.0, dtype=ct.float32))
-
-
-@ct.kernel
-def same_tile(y, T: ConstInt):
-    ct.store(y, index=(0,), tile=ct.full((T,), 1.0, dtype=ct.float32))
 
 
 def _launch(kernel, args, grid):
@@ -137,6 +120,7 @@ def test_a_kernel_racy_at_every_shape_has_no_contract_and_says_why():
 
 # ---- the corpus pairs, one per contract form (corpus/kernels/shape_contracts.py) -------------------
 def _pair_cases():
+    from corpus.kernels import grids
     from corpus.kernels import shape_contracts as S
 
     f32 = np.float32
@@ -144,7 +128,7 @@ def _pair_cases():
         # (kernel, its form in the contract, twin, a launch the kernel's contract admits and the twin's not)
         pytest.param(S.wrap_at_tiles, "grid[0] <= cdiv(", S.wrap_at_six,
                      ((np.ones(160, f32), np.zeros(160, f32), 16), (10, 1, 1)), id="cdiv"),
-        pytest.param(S.masked_tiles, "grid[0] <= cdiv(", S.unmasked_whole_tiles,
+        pytest.param(S.masked_tiles, "grid[0] <= cdiv(", grids.tiles_unmasked_up_to_cdiv,
                      ((np.ones(100, f32), np.zeros(100, f32), 16), (7, 1, 1)), id="floor"),
         pytest.param(S.batch_heads, ".shape[0] * ", S.batch_heads_mod3,
                      ((np.ones((2, 4, 16), f32), np.zeros((2, 4, 16), f32), 4, 16), (8, 1, 1)), id="product"),

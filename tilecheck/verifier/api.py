@@ -305,8 +305,7 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
     duplicates, order: ``launch_data.facts_of``), which then belong to the contract."""
     from tilecheck.verifier.contract import axes_read
 
-    env = shape_contract.launch_values(params, grid, fp.scalar_names)
-    widths = shape_contract.launch_widths(params)
+    env, widths = shape_contract.launch_of(params, grid)
     index32 = tuple(info.name for info in fp.arrays.values() if widths.get(info.name) == 32)
     facts = tuple(shape_contract.width_facts(fp, index32))
     tiles = {1} | {n for a in fp.accesses for n in data_shape(a.op) if n > 1}
@@ -316,7 +315,7 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
     if trees is None or not all(shape_contract.evaluate(t, env) is True for t in trees):
         return shape_contract.Search(shape_contract.ShapeContract(
             (), index32, reason="the kernel's own assumptions do not all hold at this launch, or name "
-                                "more than its shapes and scalars"), None, 0)
+                                "more than its shapes and scalars"), None)
 
     def checker(preconditions: list[Precondition]) -> Any:
         def check(rules: tuple[shape_contract.Rule, ...], proved: set[Any]) -> LevelResult:
@@ -332,9 +331,9 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
         # what the launches have in common does not prove it (one of them may race): this one's
         pool = shape_contract.candidates(fp, [env], axes_read(fp.function), tiles)
         found = shape_contract.search(checker(assume), pool, index32, stop_on_data=by_contents)
+    arrays = given_integer_arrays(params, args)
     # a defect (not an undecided query) the given contents' facts may exclude: searched again
-    if not found.contract.proved and found.contract.breaking is not None and fp.memory and data:
-        arrays = given_integer_arrays(params, args)
+    if not found.contract.proved and found.contract.breaking is not None and by_contents:
         read = sorted(fp.arrays[i].name for i in fp.memory if fp.arrays[i].name in arrays)
         given = [f for f in launch_data.facts_of(read, arrays) if f not in assume]
         if given:
@@ -343,7 +342,7 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
                 found = again
                 found.contract = dataclasses.replace(found.contract, contents=tuple(given))
     found.contract = dataclasses.replace(found.contract, facts=tuple(trees))
-    if found.contract.proved and not found.contract.admits(env, widths, given_integer_arrays(params, args)):
+    if found.contract.proved and not found.contract.admits(env, widths, arrays):
         # never a proof about other launches only
         found.contract = dataclasses.replace(found.contract, proved=False,
                                              reason="the contract found does not admit this launch")

@@ -193,17 +193,6 @@ def launch_of(params: Sequence[Any], grid: tuple[int, int, int]) -> tuple[dict[s
     return launch_values(params, grid, names), launch_widths(params)
 
 
-def witness_values(witness: Any) -> dict[str, int]:
-    """The launch of a model's witness, as ``launch_values`` names it."""
-    env = {f"grid[{k}]": int(g) for k, g in enumerate(witness.grid)}
-    for name, shape in witness.shapes.items():
-        env.update({f"{name}.shape[{d}]": int(n) for d, n in enumerate(shape) if isinstance(n, int)})
-    for name, strides in witness.strides.items():
-        env.update({f"{name}.strides[{d}]": int(s) for d, s in enumerate(strides) if isinstance(s, int)})
-    env.update({k: int(v) for k, v in witness.scalars.items() if isinstance(v, int)})
-    return env
-
-
 def width_facts(fp: Any, index32: Sequence[str]) -> list[Any]:
     """What 32-bit indexing of the arrays ``index32`` says of every launch compiled that way: each
     dimension and stride, and the largest linear offset ``sum((shape[d] - 1) * strides[d])``, is at
@@ -362,12 +351,11 @@ def candidates(fp: Any, launches: Sequence[Mapping[str, int]], reads: tuple[bool
 # ---- the search -----------------------------------------------------------------------------------
 @dataclasses.dataclass
 class Search:
-    """The outcome of ``search``: the contract, the last checker result (a proof when
-    ``contract.proved``), and the checker runs it took."""
+    """The outcome of ``search``: the contract, and the last checker result (a proof when
+    ``contract.proved``)."""
 
     contract: ShapeContract
     result: Any
-    rounds: int
 
 
 def search(check: Callable[[tuple[Rule, ...], set[Any]], Any], pool: list[Rule], index32: tuple[str, ...],
@@ -409,12 +397,11 @@ def search(check: Callable[[tuple[Rule, ...], set[Any]], Any], pool: list[Rule],
                 if not again.findings and not again.unknowns:
                     chosen = tuple(r for i, r in enumerate(chosen) if f"rule!{i}" in again.cores)
                     result = again
-            return Search(ShapeContract(_simplest(chosen), index32, proved=True), result, n + 1)
+            return Search(ShapeContract(_simplest(chosen), index32, proved=True), result)
     defects = [f for f in result.findings if f.is_defect or f.kind == "overflow"]
     if defects:
-        return Search(ShapeContract(tuple(pool), index32, breaking=defects[0], reason=defects[0].message),
-                      result, len(tiers))
-    return Search(ShapeContract(tuple(pool), index32, reason=result.unknowns[0]), result, len(tiers))
+        return Search(ShapeContract(tuple(pool), index32, breaking=defects[0], reason=defects[0].message), result)
+    return Search(ShapeContract(tuple(pool), index32, reason=result.unknowns[0]), result)
 
 
 def _simplest(rules: tuple[Rule, ...]) -> tuple[Rule, ...]:

@@ -93,15 +93,19 @@ class WitnessBuilding:
         return out
 
     def launch_witness(self, sat: smt.Sat, op: Any, block: tuple[int, ...]) -> Witness:
-        """A witness that is a launch only (an op's result at some block, e.g. an overflow): the
-        model's grid, shapes, strides and scalars."""
-        shapes = {info.name: tuple(sat.eval(s) for s in info.shape) for info in self.fp.arrays.values()
-                  if info.rank}
-        strides = {info.name: tuple(sat.eval(s) for s in info.strides) for info in self.fp.arrays.values()
-                   if info.rank}
-        scalars = {self.fp.scalar_name(i): sat.eval(v) for i, v in self.fp.scalars.items()}
+        """A witness that is a launch only (an op's result at some block, e.g. an overflow)."""
         side = Side(op.name, op.loc, block, {}, (), "compute")
-        return Witness("", None, None, side, None, tuple(sat.eval(g) for g in GRID), shapes, scalars, strides)
+        return Witness("", None, None, side, None, **self._launch(sat))
+
+    def _launch(self, sat: smt.Sat) -> dict[str, Any]:
+        """The model's launch, as a witness names it: grid, shapes, scalars, and the strides where the
+        level leaves them symbolic."""
+        arrays = [info for info in self.fp.arrays.values() if info.rank]
+        return {"grid": tuple(sat.eval(g) for g in GRID),
+                "shapes": {info.name: tuple(sat.eval(s) for s in info.shape) for info in arrays},
+                "scalars": {self.fp.scalar_name(i): sat.eval(v) for i, v in self.fp.scalars.items()},
+                "strides": {} if self.level.strides is not None else {
+                    info.name: tuple(sat.eval(s) for s in info.strides) for info in arrays}}
 
     def witness(self, a: Instance, b: Instance | None, sat: smt.Sat) -> Witness:
         def side(inst: Instance) -> Side:
@@ -113,12 +117,6 @@ class WitnessBuilding:
                         loops, tuple(sat.eval(v) for v in inst.lanes), inst.access.effect.value)
 
         element = tuple(sat.eval(c) for c in a.coords) if a.coords is not None else None
-        shapes = {info.name: tuple(sat.eval(s) for s in info.shape) for info in self.fp.arrays.values()
-                  if info.rank}
-        scalars = {self.fp.scalar_name(i): sat.eval(v) for i, v in self.fp.scalars.items()}
-        strides = {} if self.level.strides is not None else {
-            info.name: tuple(sat.eval(s) for s in info.strides) for info in self.fp.arrays.values() if info.rank}
         return Witness(self.names.get(a.access.array, str(a.access.array)), element,
                        None if element is not None else sat.eval(a.linear), side(a),
-                       side(b) if b is not None else None, tuple(sat.eval(g) for g in GRID), shapes, scalars,
-                       strides)
+                       side(b) if b is not None else None, **self._launch(sat))
