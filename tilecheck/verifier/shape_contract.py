@@ -413,9 +413,10 @@ def _simplest(rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
 # ---- the overflow obligation at the all-shapes level ----------------------------------------------
 def check_overflow(ch: Any) -> bool:
     """No address computation leaves its integer type, for any launch the level's rules and integer
-    widths (``Level.widths``) allow. Asked as one disjunction first; when it has a model, each
-    operation on its own, and the first that wraps is an ``overflow`` finding whose witness is the
-    launch. True when one was found."""
+    widths (``Level.widths``) allow. Asked as one disjunction first: its model, when it has one, is
+    a launch where an operation wraps, an ``overflow`` finding whose witness is the launch (the
+    search needs a defect, not the least one). When it is undecided, each operation on its own.
+    True when one was found."""
     from tilecheck.report import Finding
     from tilecheck.verifier.footprints import block_vars, rename_blocks
     from tilecheck.ir.summary import address_slice
@@ -433,25 +434,30 @@ def check_overflow(ch: Any) -> bool:
     if not claims:
         return False
     base = [*ch.base(("b1",)), *ch.level.widths]
+    found = None
     if len(claims) > 1:
         result = ch.solve([*base, smt.Or(*claims.values())], "integer overflow",
                           tuple(op.loc for op, *_ in ops.values()), tentative=True)
         if isinstance(result, smt.Unsat):
             ch.result.proved |= set(claims)
             return False
-    for key, claim in claims.items():
-        op, value, lo, hi = ops[key]
-        result = ch.solve([*base, claim], "integer overflow", (op.loc,), key)
-        if not isinstance(result, smt.Sat):
-            continue
-        block = tuple(result.eval(b) for b in block_vars("b1"))
-        ch.result.reads_data |= smt.reads_data(value)
-        ch.result.findings.append(Finding(
-            "overflow", f"{op.name} computes {result.eval(value)} in block {block}, outside the "
-            f"{op.results[0].type} range [{lo}, {hi}]: it wraps around, and an address is computed from it",
-            op.loc, (), ch.launch_witness(result, op, block), ch.level.number))
-        return True
-    return False
+        if isinstance(result, smt.Sat):  # its model is a launch where an operation wraps: that one
+            found = next(((key, result) for key, claim in claims.items() if result.eval(claim) is True), None)
+    if found is None:
+        results = ((key, ch.solve([*base, claim], "integer overflow", (ops[key][0].loc,), key))
+                   for key, claim in claims.items())
+        found = next(((key, result) for key, result in results if isinstance(result, smt.Sat)), None)
+    if found is None:
+        return False
+    key, result = found
+    op, value, lo, hi = ops[key]
+    block = tuple(result.eval(b) for b in block_vars("b1"))
+    ch.result.reads_data |= smt.reads_data(value)
+    ch.result.findings.append(Finding(
+        "overflow", f"{op.name} computes {result.eval(value)} in block {block}, outside the "
+        f"{op.results[0].type} range [{lo}, {hi}]: it wraps around, and an address is computed from it",
+        op.loc, (), ch.launch_witness(result, op, block), ch.level.number))
+    return True
 
 
 # ---- at a launch ----------------------------------------------------------------------------------
