@@ -24,8 +24,9 @@ def test_cuda_backend_matches_the_cpu_backend(entry):
     kernel = getattr(load_module(ROOT / "corpus" / entry["file"]), entry["kernel"])
     case = tilecheck.cases_of(kernel)[entry.get("case", 0)]
     # the launcher verifies without the entry's preconditions, and a device launch cannot be decided
-    # on its data: entries verified by a precondition or at "this launch's data" run unchecked
-    unsafe = bool(entry.get("assume")) or entry.get("data", True) and _data_level(entry)
+    # on its data: entries verified by a precondition or at "this launch's data" (``launch_data``,
+    # or a racy twin for other contents) run unchecked
+    unsafe = bool(entry.get("assume")) or entry.get("launch_data", False) or entry.get("data", True) and _data_level(entry)
     host = case.make_args()
     tilecheck.launch(case.grid, kernel, host, unsafe=unsafe)
     with use_driver(SimulatedDriver(seed=5)) as sim:

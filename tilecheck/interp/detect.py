@@ -29,7 +29,7 @@ from tilecheck.grid import normalize_grid
 from tilecheck.interp import witness
 from tilecheck.interp.engine import Interpreter, InterpreterError
 from tilecheck.interp.memory import as_host_array
-from tilecheck.interp.pairs import conflicts, static_facts
+from tilecheck.interp.pairs import conflicts, new_sync, static_facts
 from tilecheck.interp.recorder import Recorder
 from tilecheck.interp.runs import copies
 from tilecheck.interp.schedule import Schedule
@@ -76,22 +76,27 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
     findings: dict[tuple[Any, ...], Finding] = {}
     case = (kernel, args, grid3)
     runs = 0
+    undecided = False  # a happens-before question too large to answer
     try:
         for seed in orders:
-            first = _run(module, args, grid3, seed, Recorder(grid3, locks, None, detail, written), max_elements)
+            first = _run(module, args, grid3, seed, Recorder(grid3, locks, None, detail, written,
+                                                             new_sync(function)), max_elements)
             runs += 1
             watch = conflicts(first)
             recorder = first
             if any(m.any() for m in watch.values()):
-                recorder = _run(module, args, grid3, seed, Recorder(grid3, locks, watch, (), written), max_elements)
+                recorder = _run(module, args, grid3, seed, Recorder(grid3, locks, watch, (), written,
+                                                                    new_sync(function)), max_elements)
                 runs += 1
                 for f in witness.cross_block(module, recorder, grid3, case):
                     findings.setdefault(_key(f), f)
+                undecided |= recorder.sync is not None and recorder.sync.undecided
             for f in witness.in_block(module, first, pairs, grid3, case):
                 findings.setdefault(_key(f), f)
             for f in witness.out_of_bounds(module, first, grid3, case):
                 findings.setdefault(_key(f), f)
-            for f in witness.order_dependent(module, first, grid3, case):
+            for f in [*witness.order_dependent(module, first, grid3, case),
+                      *witness.steered_results(module, first, grid3, case)]:
                 findings.setdefault(_key(f), f)
             for f in witness.mixed_aliasing(module, first, case):
                 findings.setdefault(_key(f), f)
@@ -102,6 +107,10 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
     report.findings = sorted(findings.values(), key=_order)
     report.status = "race" if report.races else \
         "out-of-bounds" if any(f.kind == "out-of-bounds" for f in report.findings) else "verified"
+    if undecided and report.status == "verified":
+        report.status = "unknown"
+        report.reasons.append("whether release/acquire synchronisation orders some accesses of two blocks "
+                              "was not decided within the detector's walk limit")
     report.stats = {"runs": runs, "total_s": round(time.perf_counter() - start, 4)}
     return report
 

@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 
 from tilecheck.interp.recorder import ATOMIC, READ, Event, Recorder
+from tilecheck.interp.sync import Sync, Undecided
 from tilecheck.ir import Function, Op
 from tilecheck.ir.opdefs import Effect
 from tilecheck.ir.order import OrderGraph, order_graph
-from tilecheck.ir.summary import base_argument, written_arguments
+from tilecheck.ir.summary import base_argument, steering_acquires, written_arguments
 
 Columns = dict[str, np.ndarray]  # a recorder's records as columns: event, lane, block, offset, lock
 
@@ -70,6 +71,24 @@ def static_facts(function: Function) -> tuple[list[UnorderedPair], set[int], set
     locks = _lock_arrays(function)
     return (_unordered_pairs(function, order_graph(function)), locks, written_arguments(function),
             _order_dependent_footprint(function, locks))
+
+
+@functools.lru_cache(maxsize=64)
+def synchronising(function: Function) -> tuple[frozenset[int | None], frozenset[Op]]:
+    """The acquires whose value decides a branch, and the arrays they read: the elements that
+    may carry release/acquire synchronisation between blocks."""
+    steering = frozenset(steering_acquires(function))
+    arrays = set()
+    for op in steering:
+        address = op.operand(_ADDRESS.get(op.name, ""))
+        arrays.add(base_argument(address, function) if address is not None else None)
+    return frozenset(arrays), steering
+
+
+def new_sync(function: Function) -> Sync | None:
+    """A fresh happens-before tracker for one run, when the kernel synchronises blocks."""
+    arrays, steering = synchronising(function)
+    return Sync(set(arrays), steering) if steering else None
 
 
 def _unordered_pairs(function: Function, graph: OrderGraph) -> list[UnorderedPair]:
@@ -180,8 +199,27 @@ def _first_across_blocks(col: Columns, op_of: np.ndarray, ka: int, kb: int, per_
                     continue
                 if rec.protected_by_common_lock(int(col["lock"][i]), int(col["lock"][j])):
                     continue
+                if _synchronised(rec, col, i, j):
+                    continue
                 return (i, j) if col["block"][i] <= col["block"][j] else (j, i)
     return None
+
+
+def _synchronised(rec: Recorder, col: Columns, i: int, j: int) -> bool:
+    """One of the two records (of different blocks) happens before the other through
+    release/acquire synchronisation, as executed (``Sync``). A question past the walk limit counts
+    as not ordered and marks the run undecided."""
+    sync = rec.sync
+    if sync is None or not sync.acquires:
+        return False
+    a = (int(col["block"][i]), rec.events[int(col["event"][i])].tick)
+    b = (int(col["block"][j]), rec.events[int(col["event"][j])].tick)
+    first, later = (a, b) if a[1] < b[1] else (b, a)
+    try:
+        return sync.ordered(first, later)
+    except Undecided:
+        sync.undecided = True
+        return False
 
 
 # ---- inside one block -----------------------------------------------------------------------------------

@@ -22,9 +22,11 @@ from typing import Any
 import numpy as np
 
 from tilecheck.interp.engine import linear_block_ids
+from tilecheck.interp.sync import Sync
 from tilecheck.ir import Op
 
 READ, WRITE, ATOMIC = 0, 1, 2
+ATOMIC_READ = 3  # summaries only: an exchange or compare-and-swap that left the value as it was
 _EFFECTS = {"read": READ, "write": WRITE, "atomic": ATOMIC}
 _ACQUIRE = ("acquire", "acq_rel")
 _RELEASE = ("release", "acq_rel")
@@ -80,6 +82,7 @@ class Event:
     iterations: tuple[tuple[Op, int, Any], ...]
     blocks: np.ndarray  # (W, 3) the wave's block ids
     tile: tuple[int, ...]  # lane shape
+    tick: int = 0  # when it ran (``Sync``: program order and happens-before)
 
 
 @dataclass
@@ -112,8 +115,10 @@ class OutOfBounds:
 class Recorder:
     def __init__(self, grid: tuple[int, int, int], lock_arrays: set[int],
                  watch: dict[int, np.ndarray] | None = None, detail_ops: Iterable[Op] = (),
-                 written: set[int | None] | None = None) -> None:
+                 written: set[int | None] | None = None, sync: Sync | None = None) -> None:
         self.grid = grid
+        # release/acquire synchronisation as executed (None: the kernel has none)
+        self.sync = sync
         # arrays some op may write (None in it: a write the IR cannot trace): only they can conflict
         self.written = written
         self.sizes: dict[int, int] = {}
@@ -193,6 +198,7 @@ class Recorder:
                effect: str, *, run: tuple[int, int] | None = None, old: np.ndarray | None = None,
                arg: np.ndarray | None = None, expected: np.ndarray | None = None) -> None:
         code = _EFFECTS[effect]
+        tick = self.sync.step() if self.sync is not None else 0
         cross = op.attrs.get("memory_scope") in _CROSS_BLOCK
         if code == ATOMIC and not cross:
             code = WRITE  # a tile-block-scoped atomic is atomic within its block only
@@ -226,14 +232,23 @@ class Recorder:
             return
         if array in self.lock_arrays and code != READ:
             self._lock_protocol(op, array, o, b, code, old, arg, expected)
+        if self.sync is not None and self.sync.follows(array):
+            self.sync.access(op, array, o, b, effect, old, arg, expected)
         locks = self._locks_of(b) if self.held else None
-        self._summarise(op, array, o, b, code, locks)
+        kept = _unchanged(op, old, arg, expected) if code == ATOMIC else None
+        if kept is not None and kept.any():  # an exchange or CAS that wrote nothing new only read
+            for lanes_, code_ in ((kept, ATOMIC_READ), (~kept, code)):
+                if lanes_.any():
+                    self._summarise(op, array, o[lanes_], b[lanes_], code_,
+                                    None if locks is None else locks[lanes_])
+        else:
+            self._summarise(op, array, o, b, code, locks)
         watched = self.watch.get(array)
         keep_all = op in self.detail_ops
         if watched is None and not keep_all:
             return
         event = len(self.events)
-        self.events.append(Event(op, array, code, tuple(ctx.iterations), ctx.blocks, tile_shape))
+        self.events.append(Event(op, array, code, tuple(ctx.iterations), ctx.blocks, tile_shape, tick))
         if watched is not None:
             sel = watched[o]
             if sel.any():
@@ -255,7 +270,8 @@ class Recorder:
     def _summary_only(self, op: Op, array: int, code: int) -> bool:
         """Nothing but the summary to update: no lock, no alias, nothing watched or kept in full."""
         return not (self.held or array in self.alias or array in self.watch or op in self.detail_ops
-                    or array in self.lock_arrays or code == ATOMIC)
+                    or array in self.lock_arrays or code == ATOMIC
+                    or self.sync is not None and self.sync.follows(array))
 
     def _order_dependent(self, op: Op, array: int, s: Summary, o: np.ndarray, b: np.ndarray, ro: np.ndarray,
                          rb: np.ndarray, note: bool = True) -> None:
@@ -312,6 +328,8 @@ class Recorder:
         elif code == WRITE:
             s.plain[o] = True
             s.writes[o] = True
+        elif code == ATOMIC_READ:
+            pass
         else:
             s.writes[o] = True
             mode = op.attrs.get("mode")
@@ -412,6 +430,20 @@ class Recorder:
         rec.lock.append(held)
         rec.event.append(np.full(len(o), event, np.int64))
         rec.lane.append(lanes)
+
+
+def _unchanged(op: Op, old: np.ndarray | None, arg: np.ndarray | None,
+               expected: np.ndarray | None) -> np.ndarray | None:
+    """Per lane of an exchange or compare-and-swap, whether it left the element as it was (a failed
+    CAS, or one that writes the value it found): such a lane only read, and its order with the
+    other atomics on the element changes nothing. None for other ops."""
+    if old is None or arg is None:
+        return None
+    if op.name == "atomic_cas_tko" and expected is not None:
+        return (old != expected) | (arg == old)
+    if op.name == "atomic_rmw_tko" and op.attrs.get("mode") == "xchg":
+        return arg == old
+    return None
 
 
 def _per_element(index: np.ndarray, values: np.ndarray, fn: Any) -> np.ndarray:

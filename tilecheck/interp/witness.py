@@ -10,11 +10,12 @@ import numpy as np
 
 from tilecheck.arrays import flat_arguments
 from tilecheck.interp.memory import bind_arguments
-from tilecheck.interp.pairs import UnorderedPair, cross_block_hits, in_block_hits
+from tilecheck.interp.pairs import UnorderedPair, cross_block_hits, in_block_hits, memory_ops
 from tilecheck.interp.recorder import READ, Event, Recorder
 from tilecheck.interp.runs import block_of
 from tilecheck.ir import Module, Op
 from tilecheck.ir.opdefs import Effect
+from tilecheck.ir.summary import steered_message, steered_writes
 from tilecheck.report import Finding, Side, Witness
 
 
@@ -145,12 +146,14 @@ def out_of_bounds(module: Module, rec: Recorder, grid: tuple[int, int, int], cas
 
 def order_dependent(module: Module, rec: Recorder, grid: tuple[int, int, int], case: Any) -> list[Finding]:
     """Float adds, exchanges or CASes from two blocks on one element (a valid spin lock's own
-    element aside): the value left depends on the order of the blocks."""
+    element aside, and the flags, locks and counters blocks wait on: their values are the
+    synchronisation's protocol, not results): the value left depends on the order of the blocks."""
     namer = Namer(module, case[1], grid)
     locks = {key for key, lock in rec.lock_ids.items() if lock not in rec.broken}
+    waited_on = rec.sync.arrays if rec.sync is not None else set()
     out = []
     for array, s in rec.summaries.items():
-        if s.fmin is None:
+        if s.fmin is None or array in waited_on:
             continue
         hit = [int(o) for o in np.flatnonzero((s.fmin != s.fmax) & (s.fmax >= 0))
                if (array, int(o)) not in locks]
@@ -189,4 +192,29 @@ def mixed_aliasing(module: Module, rec: Recorder, case: Any) -> list[Finding]:
                                "different element sizes, and the kernel writes one of them",
                                module.entry.loc, (),
                                Witness(namer.name(a), None, None, side, None, case[2], {}), 3, case))
+    return out
+
+
+def steered_results(module: Module, rec: Recorder, grid: tuple[int, int, int], case: Any) -> list[Finding]:
+    """Atomics whose returned value steers a write (``ir.summary.steered_writes``), where the run
+    saw two blocks apply one to the same element: the output depends on the order they drew in."""
+    function = module.entry
+    uses = steered_writes(function)
+    if not uses:
+        return []
+    namer = Namer(module, case[1], grid)
+    arrays = {op: array for op, array, _, _ in memory_ops(function)}
+    out = []
+    for op, (how, use) in uses.items():
+        s = rec.summaries.get(arrays.get(op))
+        if s is None:
+            continue
+        shared = np.flatnonzero((s.bmin != s.bmax) & s.writes & (s.bmax >= 0))
+        if not len(shared):
+            continue
+        offset = int(shared[0])
+        side = Side(op.name, op.loc, namer.block(int(s.bmin[offset])), {}, (), "atomic")
+        other = Side(op.name, op.loc, namer.block(int(s.bmax[offset])), {}, (), "atomic")
+        out.append(Finding("order-dependent-atomic", steered_message(op, how, use, namer.name(arrays[op])),
+                           op.loc, (use.loc,), namer.witness(arrays[op], offset, side, other), 3, case))
     return out

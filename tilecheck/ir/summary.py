@@ -7,7 +7,7 @@ from typing import Any
 from tilecheck.ir.core import Function, Module, Op, Value
 from tilecheck.ir.loc import Loc
 from tilecheck.ir.opdefs import Effect
-from tilecheck.ir.types import TileType
+from tilecheck.ir.types import TileType, TokenType
 
 # ops whose first operand is the view/pointer they derive from
 _DERIVED = {"make_partition_view": "tensor_view", "make_strided_view": "tensor_view",
@@ -152,3 +152,119 @@ def _flowing_into(function: Any, arg: Any) -> list[Any]:
     return []
 
 
+
+
+# ---- values an op's results steer --------------------------------------------------------------------
+_ACQUIRE = ("acquire", "acq_rel")
+_CROSS_BLOCK = ("device", "sys")
+
+
+def derived_values(function: Any, sources: list[Any]) -> set[int]:
+    """Ids of the values computed from ``sources`` (transitively, through every op's operands to its
+    results; a region's terminator carries them to the region op's results and to the arguments of
+    its regions' blocks, e.g. a loop's carried values). Memory is not followed."""
+    parents: dict[Any, Any] = {}
+    for op in function.walk():
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.ops:
+                    parents[inner] = op
+    out = {id(v) for v in sources}
+    changed = True
+    while changed:
+        changed = False
+        for op in function.walk():
+            if not any(id(v) in out for v in op.operands):
+                continue
+            targets = list(op.results)
+            parent = parents.get(op)
+            if op.opdef is not None and op.opdef.terminator and parent is not None:
+                targets += list(parent.results)
+                targets += [a for region in parent.regions for block in region.blocks for a in block.args]
+            for value in targets:
+                # tokens order memory ops; they carry no value (else every later op would depend)
+                if id(value) not in out and not isinstance(value.type, TokenType):
+                    out.add(id(value))
+                    changed = True
+    return out
+
+
+def steering_acquires(function: Any) -> list[Any]:
+    """The acquire atomics and loads (at a scope spanning blocks) whose returned value decides a
+    branch: a spin loop's exit, a "last ticket" condition. Only such an acquire is sure to have
+    read the value it waits for, so only it orders what follows it in every execution."""
+    out = []
+    for op in function.walk():
+        if op.attrs.get("memory_ordering_semantics") not in _ACQUIRE or not op.results \
+                or op.attrs.get("memory_scope") not in _CROSS_BLOCK:
+            continue
+        derived = derived_values(function, [op.results[0]])
+        if any(o.name == "if" and id(o.operands[0]) in derived for o in function.walk() if o.operands):
+            out.append(op)
+    return out
+
+
+_WRITES = {"store_view_tko": ("index", "tile"), "store_ptr_tko": ("destination", "value"),
+           "atomic_rmw_tko": ("pointers", "arg"), "atomic_cas_tko": ("pointers", "val"),
+           "atomic_red_view_tko": ("index", "tile")}
+
+
+def steered_writes(function: Any) -> dict[Any, tuple[str, Any]]:
+    """Atomics whose returned value steers what the kernel writes, each with how and the first
+    write it steers: ``("address", op)`` or ``("value", op)`` when it flows into a write's address
+    or stored value, ``("branch", op)`` when it decides a branch that writes. A write counts only
+    when what it writes (address or value) also depends on which block runs it (its block id, or
+    data read at addresses that depend on it): then the order in which blocks draw from the atomic
+    decides the output (stream compaction, append buffers, an owner log). A ticket that picks which
+    block does a block-independent job (the last block sums every partial), or a work queue whose
+    items are processed the same way by any block, stays silent: any order gives the same bits."""
+    ids = [v for op in function.walk() if op.name == "get_tile_block_id" for v in op.results]
+    by_block = derived_values(function, ids)
+    out = {}
+    for op in function.walk():
+        if op.name not in ("atomic_rmw_tko", "atomic_cas_tko") or not op.results:
+            continue
+        steered = derived_values(function, [op.results[0]])
+        use = _first_steered(function, op, steered, by_block)
+        if use is not None:
+            out[op] = use
+    return out
+
+
+def _first_steered(function: Any, atomic: Any, steered: set[int], by_block: set[int]) -> tuple[str, Any] | None:
+    for op in function.walk():
+        if op.name == "if" and op.operands and id(op.operands[0]) in steered:
+            inner = next((w for region in op.regions for block in region.blocks for top in block.ops
+                          for w in top.walk() if w.name in _WRITES and _depends(w, by_block)), None)
+            if inner is not None:
+                return "branch", inner
+        if op.name not in _WRITES or op is atomic or not _depends(op, by_block):
+            continue
+        address, value = (_operands(op, n) for n in _WRITES[op.name])
+        if any(id(v) in steered for v in address):
+            return "address", op
+        if any(id(v) in steered for v in value):
+            return "value", op
+    return None
+
+
+def _operands(op: Any, name: str) -> list[Any]:
+    if name == "index":
+        return list(op.operand_group("index"))
+    value = op.operand(name)
+    return [value] if value is not None else []
+
+
+def _depends(op: Any, derived: set[int]) -> bool:
+    """The write's address or value is among ``derived``."""
+    return any(id(v) in derived for name in _WRITES[op.name] for v in _operands(op, name))
+
+
+def steered_message(atomic: Any, how: str, use: Any, array: str) -> str:
+    """The ``order-dependent-atomic`` message for an atomic whose value steers a write."""
+    what = {"address": "an address of", "value": "the value written by",
+            "branch": "a branch that writes, through"}[how]
+    mode = atomic.attrs.get("mode", "cas")
+    return (f"the value atomic {mode} on '{array}' returns decides {what} {use.name} "
+            f"({use.loc.short()}): several blocks draw from one element in any order, so what is written "
+            "where depends on their order")

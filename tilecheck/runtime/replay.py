@@ -2,6 +2,8 @@
 show the element whose value depends on the order."""
 from __future__ import annotations
 
+import itertools
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +53,10 @@ class ReplayResult:
         return text
 
 
+LAUNCH_REPLAY_BLOCKS = 4096  # a launch this small is replayed whole when two blocks alone do not touch
+INTERLEAVED_ORDERS = 32  # seeded interleavings tried when one block waits for the other
+
+
 def replay(finding: Any) -> ReplayResult:
     """Replay ``finding``'s witness (a ``tilecheck.Finding`` from ``verify(kernel, args, grid)``)."""
     case = getattr(finding, "case", None)
@@ -79,6 +85,18 @@ def replay(finding: Any) -> ReplayResult:
         result.touched = touched_by(kernel, args, grid3, blocks, w.array,
                                     w.element, w.offset)
         both = all(b in result.touched for b in blocks)
+        if not both and len(blocks) == 2:
+            # the path to the element may depend on what other blocks did first (a ticket drawn
+            # after theirs): the whole launch, the witness's first block first and its second last
+            launch = _launch_around(grid3, blocks[0], blocks[1])
+            if launch is not None:
+                try:
+                    touched = touched_by(kernel, args, grid3, launch, w.array, w.element, w.offset)
+                except InterpreterError:
+                    touched = {}
+                if all(b in touched for b in blocks):
+                    result.touched, both = touched, True
+                    result.note = "with every other block of the launch run between the two"
         result.reproduced = both
         if not both or result.differing:
             return result
@@ -102,16 +120,30 @@ def _replay(finding: Any, module: Any, args: tuple[Any, ...], names: list[str], 
     w = finding.witness
     element = w.element_text()
 
-    def run(order: list[np.ndarray], seed: int | None) -> dict[str, np.ndarray]:
+    def run(order: list[np.ndarray], seed: int | None, interleave: bool = False) -> dict[str, np.ndarray]:
         fresh = fresh_arguments(args, names, pure)
-        interp = Interpreter(module, fresh, grid3, Schedule(seed=seed, interleave=False))
+        interp = Interpreter(module, fresh, grid3, Schedule(seed=seed, interleave=interleave))
         for blocks in order:
             interp.run(blocks)
         return {name: fresh[index[name]] for name in written if name in index}
 
+    def interleaved(a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The two blocks interleaved at memory-op granularity (seeded orders), for a second block
+        that waits for the first (a spin on a flag): the first order whose outputs differ."""
+        b = a
+        for seed in range(INTERLEAVED_ORDERS):
+            b = run([np.concatenate([first, second])], seed, interleave=True)
+            if any(not _same(a[k], b[k]).all() for k in a):
+                break
+        return b
+
     try:
         if w.second is not None and w.second.block != w.first.block:
-            a, b = run([first, second], None), run([second, first], None)
+            a = run([first, second], None)
+            try:
+                b = run([second, first], None)
+            except InterpreterError:  # the second block alone waits forever for the first
+                b = interleaved(a)
         else:  # one block: its unordered ops in different orders
             a = run([first], None)
             b = a
@@ -126,6 +158,18 @@ def _replay(finding: Any, module: Any, args: tuple[Any, ...], names: list[str], 
     if w.array in a and w.element is not None:
         value_a, value_b = a[w.array][w.element].item(), b[w.array][w.element].item()
     return ReplayResult(finding, bool(differing), element, value_a, value_b, differing)
+
+
+def _launch_around(grid: tuple[int, int, int], first: tuple[int, ...], last: tuple[int, ...]
+                   ) -> list[tuple[int, ...]] | None:
+    """Every block of a small launch, ``first`` first and ``last`` last (None past
+    ``LAUNCH_REPLAY_BLOCKS``)."""
+    if grid[0] * grid[1] * grid[2] > LAUNCH_REPLAY_BLOCKS:
+        return None
+    pad = lambda b: tuple(b) + (0,) * (3 - len(b))  # noqa: E731
+    ends = {pad(first), pad(last)}
+    others = [b for b in itertools.product(range(grid[0]), range(grid[1]), range(grid[2])) if b not in ends]
+    return [pad(first), *sorted(others, key=lambda b: (b[2], b[1], b[0])), pad(last)]
 
 
 def _same(x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -31,7 +31,8 @@ class SpinLock:
     protected: frozenset[int]  # Access.index of the accesses inside the critical section
 
 
-def _constant(value: Value | None) -> int | None:
+def constant_value(value: Value | None) -> int | None:
+    """The integer a splat constant holds (None for anything else)."""
     if value is None or not isinstance(value.owner, Op) or value.owner.name != "constant":
         return None
     dense = value.owner.attrs.get("value")
@@ -53,7 +54,7 @@ def _breaks_when_acquired(loop: Op, cas: Op, free: int, taken: int) -> bool:
         if not isinstance(cmp, Op) or cmp.name != "cmpi" or old not in cmp.operands:
             continue
         other = cmp.operands[1] if cmp.operands[0] is old else cmp.operands[0]
-        value, pred = _constant(other), cmp.attrs.get("comparison_predicate")
+        value, pred = constant_value(other), cmp.attrs.get("comparison_predicate")
         breaks_then = any(o.name == "break" for o in op.regions[0].block.ops)
         breaks_else = any(o.name == "break" for o in op.regions[1].block.ops)
         exits_when_true = (pred == "equal" and value == free) or (pred == "not_equal" and value == taken)
@@ -73,7 +74,7 @@ def find_spin_locks(function: Function, accesses: list[Access], graph: OrderGrap
                     and op.attrs.get("memory_ordering_semantics") in _ACQUIRE), None)
         if cas is None or cas not in by_op or not any(op.name == "break" for op in body_ops):
             continue
-        free, taken = _constant(cas.operand("cmp")), _constant(cas.operand("val"))
+        free, taken = constant_value(cas.operand("cmp")), constant_value(cas.operand("val"))
         if free is None or taken is None or free == taken or not _breaks_when_acquired(loop, cas, free, taken):
             continue
         if cas.attrs.get("memory_scope") not in _CROSS_BLOCK_SCOPES:
@@ -84,9 +85,9 @@ def find_spin_locks(function: Function, accesses: list[Access], graph: OrderGrap
                     release_op.attrs.get("memory_scope") not in _CROSS_BLOCK_SCOPES:
                 continue
             if release_op.name == "atomic_rmw_tko" and release_op.attrs.get("mode") == "xchg":
-                released = _constant(release_op.operand("arg"))
-            elif release_op.name == "atomic_cas_tko" and _constant(release_op.operand("cmp")) == taken:
-                released = _constant(release_op.operand("val"))  # CAS taken -> free: the holder's release
+                released = constant_value(release_op.operand("arg"))
+            elif release_op.name == "atomic_cas_tko" and constant_value(release_op.operand("cmp")) == taken:
+                released = constant_value(release_op.operand("val"))  # CAS taken -> free: the holder's release
             else:
                 continue
             if released != free or not graph.reaches(("op", loop), ("op", release_op)) and not any(

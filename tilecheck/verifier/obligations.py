@@ -25,12 +25,13 @@ from tilecheck.verifier.footprints import (
     rename_blocks,
     same_element,
 )
-from tilecheck.verifier.locks import SpinLock
+from tilecheck.verifier.locks import SpinLock, constant_value as _constant
 from tilecheck.verifier.witnesses import WitnessBuilding
 from tilecheck.verifier.preconditions import Precondition, constraints
 from tilecheck.report import Finding
 from tilecheck.verifier.symbolic.engine import GRID, Footprints
 from tilecheck.ir.order import OrderGraph
+from tilecheck.ir.summary import steered_message, steered_writes, steering_acquires
 
 _FLOAT_ORDER_DEPENDENT = ("addf",)
 _SWAP_MODES = ("xchg", "cas")
@@ -135,6 +136,7 @@ class Checker(WitnessBuilding):
         # the applications in each base constraint, walked once (``smt.applications_of``)
         self._apps: dict[int, tuple[smt.Expr, dict[str, list[smt.Expr]], set[int]]] = {}
         self._shared: set[int] = set()
+        self._sync: tuple[list[Access], list[Access]] | None = None  # releases, acquires
         self.protected: dict[int, list[SpinLock]] = {}
         for lock in locks:
             for index in lock.protected:
@@ -328,6 +330,26 @@ class Checker(WitnessBuilding):
                     continue
                 self.across_blocks(x, y)
                 self.inside_block(x, y)
+        self.steered_results()
+
+    def steered_results(self) -> None:
+        """An atomic whose returned value steers a write (``ir.summary.steered_writes``) and that
+        two blocks may apply to one element: the output depends on the order the blocks drew in
+        (an ``order-dependent-atomic`` warning naming the atomic and the write)."""
+        uses = steered_writes(self.fp.function)
+        for x in self.fp.accesses:
+            if x.op not in uses or not x.is_atomic:
+                continue
+            pair = self.two_blocks(x, x)
+            if pair is None:
+                continue
+            a, b, constraints = pair
+            how, use = uses[x.op]
+            result = self.solve(constraints, "order-dependent atomic result", (x.op.loc, use.loc),
+                                ("steered", x.index))
+            if isinstance(result, smt.Sat):
+                self.add("order-dependent-atomic", steered_message(x.op, how, use, self.names.get(x.array, "?")),
+                         a, b, result, constraints)
 
     def check_locks(self) -> None:
         """Keep only locks whose acquire and release provably use the same lock element."""
@@ -386,11 +408,47 @@ class Checker(WitnessBuilding):
             self.result.proved.add(key)  # every tile of the case enumerated: no two blocks share one
             return
         result = self.solve(constraints, f"{kind} across blocks", (x.op.loc, y.op.loc), key)
+        if isinstance(result, smt.Sat) and (sync := self.synchronisation(x, y)) is not None:
+            release, acquire = sync
+            self.result.unknowns.append(
+                f"{kind} across blocks ({x.op.loc.short()}, {y.op.loc.short()}): the two blocks may be "
+                f"ordered by release/acquire synchronisation ({release.op.name} at {release.op.loc.short()} "
+                f"-> {acquire.op.name} at {acquire.op.loc.short()}), which the static check does not "
+                "decide; tilecheck.detect decides it at a launch")
+            if self.stop_early:
+                raise _Abort
+            return
         if isinstance(result, smt.Sat):
             writer, other = (a, b) if x.writes else (b, a)
             message = (f"two blocks {'write' if kind == 'write-write' else 'write and read'} the same "
                        f"element of '{self.names.get(x.array, x.array)}' with no ordering between blocks")
             self.add(kind, message, writer, other, result, constraints)
+
+    def synchronising(self) -> tuple[list[Access], list[Access]]:
+        """The kernel's releases on the arrays its steering acquires read (flags, counters,
+        exchange locks), and those acquires (``ir.summary.steering_acquires``); a recognised CAS spin
+        lock's acquire is left to ``lock_exclusion``, which models it exactly."""
+        if self._sync is None:
+            # a recognised spin lock is modelled exactly (``lock_exclusion``): not deferred
+            steering = set(steering_acquires(self.fp.function)) - {lock.acquire.op for lock in self.locks}
+            acquires = [a for a in self.fp.accesses if a.op in steering]
+            flags = {a.array for a in acquires}
+            self._sync = ([a for a in self.fp.accesses if a.array in flags and a.ordering in ("release", "acq_rel")
+                           and a.op.attrs.get("memory_scope") in _CROSS_BLOCK_SCOPES], acquires)
+        return self._sync
+
+    def synchronisation(self, x: Access, y: Access) -> tuple[Access, Access] | None:
+        """A release the block of one access may make after it, and an acquire the other block may
+        make before its own, whose value decides a branch (it waits for what it reads) on the
+        array the release writes: then a release/acquire edge may order the two (Tile IR memory
+        model), and a conflict the solver finds is not yet a race. None when no such pair exists."""
+        releases, acquires = self.synchronising()
+        for first, later in ((x, y), (y, x)):
+            release = next((r for r in releases if _may_follow(first, r)), None)
+            acquire = next((a for a in acquires if _may_follow(a, later)), None)
+            if release is not None and acquire is not None:
+                return release, acquire
+        return None
 
     def inside_block(self, x: Access, y: Access) -> None:
         common = _common_loops(x, y)
@@ -439,8 +497,11 @@ class Checker(WitnessBuilding):
         """Atomics from two blocks on one element whose result depends on their order: float adds
         (rounding), exchanges and compare-and-swaps (which value remains), integer ones of two
         different kinds (an add and a max). Integer add, min, max and the bitwise ones commute
-        with themselves. The acquire and release of a recognised spin lock are its
-        protocol, not a result."""
+        with themselves. The acquire and release of a recognised spin lock, and the atomics on an
+        array a steering acquire waits on (flags, locks, tickets), are protocol, not results; a
+        compare-and-swap that writes the value it compares with only reads."""
+        if _keeps_value(x) or _keeps_value(y) or x.array in {a.array for a in self.synchronising()[1]}:
+            return  # a read, or the protocol of a flag, lock or counter that blocks wait on
         modes = (x.atomic_mode, y.atomic_mode)
         is_float = x.element is not None and x.element.is_float
         lock_ops = {lock.acquire.op for lock in self.locks} | {lock.release.op for lock in self.locks}
@@ -559,6 +620,21 @@ class Checker(WitnessBuilding):
                 self.witness(a, b, sat), self.contents(sat, constraints)):
             return None
         return sat
+
+
+def _may_follow(first: Access, later: Access) -> bool:
+    """``later`` may run after ``first`` in one block: later in program order, or both inside a
+    common loop (a later iteration)."""
+    return first.index < later.index or _common_loops(first, later) > 0
+
+
+def _keeps_value(x: Access) -> bool:
+    """A compare-and-swap that writes the value it compares with (``cas(p, 1, 1)``): it only reads,
+    whichever order it runs in."""
+    if x.op.name != "atomic_cas_tko":
+        return False
+    cmp, val = x.op.operand("cmp"), x.op.operand("val")
+    return cmp is not None and (cmp is val or _constant(cmp) is not None and _constant(cmp) == _constant(val))
 
 
 def _strong(x: Access) -> bool:

@@ -1,0 +1,85 @@
+"""Synchronisation between blocks (issue 22): happens-before through release/acquire in detect,
+verify deferring such pairs to the launch, and atomics whose returned value steers a write."""
+import numpy as np
+import pytest
+
+import tilecheck as tc
+from corpus.kernels import steered, sync
+from tilecheck.interp.sync import Sync
+from tilecheck.ir.cutile import module_for
+from tilecheck.ir.summary import steered_writes, steering_acquires
+
+GRID = (4, 1, 1)
+
+
+@pytest.mark.parametrize("kernel, args, truth", [
+    (sync.pass_previous_tile, sync._PASS, "verified"),
+    (sync.pass_previous_tile_own_flag, sync._PASS, "race"),
+    (sync.pass_previous_tile_flag_first, sync._PASS, "race"),
+    (sync.last_ticket_sums, sync._TICKET, "verified"),
+    (sync.last_ticket_relaxed, sync._TICKET, "race"),
+    (sync.exchange_lock_counts, sync._LOCKED, "verified"),
+    (sync.exchange_lock_freed_early, sync._LOCKED, "race"),
+])
+def test_detect_and_verify_follow_release_acquire(kernel, args, truth):
+    found = tc.detect(kernel, args(), GRID)
+    assert found.status == truth, found.findings
+    assert not [f for f in found.findings if f.kind == "order-dependent-atomic"]  # flags are protocol
+    report = tc.verify(kernel, args(), GRID)
+    assert report.status == truth, (report.reasons, report.findings)
+    if truth == "race":
+        assert all(tc.replay(f).reproduced for f in report.races), report.races
+
+
+def test_sync_orders_through_a_release_sequence():
+    # block 0 releases (tick 2), block 1's relaxed RMW continues the sequence (tick 3), block 2's
+    # acquire reads it (tick 4): block 0's access at tick 1 happens before block 2's at tick 5
+    sync_ = Sync({0}, frozenset())
+    sync_.sequences[(0, 0)] = [(0, 2)]
+    sync_.sequences[(0, 0)].append((1, 3))
+    from tilecheck.interp.sync import _Acquire
+    sync_.acquires[2] = [_Acquire(4, sync_.sequences[(0, 0)], 2)]
+    assert sync_.ordered((0, 1), (2, 5))
+    assert not sync_.ordered((0, 3), (2, 5))  # after block 0's release: not covered
+    assert not sync_.ordered((0, 1), (2, 3))  # before block 2's acquire: not ordered
+
+
+def test_a_plain_store_ends_the_release_sequence():
+    module, _ = module_for(sync.pass_previous_tile, sync._PASS())
+    assert [op.name for op in steering_acquires(module.entry)] == ["atomic_cas_tko"]
+
+
+@pytest.mark.parametrize("kernel, args, how", [
+    (steered.append_rows, steered._ROWS, "address"),
+    (steered.work_queue_rows, steered._ROWS, None),
+    (steered.running_max_seen, steered._AMAX, "value"),
+    (steered.running_max_only, steered._AMAX, None),
+    (sync.last_ticket_sums, sync._TICKET, None),
+])
+def test_steered_writes(kernel, args, how):
+    module, _ = module_for(kernel, args())
+    uses = steered_writes(module.entry)
+    assert [h for h, _ in uses.values()] == ([how] if how else [])
+
+
+def test_an_owner_log_is_a_steered_branch():
+    args = (np.zeros(1, np.int32), np.full(1, -1, np.int32))
+    module, _ = module_for(steered.first_block_logs_itself, args)
+    assert [h for h, _ in steered_writes(module.entry).values()] == ["branch"]
+    for report in (tc.detect(steered.first_block_logs_itself, args, GRID),
+                   tc.verify(steered.first_block_logs_itself, args, GRID)):
+        assert report.status == "verified"
+        assert any("decides a branch" in f.message for f in report.findings), report.findings
+
+
+@pytest.mark.parametrize("kernel, args, warned", [
+    (steered.append_rows, steered._ROWS, True),
+    (steered.work_queue_rows, steered._ROWS, False),
+    (steered.running_max_seen, steered._AMAX, True),
+])
+def test_the_differential_runner_agrees_with_the_warning(kernel, args, warned):
+    report = tc.verify(kernel, args(), GRID)
+    assert report.status == "verified"
+    assert any(f.kind == "order-dependent-atomic" for f in report.findings) == warned
+    runs = tc.run_repeated(kernel, args(), GRID, runs=12, backend="cpu")
+    assert (not runs.deterministic) == warned
