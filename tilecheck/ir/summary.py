@@ -1,6 +1,7 @@
 """Where memory ops point: the kernel array behind a view or pointer tile, and a per-kernel summary."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -189,6 +190,7 @@ def derived_values(function: Any, sources: list[Any]) -> set[int]:
     return out
 
 
+@functools.lru_cache(maxsize=64)
 def steering_acquires(function: Any) -> list[Any]:
     """The acquire atomics and loads (at a scope spanning blocks) whose returned value decides a
     branch: a spin loop's exit, a "last ticket" condition. Only such an acquire is sure to have
@@ -209,6 +211,7 @@ _WRITES = {"store_view_tko": ("index", "tile"), "store_ptr_tko": ("destination",
            "atomic_red_view_tko": ("index", "tile")}
 
 
+@functools.lru_cache(maxsize=64)
 def steered_writes(function: Any) -> dict[Any, tuple[str, Any]]:
     """Atomics whose returned value steers what the kernel writes, each with how and the first
     write it steers: ``("address", op)`` or ``("value", op)`` when it flows into a write's address
@@ -217,13 +220,15 @@ def steered_writes(function: Any) -> dict[Any, tuple[str, Any]]:
     data read at addresses that depend on it): then the order in which blocks draw from the atomic
     decides the output (stream compaction, append buffers, an owner log). A ticket that picks which
     block does a block-independent job (the last block sums every partial), or a work queue whose
-    items are processed the same way by any block, stays silent: any order gives the same bits."""
+    items are processed the same way by any block, stays silent: any order gives the same bits.
+    Once per kernel (cached; callers must not modify the result)."""
+    atomics = [op for op in function.walk() if op.name in ("atomic_rmw_tko", "atomic_cas_tko") and op.results]
+    if not atomics:
+        return {}
     ids = [v for op in function.walk() if op.name == "get_tile_block_id" for v in op.results]
     by_block = derived_values(function, ids)
     out = {}
-    for op in function.walk():
-        if op.name not in ("atomic_rmw_tko", "atomic_cas_tko") or not op.results:
-            continue
+    for op in atomics:
         steered = derived_values(function, [op.results[0]])
         use = _first_steered(function, op, steered, by_block)
         if use is not None:
