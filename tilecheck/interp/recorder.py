@@ -23,14 +23,12 @@ import numpy as np
 
 from tilecheck.interp.engine import linear_block_ids
 from tilecheck.interp.sync import Sync
+from tilecheck.ir.summary import ACQUIRE_ORDERS, CROSS_BLOCK_SCOPES, RELEASE_ORDERS
 from tilecheck.ir import Op
 
 READ, WRITE, ATOMIC = 0, 1, 2
 ATOMIC_READ = 3  # summaries only: an exchange or compare-and-swap that left the value as it was
 _EFFECTS = {"read": READ, "write": WRITE, "atomic": ATOMIC}
-_ACQUIRE = ("acquire", "acq_rel")
-_RELEASE = ("release", "acq_rel")
-_CROSS_BLOCK = ("device", "sys")  # a tile-block-scoped atomic orders nothing across blocks
 _NO_BLOCK = np.iinfo(np.int32).max
 # atomics whose result depends on the order of blocks: float add (rounding), exchange (and CAS)
 _ORDER_DEPENDENT = ("addf", "xchg")
@@ -199,7 +197,7 @@ class Recorder:
                arg: np.ndarray | None = None, expected: np.ndarray | None = None) -> None:
         code = _EFFECTS[effect]
         tick = self.sync.step() if self.sync is not None else 0
-        cross = op.attrs.get("memory_scope") in _CROSS_BLOCK
+        cross = op.attrs.get("memory_scope") in CROSS_BLOCK_SCOPES
         if code == ATOMIC and not cross:
             code = WRITE  # a tile-block-scoped atomic is atomic within its block only
         elif code != ATOMIC and cross and op.attrs.get("memory_ordering_semantics", "weak") != "weak":
@@ -392,7 +390,7 @@ class Recorder:
                        expected: Any) -> None:
         """Follow acquire and release of lock elements, lane by lane (locks touch few elements)."""
         ordering = op.attrs.get("memory_ordering_semantics")
-        cross = op.attrs.get("memory_scope") in _CROSS_BLOCK
+        cross = op.attrs.get("memory_scope") in CROSS_BLOCK_SCOPES
         for i, (offset, block) in enumerate(zip(o.tolist(), b.tolist())):
             key = (array, offset)
             lock = self.lock_ids.get(key)
@@ -400,11 +398,11 @@ class Recorder:
             if op.name == "atomic_cas_tko" and expected is not None:
                 if old[i] != expected[i]:
                     continue  # a failed CAS writes nothing
-                if lock is not None and lock in held and ordering in _RELEASE and cross \
+                if lock is not None and lock in held and ordering in RELEASE_ORDERS and cross \
                         and arg[i] == self.free_value.get(lock):
                     held.remove(lock)  # released by a CAS of the taken value back to the free one
                     continue
-                if ordering in _ACQUIRE and cross and arg[i] != expected[i]:
+                if ordering in ACQUIRE_ORDERS and cross and arg[i] != expected[i]:
                     if lock is None:
                         lock = self.lock_ids[key] = len(self.lock_ids)
                     if lock in held or self.free_value.setdefault(lock, expected[i].item()) != expected[i]:
@@ -413,7 +411,7 @@ class Recorder:
                     continue
             elif (op.name == "atomic_rmw_tko" and op.attrs.get("mode") == "xchg"
                   or op.name == "store_ptr_tko") \
-                    and lock is not None and lock in held and ordering in _RELEASE and cross \
+                    and lock is not None and lock in held and ordering in RELEASE_ORDERS and cross \
                     and arg is not None and arg[i] == self.free_value.get(lock):
                 held.remove(lock)
                 continue

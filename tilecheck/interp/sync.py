@@ -23,15 +23,11 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from tilecheck.ir import Op
-
-_ACQUIRE = ("acquire", "acq_rel")
-_RELEASE = ("release", "acq_rel")
-_CROSS_BLOCK = ("device", "sys")
+from tilecheck.ir.summary import ACQUIRE_ORDERS, CROSS_BLOCK_SCOPES, RELEASE_ORDERS
 _WALK_LIMIT = 2_000_000  # release records one question may visit before it is left undecided
 
 
@@ -75,9 +71,9 @@ class Sync:
         """One op instance on an element of a followed array, lane by lane in the order the
         interpreter applied them (several lanes on one counter read each other's writes)."""
         ordering = _ordering(op)
-        cross = op.attrs.get("memory_scope") in _CROSS_BLOCK
-        acquires = cross and ordering in _ACQUIRE
-        releases = cross and ordering in _RELEASE
+        cross = op.attrs.get("memory_scope") in CROSS_BLOCK_SCOPES
+        acquires = cross and ordering in ACQUIRE_ORDERS
+        releases = cross and ordering in RELEASE_ORDERS
         rmw = op.name in ("atomic_rmw_tko", "atomic_cas_tko")
         for i, (offset, block) in enumerate(zip(offsets.tolist(), blocks.tolist())):
             key = (array, offset)

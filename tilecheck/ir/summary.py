@@ -155,9 +155,13 @@ def _flowing_into(function: Any, arg: Any) -> list[Any]:
 
 
 
+# ---- the memory model's orders and scopes ------------------------------------------------------------
+ACQUIRE_ORDERS = ("acquire", "acq_rel")
+RELEASE_ORDERS = ("release", "acq_rel")
+CROSS_BLOCK_SCOPES = ("device", "sys")  # a tile-block-scoped atomic orders nothing across blocks
+
+
 # ---- values an op's results steer --------------------------------------------------------------------
-_ACQUIRE = ("acquire", "acq_rel")
-_CROSS_BLOCK = ("device", "sys")
 
 
 def derived_values(function: Any, sources: list[Any]) -> set[int]:
@@ -197,8 +201,8 @@ def steering_acquires(function: Any) -> list[Any]:
     read the value it waits for, so only it orders what follows it in every execution."""
     out = []
     for op in function.walk():
-        if op.attrs.get("memory_ordering_semantics") not in _ACQUIRE or not op.results \
-                or op.attrs.get("memory_scope") not in _CROSS_BLOCK:
+        if op.attrs.get("memory_ordering_semantics") not in ACQUIRE_ORDERS or not op.results \
+                or op.attrs.get("memory_scope") not in CROSS_BLOCK_SCOPES:
             continue
         derived = derived_values(function, [op.results[0]])
         if any(o.name == "if" and id(o.operands[0]) in derived for o in function.walk() if o.operands):

@@ -65,6 +65,16 @@ class Access:
 Tiled = tuple[smt.IntExpr, int, int, "smt.IntExpr | None", int]
 
 
+def common_loops(x: Access, y: Access) -> int:
+    """How many loops, from the outermost, enclose both accesses."""
+    n = 0
+    for lx, ly in zip(x.loops, y.loops):
+        if lx.op is not ly.op:
+            break
+        n += 1
+    return n
+
+
 @dataclass(frozen=True)
 class Instance:
     """One renamed copy of an access: its variables and formulas."""

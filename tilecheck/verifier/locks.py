@@ -17,10 +17,8 @@ from tilecheck.ir import Function, Op, Value
 from tilecheck.ir.attrs import DenseElements
 from tilecheck.verifier.footprints import Access
 from tilecheck.ir.order import OrderGraph
+from tilecheck.ir.summary import ACQUIRE_ORDERS, CROSS_BLOCK_SCOPES, RELEASE_ORDERS
 
-_ACQUIRE = ("acquire", "acq_rel")
-_RELEASE = ("release", "acq_rel")
-_CROSS_BLOCK_SCOPES = ("device", "sys")  # a tile-block-scoped atomic orders nothing across blocks
 
 
 @dataclass(frozen=True)
@@ -71,18 +69,18 @@ def find_spin_locks(function: Function, accesses: list[Access], graph: OrderGrap
     for loop in (op for op in function.walk() if op.name == "loop"):
         body_ops = list(loop.walk())
         cas = next((op for op in body_ops if op.name == "atomic_cas_tko"
-                    and op.attrs.get("memory_ordering_semantics") in _ACQUIRE), None)
+                    and op.attrs.get("memory_ordering_semantics") in ACQUIRE_ORDERS), None)
         if cas is None or cas not in by_op or not any(op.name == "break" for op in body_ops):
             continue
         free, taken = constant_value(cas.operand("cmp")), constant_value(cas.operand("val"))
         if free is None or taken is None or free == taken or not _breaks_when_acquired(loop, cas, free, taken):
             continue
-        if cas.attrs.get("memory_scope") not in _CROSS_BLOCK_SCOPES:
+        if cas.attrs.get("memory_scope") not in CROSS_BLOCK_SCOPES:
             continue
         acquire = by_op[cas]
         for release_op in (a.op for a in accesses if a.array == acquire.array and a.op is not cas):
-            if release_op.attrs.get("memory_ordering_semantics") not in _RELEASE or \
-                    release_op.attrs.get("memory_scope") not in _CROSS_BLOCK_SCOPES:
+            if release_op.attrs.get("memory_ordering_semantics") not in RELEASE_ORDERS or \
+                    release_op.attrs.get("memory_scope") not in CROSS_BLOCK_SCOPES:
                 continue
             if release_op.name == "atomic_rmw_tko" and release_op.attrs.get("mode") == "xchg":
                 released = constant_value(release_op.operand("arg"))

@@ -16,22 +16,23 @@ from typing import Any
 
 from tilecheck.ir.loc import Loc
 from tilecheck.ir.types import ScalarType
-from tilecheck.verifier import carried, enumeration, given_case, shape_contract, smt
+from tilecheck.verifier import carried, enumeration, given_case, shape_contract, smt, synchronisation
 from tilecheck.verifier.footprints import (
     Access,
     Instance,
     block_vars,
+    common_loops,
     instantiate,
     rename_blocks,
     same_element,
 )
-from tilecheck.verifier.locks import SpinLock, constant_value as _constant
+from tilecheck.verifier.locks import SpinLock
+from tilecheck.verifier.synchronisation import Synchronising, keeps_value
 from tilecheck.verifier.witnesses import WitnessBuilding
 from tilecheck.verifier.preconditions import Precondition, constraints
 from tilecheck.report import Finding
 from tilecheck.verifier.symbolic.engine import GRID, Footprints
 from tilecheck.ir.order import OrderGraph
-from tilecheck.ir.summary import steered_message, steered_writes, steering_acquires
 
 _FLOAT_ORDER_DEPENDENT = ("addf",)
 _SWAP_MODES = ("xchg", "cas")
@@ -136,7 +137,7 @@ class Checker(WitnessBuilding):
         # the applications in each base constraint, walked once (``smt.applications_of``)
         self._apps: dict[int, tuple[smt.Expr, dict[str, list[smt.Expr]], set[int]]] = {}
         self._shared: set[int] = set()
-        self._sync: tuple[list[Access], list[Access]] | None = None  # releases, acquires
+        self._sync: Synchronising | None = None
         self.protected: dict[int, list[SpinLock]] = {}
         for lock in locks:
             for index in lock.protected:
@@ -330,33 +331,14 @@ class Checker(WitnessBuilding):
                     continue
                 self.across_blocks(x, y)
                 self.inside_block(x, y)
-        self.steered_results()
-
-    def steered_results(self) -> None:
-        """An atomic whose returned value steers a write (``ir.summary.steered_writes``) and that
-        two blocks may apply to one element: the output depends on the order the blocks drew in
-        (an ``order-dependent-atomic`` warning naming the atomic and the write)."""
-        uses = steered_writes(self.fp.function)
-        for x in self.fp.accesses:
-            if x.op not in uses or not x.is_atomic:
-                continue
-            pair = self.two_blocks(x, x)
-            if pair is None:
-                continue
-            a, b, constraints = pair
-            how, use = uses[x.op]
-            result = self.solve(constraints, "order-dependent atomic result", (x.op.loc, use.loc),
-                                ("steered", x.index))
-            if isinstance(result, smt.Sat):
-                self.add("order-dependent-atomic", steered_message(x.op, how, use, self.names.get(x.array, "?")),
-                         a, b, result, constraints)
+        synchronisation.steered_results(self)
 
     def check_locks(self) -> None:
         """Keep only locks whose acquire and release provably use the same lock element."""
         kept = []
         for lock in self.locks:
             a = instantiate(lock.acquire, "b1")
-            common = _common_loops(lock.acquire, lock.release)
+            common = common_loops(lock.acquire, lock.release)
             r = instantiate(lock.release, "b1", {d: a.loop_vars[d] for d in range(common)})
             differ = smt.Not(same_element(a, r) if same_element(a, r) is not None else smt.BoolVal(False))
             result = self.solve([*self.base(("b1",)), a.active, r.active, differ], "lock check",
@@ -408,7 +390,7 @@ class Checker(WitnessBuilding):
             self.result.proved.add(key)  # every tile of the case enumerated: no two blocks share one
             return
         result = self.solve(constraints, f"{kind} across blocks", (x.op.loc, y.op.loc), key)
-        if isinstance(result, smt.Sat) and (sync := self.synchronisation(x, y)) is not None:
+        if isinstance(result, smt.Sat) and (sync := self.synchronising().ordering(x, y)) is not None:
             release, acquire = sync
             self.result.unknowns.append(
                 f"{kind} across blocks ({x.op.loc.short()}, {y.op.loc.short()}): the two blocks may be "
@@ -424,34 +406,13 @@ class Checker(WitnessBuilding):
                        f"element of '{self.names.get(x.array, x.array)}' with no ordering between blocks")
             self.add(kind, message, writer, other, result, constraints)
 
-    def synchronising(self) -> tuple[list[Access], list[Access]]:
-        """The kernel's releases on the arrays its steering acquires read (flags, counters,
-        exchange locks), and those acquires (``ir.summary.steering_acquires``); a recognised CAS spin
-        lock's acquire is left to ``lock_exclusion``, which models it exactly."""
+    def synchronising(self) -> Synchronising:
         if self._sync is None:
-            # a recognised spin lock is modelled exactly (``lock_exclusion``): not deferred
-            steering = set(steering_acquires(self.fp.function)) - {lock.acquire.op for lock in self.locks}
-            acquires = [a for a in self.fp.accesses if a.op in steering]
-            flags = {a.array for a in acquires}
-            self._sync = ([a for a in self.fp.accesses if a.array in flags and a.ordering in ("release", "acq_rel")
-                           and a.op.attrs.get("memory_scope") in _CROSS_BLOCK_SCOPES], acquires)
+            self._sync = Synchronising.of(self.fp, self.locks)
         return self._sync
 
-    def synchronisation(self, x: Access, y: Access) -> tuple[Access, Access] | None:
-        """A release the block of one access may make after it, and an acquire the other block may
-        make before its own, whose value decides a branch (it waits for what it reads) on the
-        array the release writes: then a release/acquire edge may order the two (Tile IR memory
-        model), and a conflict the solver finds is not yet a race. None when no such pair exists."""
-        releases, acquires = self.synchronising()
-        for first, later in ((x, y), (y, x)):
-            release = next((r for r in releases if _may_follow(first, r)), None)
-            acquire = next((a for a in acquires if _may_follow(a, later)), None)
-            if release is not None and acquire is not None:
-                return release, acquire
-        return None
-
     def inside_block(self, x: Access, y: Access) -> None:
-        common = _common_loops(x, y)
+        common = common_loops(x, y)
         loops = [lv.op for lv in x.loops[:common]]
         # same iteration of every common loop (one op against itself: two lanes of one instance)
         if x is y or not self.graph.ordered_same_iteration(x.op, y.op):
@@ -500,7 +461,7 @@ class Checker(WitnessBuilding):
         with themselves. The acquire and release of a recognised spin lock, and the atomics on an
         array a steering acquire waits on (flags, locks, tickets), are protocol, not results; a
         compare-and-swap that writes the value it compares with only reads."""
-        if _keeps_value(x) or _keeps_value(y) or x.array in {a.array for a in self.synchronising()[1]}:
+        if keeps_value(x) or keeps_value(y) or x.array in self.synchronising().flags:
             return  # a read, or the protocol of a flag, lock or counter that blocks wait on
         modes = (x.atomic_mode, y.atomic_mode)
         is_float = x.element is not None and x.element.is_float
@@ -622,21 +583,6 @@ class Checker(WitnessBuilding):
         return sat
 
 
-def _may_follow(first: Access, later: Access) -> bool:
-    """``later`` may run after ``first`` in one block: later in program order, or both inside a
-    common loop (a later iteration)."""
-    return first.index < later.index or _common_loops(first, later) > 0
-
-
-def _keeps_value(x: Access) -> bool:
-    """A compare-and-swap that writes the value it compares with (``cas(p, 1, 1)``): it only reads,
-    whichever order it runs in."""
-    if x.op.name != "atomic_cas_tko":
-        return False
-    cmp, val = x.op.operand("cmp"), x.op.operand("val")
-    return cmp is not None and (cmp is val or _constant(cmp) is not None and _constant(cmp) == _constant(val))
-
-
 def _strong(x: Access) -> bool:
     """A strong access whose scope spans blocks (device or system): an atomic, or a load/store
     with a memory order other than weak. Two of them on one element are "morally strong": not a
@@ -644,17 +590,8 @@ def _strong(x: Access) -> bool:
     return (x.is_atomic or x.ordering != "weak") and x.op.attrs.get("memory_scope") in _CROSS_BLOCK_SCOPES
 
 
-def _common_loops(x: Access, y: Access) -> int:
-    n = 0
-    for lx, ly in zip(x.loops, y.loops):
-        if lx.op is not ly.op:
-            break
-        n += 1
-    return n
-
-
 def _shared(inst: Instance, other: Access) -> dict[int, smt.IntExpr]:
-    common = _common_loops(inst.access, other)
+    common = common_loops(inst.access, other)
     return {d: inst.loop_vars[d] for d in range(common)}
 
 

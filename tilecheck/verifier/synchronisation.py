@@ -1,0 +1,81 @@
+"""What the static check knows of synchronisation between blocks (docs/semantics.md, "Synchronisation
+between blocks"): which conflicts release/acquire edges may order (deferred to the exact detector
+at a launch, never reported as races), which compare-and-swaps only read, and which atomics'
+returned values steer what the kernel writes (``order-dependent-atomic`` warnings)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tilecheck.ir.summary import CROSS_BLOCK_SCOPES, RELEASE_ORDERS, steered_message, steered_writes, \
+    steering_acquires
+from tilecheck.verifier import smt
+from tilecheck.verifier.footprints import Access, common_loops
+from tilecheck.verifier.locks import SpinLock, constant_value
+
+
+@dataclass(frozen=True)
+class Synchronising:
+    """A kernel's steering acquires (``ir.summary.steering_acquires``: their value decides a
+    branch, so they wait for what they read), the releases on the arrays they read, and those
+    arrays (flags, counters, exchange locks). A recognised CAS spin lock's acquire is left to
+    ``Checker.lock_exclusion``, which models it exactly."""
+
+    releases: tuple[Access, ...]
+    acquires: tuple[Access, ...]
+    flags: frozenset[int]
+
+    @classmethod
+    def of(cls, fp: Any, locks: list[SpinLock]) -> Synchronising:
+        steering = set(steering_acquires(fp.function)) - {lock.acquire.op for lock in locks}
+        acquires = tuple(a for a in fp.accesses if a.op in steering)
+        flags = frozenset(a.array for a in acquires)
+        releases = tuple(a for a in fp.accesses if a.array in flags and a.ordering in RELEASE_ORDERS
+                         and a.op.attrs.get("memory_scope") in CROSS_BLOCK_SCOPES)
+        return cls(releases, acquires, flags)
+
+    def ordering(self, x: Access, y: Access) -> tuple[Access, Access] | None:
+        """A release the block of one access may make after it, and a steering acquire the other
+        block may make before its own: then a release/acquire edge may order the two (Tile IR memory
+        model), and a conflict the solver finds is not yet a race. None when no such pair exists."""
+        for first, later in ((x, y), (y, x)):
+            release = next((r for r in self.releases if may_follow(first, r)), None)
+            acquire = next((a for a in self.acquires if may_follow(a, later)), None)
+            if release is not None and acquire is not None:
+                return release, acquire
+        return None
+
+
+def may_follow(first: Access, later: Access) -> bool:
+    """``later`` may run after ``first`` in one block: later in program order, or both inside a
+    common loop (a later iteration)."""
+    return first.index < later.index or common_loops(first, later) > 0
+
+
+def keeps_value(x: Access) -> bool:
+    """A compare-and-swap that writes the value it compares with (``cas(p, 1, 1)``): it only reads,
+    whichever order it runs in."""
+    if x.op.name != "atomic_cas_tko":
+        return False
+    cmp, val = x.op.operand("cmp"), x.op.operand("val")
+    return cmp is not None and (cmp is val or constant_value(cmp) is not None
+                                and constant_value(cmp) == constant_value(val))
+
+
+def steered_results(ch: Any) -> None:
+    """An atomic whose returned value steers a write (``ir.summary.steered_writes``) and that two
+    blocks may apply to one element: the output depends on the order the blocks drew in (an
+    ``order-dependent-atomic`` warning naming the atomic and the write)."""
+    uses = steered_writes(ch.fp.function)
+    for x in ch.fp.accesses:
+        if x.op not in uses or not x.is_atomic:
+            continue
+        pair = ch.two_blocks(x, x)
+        if pair is None:
+            continue
+        a, b, constraints = pair
+        how, use = uses[x.op]
+        result = ch.solve(constraints, "order-dependent atomic result", (x.op.loc, use.loc), ("steered", x.index))
+        if isinstance(result, smt.Sat):
+            ch.add("order-dependent-atomic", steered_message(x.op, how, use, ch.names.get(x.array, "?")),
+                   a, b, result, constraints)
