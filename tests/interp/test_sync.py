@@ -1,5 +1,6 @@
 """Synchronisation between blocks (issue 22): happens-before through release/acquire in detect,
 verify deferring such pairs to the launch, and atomics whose returned value steers a write."""
+import cuda.tile as ct
 import numpy as np
 import pytest
 
@@ -83,3 +84,25 @@ def test_the_differential_runner_agrees_with_the_warning(kernel, args, warned):
     assert any(f.kind == "order-dependent-atomic" for f in report.findings) == warned
     runs = tc.run_repeated(kernel, args(), GRID, runs=12, backend="cpu")
     assert (not runs.deterministic) == warned
+
+
+@ct.kernel
+def _waits_on_another_array(x, y, ready, done, T: ct.Constant[int]):
+    # the release is on `done`, the acquire before the read waits on `ready` (already set): nothing
+    # pairs them, so the read of the previous tile is not ordered after its store
+    b = ct.bid(0)
+    ct.store(y, index=(b,), tile=ct.full((T,), 1.0, dtype=ct.float32) * b)
+    ct.atomic_xchg(done, b, 1, memory_order=ct.MemoryOrder.RELEASE)
+    if b > 0:
+        while ct.atomic_cas(ready, 0, 1, 1, memory_order=ct.MemoryOrder.ACQUIRE) == 0:
+            pass
+        ct.store(x, index=(b,), tile=ct.load(y, index=(b - 1,), shape=(T,)))
+    while ct.atomic_cas(done, b, 1, 1, memory_order=ct.MemoryOrder.ACQUIRE) == 0:
+        pass  # `done` is waited on too (after the read): a release on it is synchronisation
+
+
+def test_a_release_and_an_acquire_on_different_arrays_order_nothing():
+    args = (np.zeros(32, np.float32), np.zeros(32, np.float32), np.ones(1, np.int32), np.zeros(4, np.int32), 8)
+    report = tc.verify(_waits_on_another_array, args, GRID)
+    assert report.status == "race" and report.level == "the given shapes and grid", report.reasons
+    assert tc.detect(_waits_on_another_array, args, GRID).status == "race"

@@ -33,10 +33,10 @@ from tilecheck.verifier.preconditions import Precondition, constraints
 from tilecheck.report import Finding
 from tilecheck.verifier.symbolic.engine import GRID, Footprints
 from tilecheck.ir.order import OrderGraph
+from tilecheck.ir.summary import CROSS_BLOCK_SCOPES
 
 _FLOAT_ORDER_DEPENDENT = ("addf",)
 _SWAP_MODES = ("xchg", "cas")
-_CROSS_BLOCK_SCOPES = ("device", "sys")
 # the largest grid extent per axis a launch can have (CUDA: 2^31 - 1 blocks in x, 65535 in y and z)
 GRID_LIMITS = ((1 << 31) - 1, 65535, 65535)
 # each query looking for a witness in the given contents (an optional improvement of the witness)
@@ -587,7 +587,7 @@ def _strong(x: Access) -> bool:
     """A strong access whose scope spans blocks (device or system): an atomic, or a load/store
     with a memory order other than weak. Two of them on one element are "morally strong": not a
     data race (Tile IR memory model)."""
-    return (x.is_atomic or x.ordering != "weak") and x.op.attrs.get("memory_scope") in _CROSS_BLOCK_SCOPES
+    return (x.is_atomic or x.ordering != "weak") and x.op.attrs.get("memory_scope") in CROSS_BLOCK_SCOPES
 
 
 def _shared(inst: Instance, other: Access) -> dict[int, smt.IntExpr]:

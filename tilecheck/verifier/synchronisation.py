@@ -35,14 +35,14 @@ class Synchronising:
         return cls(releases, acquires, flags)
 
     def ordering(self, x: Access, y: Access) -> tuple[Access, Access] | None:
-        """A release the block of one access may make after it, and a steering acquire the other
-        block may make before its own: then a release/acquire edge may order the two (Tile IR memory
+        """A release the block of one access may make after it, and a steering acquire of the array
+        that release writes, which the other block may make before its own access: then a release/acquire edge may order the two (Tile IR memory
         model), and a conflict the solver finds is not yet a race. None when no such pair exists."""
         for first, later in ((x, y), (y, x)):
-            release = next((r for r in self.releases if may_follow(first, r)), None)
-            acquire = next((a for a in self.acquires if may_follow(a, later)), None)
-            if release is not None and acquire is not None:
-                return release, acquire
+            for acquire in (a for a in self.acquires if may_follow(a, later)):
+                release = next((r for r in self.releases if r.array == acquire.array and may_follow(first, r)), None)
+                if release is not None:
+                    return release, acquire
         return None
 
 
