@@ -94,7 +94,7 @@ def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tup
                by_op: bool = False) -> dict[tuple[int, ...], set[Any]]:
     """Run only ``blocks`` (in the given order) on copies of ``args`` and say which of them touch one
     element of ``array`` (by coordinates, or by element offset) and how: block -> {"read", "write",
-    "atomic"} (with ``by_op``: {(effect, op's location)}). The confirmation channel for a witness:
+    "atomic"} (with ``by_op``: {(effect, op's location, event, lane)}, one per touch). The confirmation channel for a witness:
     both of its blocks must touch its element, with its ops."""
     grid3 = normalize_grid(grid)
     module, _ = module_for(kernel, tuple(args))
@@ -120,17 +120,39 @@ def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tup
         watch[offset + shift] = True
     recorder.watch = {target: watch}
     interp.recorder = recorder
-    for block in blocks:
-        interp.run(np.array([tuple(block) + (0,) * (3 - len(block))], np.int64))
-    out: dict[tuple[int, ...], set[str]] = {}
+    for block in dict.fromkeys(tuple(b) for b in blocks):  # a block named twice runs once
+        interp.run(np.array([block + (0,) * (3 - len(block))], np.int64))
+    out: dict[tuple[int, ...], set[Any]] = {}
     for records in recorder.records.values():
         col = records.columns()
-        for event, linear in zip(col["event"].tolist(), col["block"].tolist()):
+        for event, linear, lane in zip(col["event"].tolist(), col["block"].tolist(), col["lane"].tolist()):
             block = block_of(linear, grid3)
             e = recorder.events[event]
             effect = ("read", "write", "atomic")[e.effect]
-            out.setdefault(block, set()).add((effect, e.op.loc) if by_op else effect)
+            out.setdefault(block, set()).add((effect, e.op.loc, event, lane) if by_op else effect)
     return out
+
+
+def reproduces(witness: Any, touched: dict[tuple[int, ...], set[Any]]) -> bool:
+    """Each side of ``witness`` touches its element in its block the way it says (``touched``:
+    ``touched_by(..., by_op=True)``). Inside one block, one op on both sides must touch it twice (two
+    lanes of one instance, or two iterations): a single touch is no race with itself."""
+    sides = [witness.first] + ([witness.second] if witness.second is not None else [])
+    uses = [{(event, lane) for effect, loc, event, lane in touched.get(tuple(side.block), set())
+             if loc == side.loc and effect in _effects(side.effect)} for side in sides]
+    if not all(uses):
+        return False
+    second = witness.second
+    if second is not None and tuple(second.block) == tuple(witness.first.block) \
+            and (second.op, second.loc) == (witness.first.op, witness.first.loc):
+        return len(uses[0]) >= 2
+    return True
+
+
+def _effects(effect: str) -> set[str]:
+    """What the interpreter may record for an access of this kind (a tile-block-scoped atomic is a
+    plain write to other blocks, and recorded as one)."""
+    return {"atomic", "write"} if effect == "atomic" else {effect}
 
 
 def with_contents(args: Sequence[Any], names: Sequence[str], contents: dict[str, dict[tuple[int, ...], int]]

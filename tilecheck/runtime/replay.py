@@ -12,7 +12,7 @@ import numpy as np
 from tilecheck.errors import TilecheckError
 from tilecheck.runtime.differential import argument_names, fresh_arguments, output_arrays
 from tilecheck.arrays import flat_arguments
-from tilecheck.interp.runs import touched_by, with_contents
+from tilecheck.interp.runs import reproduces, touched_by, with_contents
 from tilecheck.interp.engine import Interpreter, InterpreterError
 from tilecheck.runtime.launcher import module_for, normalize_grid
 from tilecheck.interp.schedule import Schedule
@@ -37,6 +37,9 @@ class ReplayResult:
         if self.touched is not None and not self.reproduced:
             w = f.witness
             missing = [b for b in {w.first.block, (w.second or w.first).block} if b not in self.touched]
+            if not missing:
+                return (f"replay of {f.kind} on {self.element}: did not reproduce: the witness's ops do not "
+                        "touch it the way it says (one op, once) when run with the given arguments")
             return (f"replay of {f.kind} on {self.element}: did not reproduce: block(s) "
                     f"{', '.join(map(str, sorted(missing)))} do not touch it when run with the given arguments")
         if not self.differing:
@@ -82,21 +85,21 @@ def replay(finding: Any) -> ReplayResult:
     result = _replay(finding, module, args, names, written, pure, index, grid3, first, second)
     if result.error is None and finding.kind in ("write-write", "read-write", "unordered-in-block"):
         blocks = [w.first.block] + ([w.second.block] if w.second is not None else [])
-        result.touched = touched_by(kernel, args, grid3, blocks, w.array,
-                                    w.element, w.offset)
-        both = all(b in result.touched for b in blocks)
-        if not both and len(blocks) == 2:
+        touched = touched_by(kernel, args, grid3, blocks, w.array, w.element, w.offset, by_op=True)
+        both = reproduces(w, touched)
+        if not both and len(set(blocks)) == 2:
             # the path to the element may depend on what other blocks did first (a ticket drawn
             # after theirs): the whole launch, the witness's first block first and its second last
             launch = _launch_around(grid3, blocks[0], blocks[1])
             if launch is not None:
                 try:
-                    touched = touched_by(kernel, args, grid3, launch, w.array, w.element, w.offset)
+                    whole = touched_by(kernel, args, grid3, launch, w.array, w.element, w.offset, by_op=True)
                 except InterpreterError:
-                    touched = {}
-                if all(b in touched for b in blocks):
-                    result.touched, both = touched, True
+                    whole = {}
+                if reproduces(w, whole):
+                    touched, both = whole, True
                     result.note = "with every other block of the launch run between the two"
+        result.touched = {block: {t[0] for t in how} for block, how in touched.items()}
         result.reproduced = both
         if not both or result.differing:
             return result

@@ -15,7 +15,7 @@ import numpy as np
 from tilecheck.arrays import flat_arguments, space_of
 from tilecheck.errors import TilecheckError
 from tilecheck.interp import InterpreterError
-from tilecheck.interp.runs import touched_by, with_contents
+from tilecheck.interp.runs import reproduces, touched_by, with_contents
 from tilecheck.interp.memory import NARROW_FLOATS, as_host_array, as_strided
 from tilecheck.ir import Module
 from tilecheck.report import Witness
@@ -50,11 +50,7 @@ def confirmer(module: Module, args: Sequence[Any] | None,
                                  witness.element, witness.offset, by_op=True)
         except (InterpreterError, TilecheckError, OverflowError, ValueError):
             return False
-        sides = [witness.first] + ([witness.second] if witness.second is not None else [])
-        # each side's op touches the element in its block, the way the witness says
-        return all(any((effect, side.loc) in touched.get(tuple(side.block), set())
-                       for effect in _effect(side.effect))
-                   for side in sides)
+        return reproduces(witness, touched)
 
     def differing(contents: Contents) -> Contents:
         out: Contents = {}
@@ -105,9 +101,3 @@ def _stand_in(param: Any) -> np.ndarray:
     extent = 1 + sum((n - 1) * s for n, s in zip(param.shape, param.strides)) if all(param.shape) else 0
     base = np.zeros(max(extent, 1), dtype)
     return as_strided(base, param.shape, tuple(s * base.itemsize for s in param.strides))
-
-
-def _effect(effect: str) -> set[str]:
-    """What the interpreter may record for an access of this kind (a tile-block-scoped atomic is a
-    plain write to other blocks, and recorded as one)."""
-    return {"atomic", "write"} if effect == "atomic" else {effect}
