@@ -1,4 +1,4 @@
-"""Shape ops (broadcast, reshape, permute) as lane renamings; grid queries; tokens."""
+"""Shape ops (broadcast, reshape, permute, cat) as lane renamings; grid queries; tokens."""
 from __future__ import annotations
 
 from tilecheck.ir import Op
@@ -90,6 +90,19 @@ def _pointee_bits(t) -> int:
     element = t.element if isinstance(t, T.TileType) else t
     pointee = element.pointee if isinstance(element, T.PointerType) else None
     return pointee.bitwidth if isinstance(pointee, T.ScalarType) else -1
+
+
+@symbolic("cat")
+def cat(state, op: Op, lhs: SymValue, rhs: SymValue):
+    """Two tiles laid end to end along ``dim``: the lanes below the first's extent read it, the
+    others the second at the lane less that extent (an integer or i1 tile; others stay unknown)."""
+    dim, shape = op.attrs["dim"], shape_of(op.results[0])
+    n = shape_of(op.operands[0])[dim]
+    if type(lhs) is not type(rhs) or not isinstance(lhs, (IntTile, BoolTile)):
+        return (state.havoc(op.results[0].type),)
+    second = relane(rhs, [(LANES[dim], LANES[dim] - n)], shape)
+    term = smt.If(LANES[dim] < n, lhs.term, second.term)
+    return (IntTile(term, shape) if isinstance(lhs, IntTile) else BoolTile(term, shape),)
 
 
 @symbolic("ptr_to_ptr")
