@@ -86,7 +86,7 @@ def test_reductions_are_python(case):
     ``if`` or an unused helper dropped, a grid axis shrunk)."""
     import ast
 
-    from tests.oracle_kernels import _candidates
+    from tests.oracle_minimize import _candidates
 
     for candidate in _candidates(case.source):
         assert candidate != case.source
