@@ -106,3 +106,26 @@ def test_a_release_and_an_acquire_on_different_arrays_order_nothing():
     report = tc.verify(_waits_on_another_array, args, GRID)
     assert report.status == "race" and report.level == "the given shapes and grid", report.reasons
     assert tc.detect(_waits_on_another_array, args, GRID).status == "race"
+
+
+def test_blocks_that_wait_for_lower_ids_run_on_a_multi_axis_grid():
+    # the interpreter's default order enumerates blocks z-fastest: run one after the other, block
+    # (0, 0, 1) would spin forever on flag 0 of a block not run yet; waiting blocks are stepped in turn
+    grid = (2, 2, 2)
+    args = (np.zeros(64, np.float32), np.zeros(64, np.float32), np.zeros(8, np.int32), 8)
+    flat = _linear_message_passing
+    assert tc.detect(flat, args, grid).status == "verified"
+    x, y, flags, _ = args
+    tc.launch(grid, flat, args, backend="cpu", unsafe=True)
+    assert (flags == 1).all() and np.array_equal(x[8:], y[:-8])
+
+
+@ct.kernel
+def _linear_message_passing(x, y, flags, T: ct.Constant[int]):
+    b = ct.bid(0) + ct.bid(1) * ct.num_blocks(0) + ct.bid(2) * ct.num_blocks(0) * ct.num_blocks(1)
+    ct.store(y, index=(b,), tile=ct.full((T,), 1.0, dtype=ct.float32) * b)
+    ct.atomic_xchg(flags, b, 1, memory_order=ct.MemoryOrder.RELEASE)
+    if b > 0:
+        while ct.atomic_cas(flags, b - 1, 1, 1, memory_order=ct.MemoryOrder.ACQUIRE) == 0:
+            pass
+        ct.store(x, index=(b,), tile=ct.load(y, index=(b - 1,), shape=(T,)))

@@ -69,6 +69,7 @@ class Interpreter:
         # arrays no op writes: loads may return views of them, no copy
         self.read_only = set() if None in written else set(self.arrays) - written
         self.constants: dict[tuple[Op, int], tuple[np.ndarray, ...]] = {}  # (op, wave width) -> its value
+        self._waits: bool | None = None
 
     def count_elements(self, ctx: WaveContext, op: Op) -> None:
         """The array elements a memory op moves (its data tile, in each active block); past the
@@ -114,7 +115,15 @@ class Interpreter:
         if blocks is None:
             blocks = self.all_blocks()
         waves = self.schedule.waves(blocks, self.needs_single_block_waves(), alive)
-        self.schedule.drive(waves, self.wave, alive)
+        self.schedule.drive(waves, self.wave, alive, waiting=self.waits())
+
+    def waits(self) -> bool:
+        """Some block may spin until another raises a flag (an acquire whose value decides a branch)."""
+        if self._waits is None:
+            from tilecheck.ir.summary import steering_acquires
+
+            self._waits = bool(steering_acquires(self.function))
+        return self._waits
 
     def needs_single_block_waves(self) -> bool:
         """A ``loop`` (e.g. a spin lock) in lockstep could wait on a block of its own wave forever; an

@@ -4,6 +4,7 @@ channel's question (which of these blocks touch this element, and how); ``with_c
 witness's index contents into copies of the arguments."""
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,9 +20,10 @@ from tilecheck.interp.schedule import Schedule
 # what running a few blocks to confirm a witness may cost (tile-level memory ops, loop iterations)
 CONFIRM_MEMORY_OPS = 100_000
 CONFIRM_ITERATIONS = 20_000
+LAUNCH_BLOCKS = 4096  # a launch this small runs whole when one of a witness's blocks may wait for another
 from tilecheck.ir import Module
 from tilecheck.ir.cutile import module_for
-from tilecheck.ir.summary import written_arguments
+from tilecheck.ir.summary import steering_acquires, written_arguments
 
 
 def block_of(linear: int, grid: tuple[int, int, int]) -> tuple[int, int, int]:
@@ -92,15 +94,23 @@ def _is_array(a: Any) -> bool:
 def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tuple[int, ...]], array: str,
                element: tuple[int, ...] | None = None, offset: int | None = None, *,
                by_op: bool = False) -> dict[tuple[int, ...], set[Any]]:
-    """Run only ``blocks`` (in the given order) on copies of ``args`` and say which of them touch one
+    """Run only ``blocks`` (in the given order; together, with every other block of a small launch,
+    when the kernel has blocks that wait for others) on copies of ``args`` and say which of them touch one
     element of ``array`` (by coordinates, or by element offset) and how: block -> {"read", "write",
     "atomic"} (with ``by_op``: {(effect, op's location, event, lane)}, one per touch). The confirmation channel for a witness:
     both of its blocks must touch its element, with its ops."""
     grid3 = normalize_grid(grid)
     module, _ = module_for(kernel, tuple(args))
+    named = list(dict.fromkeys(tuple(b) + (0,) * (3 - len(b)) for b in blocks))  # a block named twice runs once
+    waits = bool(steering_acquires(module.entry))
+    # a block may spin until another raises a flag: then the blocks run together (the interpreter
+    # steps them in turn), and in a small launch every block runs, so the one it waits for does
+    order = (launch_around(grid3, named[0], named[-1]) or named) if waits and named else named
     # a bounded run: a witness whose contents make a loop run for millions of iterations is not
     # confirmed (the verdict is then unknown), rather than run for hours
-    schedule = Schedule(max_memory_ops=CONFIRM_MEMORY_OPS, max_iterations=CONFIRM_ITERATIONS)
+    scale = max(1, len(order) // 2)
+    schedule = Schedule(max_memory_ops=CONFIRM_MEMORY_OPS * scale,
+                        max_iterations=CONFIRM_ITERATIONS * scale)
     interp = Interpreter(module, copies(module, tuple(args), only_written=True), grid3, schedule)
     index = next((i for i, mem in interp.arrays.items() if mem.name == array), None)
     if index is None:
@@ -120,8 +130,11 @@ def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tup
         watch[offset + shift] = True
     recorder.watch = {target: watch}
     interp.recorder = recorder
-    for block in dict.fromkeys(tuple(b) for b in blocks):  # a block named twice runs once
-        interp.run(np.array([block + (0,) * (3 - len(block))], np.int64))
+    if waits:
+        interp.run(np.array(order, np.int64))
+    else:
+        for block in order:
+            interp.run(np.array([block], np.int64))
     out: dict[tuple[int, ...], set[Any]] = {}
     for records in recorder.records.values():
         col = records.columns()
@@ -131,6 +144,18 @@ def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tup
             effect = ("read", "write", "atomic")[e.effect]
             out.setdefault(block, set()).add((effect, e.op.loc, event, lane) if by_op else effect)
     return out
+
+
+def launch_around(grid: tuple[int, int, int], first: tuple[int, ...], last: tuple[int, ...]
+                  ) -> list[tuple[int, int, int]] | None:
+    """Every block of a small launch, ``first`` first and ``last`` last, the others in linear order
+    (None past ``LAUNCH_BLOCKS``)."""
+    if grid[0] * grid[1] * grid[2] > LAUNCH_BLOCKS:
+        return None
+    pad = lambda b: tuple(b) + (0,) * (3 - len(b))  # noqa: E731
+    ends = {pad(first), pad(last)}
+    others = [b for b in itertools.product(range(grid[0]), range(grid[1]), range(grid[2])) if b not in ends]
+    return list(dict.fromkeys([pad(first), *sorted(others, key=lambda b: (b[2], b[1], b[0])), pad(last)]))
 
 
 def reproduces(witness: Any, touched: dict[tuple[int, ...], set[Any]]) -> bool:

@@ -69,11 +69,14 @@ class Schedule:
 
     # ---- waves -> one execution ----------------------------------------------------------------
     def drive(self, waves: list[np.ndarray], start: Callable[[np.ndarray], Generator[None, None, Any]],
-              alive: int | None = None) -> None:
+              alive: int | None = None, waiting: bool = False) -> None:
         """Run the waves (``start(wave)`` gives its steps). An interleaving schedule starts waves, in
         order, while the blocks of the started, unfinished ones stay within ``alive`` (one wave at
-        least), and steps a random started one: memory stays bounded by ``alive`` blocks."""
-        if not self.adversarial or not self.interleave:
+        least), and steps a random started one: memory stays bounded by ``alive`` blocks. Blocks
+        that may wait for one another (``waiting``: a spin on a flag) are never run one after the
+        other to completion, which could wait forever: the default schedule then steps the started
+        waves in turn (round robin), deterministically."""
+        if not (self.adversarial and self.interleave) and not waiting:
             for wave in waves:
                 for _ in start(wave):
                     pass
@@ -82,16 +85,19 @@ class Schedule:
         pending = list(reversed(waves))
         live: list[tuple[int, Generator[None, None, Any]]] = []
         held = 0
+        turn = 0
         while live or pending:
             while pending and (not live or held + len(pending[-1]) <= limit):
                 wave = pending.pop()
                 live.append((len(wave), start(wave)))
                 held += len(wave)
-            i = int(self.rng.integers(len(live)))
+            i = int(self.rng.integers(len(live))) if self.adversarial else turn % len(live)
             try:
                 next(live[i][1])
+                turn = i + 1
             except StopIteration:
                 held -= live.pop(i)[0]
+                turn = i
 
     # ---- the ops of a block ------------------------------------------------------------------
     def order(self, block: Block, interp: Any) -> list[Op]:

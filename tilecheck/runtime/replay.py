@@ -2,8 +2,6 @@
 show the element whose value depends on the order."""
 from __future__ import annotations
 
-import itertools
-
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,7 +10,7 @@ import numpy as np
 from tilecheck.errors import TilecheckError
 from tilecheck.runtime.differential import argument_names, fresh_arguments, output_arrays
 from tilecheck.arrays import flat_arguments
-from tilecheck.interp.runs import reproduces, touched_by, with_contents
+from tilecheck.interp.runs import launch_around, reproduces, touched_by, with_contents
 from tilecheck.interp.engine import Interpreter, InterpreterError
 from tilecheck.runtime.launcher import module_for, normalize_grid
 from tilecheck.interp.schedule import Schedule
@@ -56,7 +54,6 @@ class ReplayResult:
         return text
 
 
-LAUNCH_REPLAY_BLOCKS = 4096  # a launch this small is replayed whole when two blocks alone do not touch
 INTERLEAVED_ORDERS = 32  # seeded interleavings tried when one block waits for the other
 
 
@@ -90,7 +87,7 @@ def replay(finding: Any) -> ReplayResult:
         if not both and len(set(blocks)) == 2:
             # the path to the element may depend on what other blocks did first (a ticket drawn
             # after theirs): the whole launch, the witness's first block first and its second last
-            launch = _launch_around(grid3, blocks[0], blocks[1])
+            launch = launch_around(grid3, blocks[0], blocks[1])
             if launch is not None:
                 try:
                     whole = touched_by(kernel, args, grid3, launch, w.array, w.element, w.offset, by_op=True)
@@ -161,18 +158,6 @@ def _replay(finding: Any, module: Any, args: tuple[Any, ...], names: list[str], 
     if w.array in a and w.element is not None:
         value_a, value_b = a[w.array][w.element].item(), b[w.array][w.element].item()
     return ReplayResult(finding, bool(differing), element, value_a, value_b, differing)
-
-
-def _launch_around(grid: tuple[int, int, int], first: tuple[int, ...], last: tuple[int, ...]
-                   ) -> list[tuple[int, ...]] | None:
-    """Every block of a small launch, ``first`` first and ``last`` last (None past
-    ``LAUNCH_REPLAY_BLOCKS``)."""
-    if grid[0] * grid[1] * grid[2] > LAUNCH_REPLAY_BLOCKS:
-        return None
-    pad = lambda b: tuple(b) + (0,) * (3 - len(b))  # noqa: E731
-    ends = {pad(first), pad(last)}
-    others = [b for b in itertools.product(range(grid[0]), range(grid[1]), range(grid[2])) if b not in ends]
-    return [pad(first), *sorted(others, key=lambda b: (b[2], b[1], b[0])), pad(last)]
 
 
 def _same(x: np.ndarray, y: np.ndarray) -> np.ndarray:
