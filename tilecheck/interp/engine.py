@@ -118,11 +118,12 @@ class Interpreter:
         self.schedule.drive(waves, self.wave, alive, waiting=self.waits())
 
     def waits(self) -> bool:
-        """Some block may spin until another raises a flag (an acquire whose value decides a branch)."""
+        """Some block may spin until another raises a flag, or branch on what others did first (an
+        atomic whose value decides a branch: ``ir.summary.steering_reads``)."""
         if self._waits is None:
-            from tilecheck.ir.summary import steering_acquires
+            from tilecheck.ir.summary import steering_reads
 
-            self._waits = bool(steering_acquires(self.function))
+            self._waits = bool(steering_reads(self.function))
         return self._waits
 
     def needs_single_block_waves(self) -> bool:

@@ -23,7 +23,7 @@ CONFIRM_ITERATIONS = 20_000
 LAUNCH_BLOCKS = 4096  # a launch this small runs whole when one of a witness's blocks may wait for another
 from tilecheck.ir import Module
 from tilecheck.ir.cutile import module_for
-from tilecheck.ir.summary import steering_acquires, written_arguments
+from tilecheck.ir.summary import steering_reads, written_arguments
 
 
 def block_of(linear: int, grid: tuple[int, int, int]) -> tuple[int, int, int]:
@@ -102,7 +102,7 @@ def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tup
     grid3 = normalize_grid(grid)
     module, _ = module_for(kernel, tuple(args))
     named = list(dict.fromkeys(tuple(b) + (0,) * (3 - len(b)) for b in blocks))  # a block named twice runs once
-    waits = bool(steering_acquires(module.entry))
+    waits = bool(steering_reads(module.entry))
     # a block may spin until another raises a flag: then the blocks run together (the interpreter
     # steps them in turn), and in a small launch every block runs, so the one it waits for does
     order = (launch_around(grid3, named[0], named[-1]) or named) if waits and named else named

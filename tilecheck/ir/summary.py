@@ -195,19 +195,28 @@ def derived_values(function: Any, sources: list[Any]) -> set[int]:
 
 
 @functools.lru_cache(maxsize=64)
-def steering_acquires(function: Any) -> list[Any]:
-    """The acquire atomics and loads (at a scope spanning blocks) whose returned value decides a
-    branch: a spin loop's exit, a "last ticket" condition. Only such an acquire is sure to have
-    read the value it waits for, so only it orders what follows it in every execution."""
+def steering_reads(function: Any) -> tuple[Any, ...]:
+    """The atomics, and the loads with a memory order, whose returned value decides a branch: a
+    spin loop's exit, a ticket's test. Their block may wait for, or depend on, what other blocks
+    did first (the interpreter never runs such blocks one after the other to completion)."""
     out = []
     for op in function.walk():
-        if op.attrs.get("memory_ordering_semantics") not in ACQUIRE_ORDERS or not op.results \
-                or op.attrs.get("memory_scope") not in CROSS_BLOCK_SCOPES:
+        reads = op.name in ("atomic_rmw_tko", "atomic_cas_tko") or (
+            op.name.startswith("load") and op.attrs.get("memory_ordering_semantics", "weak") != "weak")
+        if not reads or not op.results:
             continue
         derived = derived_values(function, [op.results[0]])
         if any(o.name == "if" and id(o.operands[0]) in derived for o in function.walk() if o.operands):
             out.append(op)
-    return out
+    return tuple(out)
+
+
+def steering_acquires(function: Any) -> list[Any]:
+    """The steering reads (``steering_reads``) that acquire at a scope spanning blocks. Only such
+    an acquire is sure to have read the value it waits for, so only it orders what follows it in
+    every execution."""
+    return [op for op in steering_reads(function) if op.attrs.get("memory_ordering_semantics") in ACQUIRE_ORDERS
+            and op.attrs.get("memory_scope") in CROSS_BLOCK_SCOPES]
 
 
 _WRITES = {"store_view_tko": ("index", "tile"), "store_ptr_tko": ("destination", "value"),
