@@ -222,7 +222,7 @@ class Run:
 
 # outputs that depend on the order of blocks without a race: tickets, CAS results stored as data,
 # relaxed (morally strong) loads and stores
-_ORDER_DEPENDENT = frozenset({"ticket", "atomic-cas", "atomic-xchg", "view-relaxed"})
+_ORDER_DEPENDENT = frozenset({"ticket", "atomic-cas", "atomic-xchg", "view-relaxed", "atomic-result"})
 _DEFECT_KINDS = ("write-write", "read-write", "unordered-in-block", "aliasing", "out-of-bounds")
 # grammar features that name a disagreement's class before it is minimised
 _SUSPECT = frozenset({

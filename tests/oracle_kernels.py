@@ -11,8 +11,10 @@ early ``continue`` / ``break``, early ``return`` from the kernel and from helper
 latter into a single-trip loop ending in ``break``), loop-carried counters advanced differently on
 some paths, stores guarded by block-id parity or by loaded values, spin locks right and wrong
 (released early, released twice, another block's element released, lock and data mismatched,
-relaxed or block-scoped orders, a CAS release, a write-back under a condition), atomic add / max /
-xchg / cas (relaxed or block-scoped too), tickets from an atomic counter used as tile indices, view
+relaxed or block-scoped orders, a CAS release, a write-back under a condition, test-and-set locks
+of exchanges), message passing through release/acquire flags and a "last ticket" counter, right and
+wrong (``tests/oracle_sync.py``), atomic add / max / xchg / cas (relaxed or block-scoped too, their
+returned values kept and used), tickets from an atomic counter used as tile indices, view
 loads and stores with ``check_bounds=False`` or relaxed orders, tiled views (overlapping or not),
 slices (overlapping or not), 1-D strided and 2-D transposed or strided arrays with 2-D tiles, two
 arguments sharing one buffer, gather / scatter with masks, scans and index arrays (permutations,
@@ -32,10 +34,12 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from tests.oracle_sync import SyncStatements
+
 MAX_BLOCKS = 16
-PARAMS = "x, y, c, acc, idx, lk, m, cnt, T: ConstInt"
-HELPER_PARAMS = "x, y, c, acc, idx, lk, m, cnt, b, nb, j, T: ConstInt"
-CALL_ARGS = "x, y, c, acc, idx, lk, m, cnt"
+PARAMS = "x, y, c, acc, idx, lk, m, cnt, fl, T: ConstInt"
+HELPER_PARAMS = "x, y, c, acc, idx, lk, m, cnt, fl, b, nb, j, T: ConstInt"
+CALL_ARGS = "x, y, c, acc, idx, lk, m, cnt, fl"
 M_TILE = 4  # 2-D tiles of m are M_TILE x M_TILE
 WRAPS = 2**30  # b * WRAPS overflows i32 for b >= 2 and wraps to 0 for b = 4
 
@@ -124,7 +128,7 @@ class _Scope:
 
 
 @dataclass
-class _Builder:
+class _Builder(SyncStatements):
     """Draws one kernel's statements (``block``) and the helpers they call; ``features`` names the
     grammar constructs used (the long run's classes and statistics)."""
 
@@ -240,7 +244,7 @@ class _Builder:
 
     def statement(self, scope: _Scope, indent: int) -> list[str]:
         kinds = ["load", "load", "store", "store", "store", "gather", "scatter", "atomic", "lock", "tile2d",
-                 "ticket"]
+                 "ticket", "last_ticket"]
         if "vy" in self.views and not scope.in_helper:
             kinds += ["view"]
         if scope.depth < 2:
@@ -362,6 +366,11 @@ class _Builder:
             scope.tiles += ((name, "i"),)
             return [" " * indent + f"{name} = ct.atomic_cas(c, {where}, ct.full((T,), 0, dtype=ct.int32), "
                                    f"{value}{order})"]
+        if self.chance(0.3):  # the returned value kept: later statements may store it or index with it
+            self.features.add("atomic-result")
+            name = self.fresh("r")
+            scope.tiles += ((name, _dtype_of(array)),)
+            return [" " * indent + f"{name} = ct.atomic_{op}({array}, {where}, {value}{order})"]
         return [" " * indent + f"ct.atomic_{op}({array}, {where}, {value}{order})"]
 
     def _lock(self, scope: _Scope, indent: int) -> list[str]:
@@ -377,8 +386,11 @@ class _Builder:
         pad = " " * indent
         t = self.fresh("a")
         scope_ = ", memory_scope=BLOCK" if variant == "block-scope" else ""
-        acquire = [pad + f"while ct.atomic_cas(lk, {lock}, 0, 1, memory_order={acquire_order}{scope_}) == 1:",
-                   pad + "    pass"]
+        taking = f"ct.atomic_cas(lk, {lock}, 0, 1, memory_order={acquire_order}{scope_})"
+        if self.chance(0.3):  # a test-and-set lock: an exchange that finds the lock free takes it
+            self.features.add("lock-xchg")
+            taking = f"ct.atomic_xchg(lk, {lock}, 1, memory_order={acquire_order}{scope_})"
+        acquire = [pad + f"while {taking} == 1:", pad + "    pass"]
         release = pad + f"ct.atomic_xchg(lk, {lock}, 0, memory_order={release_order}{scope_})"
         if variant == "cas-release":
             release = pad + f"ct.atomic_cas(lk, {lock}, 1, 0, memory_order={release_order})"
@@ -540,7 +552,10 @@ def cases(draw: Any, budget: int = 6) -> OracleCase:
         writable.append("x")  # in place
         features.add("in-place")
     builder = _Builder(draw, n_locks, axes, views, tuple(writable), budget, features)
-    body = builder.block(_Scope(), 4, min_len=1)
+    scope = _Scope()
+    # message passing first: every block must raise its flag before anything may return early
+    publish = builder.message_passing(scope, 4) if _chance(draw, 0.15) else []
+    body = publish + builder.block(scope, 4, min_len=1)
     names = " + ".join(_linear(axes))
     counts = " * ".join(f"ct.num_blocks({a})" for a in axes)
     head = [f"    b{a} = ct.bid({a})" for a in axes] + [f"    b = {names}", f"    nb = {counts}",
@@ -599,7 +614,7 @@ def arguments(draw: Any, n: int, tile: int, n_locks: int, features: set[str]) ->
     lines += [f"    c = rng.integers(0, 4, {n}).astype(np.int32)",
               f"    acc = np.zeros({n_locks + 1} * {tile}, np.float32)", f"    idx = {idx}",
               f"    lk = np.zeros({n_locks}, np.int32)", f"    m = {m}", "    cnt = np.zeros(2, np.int32)",
-              f"    return (x, y, c, acc, idx, lk, m, cnt, {tile})"]
+              f"    fl = np.zeros({MAX_BLOCKS}, np.int32)", f"    return (x, y, c, acc, idx, lk, m, cnt, fl, {tile})"]
     assume = []
     if _chance(draw, 0.25):
         assume.append('tilecheck.distinct("idx")')

@@ -18,6 +18,8 @@ _SOURCE_FEATURES = {
     "if-bid": r"if b", "assume": r"ASSUME = \[.+\]", "ticket": r"atomic_add\(cnt", "cumsum": r"ct\.cumsum",
     "bits": r"b (\^|>>|&) 1",
     "view-order": r"memory_order=RELAXED, memory_scope", "scope-block": r"memory_scope=BLOCK",
+    "publish": r"atomic_xchg\(fl", "last-ticket": r"atomic_add\(cnt, 1", "lock-xchg": r"while ct\.atomic_xchg\(lk",
+    "atomic-result": r"= ct\.atomic_(add|max|xchg)\(",
 }
 
 
