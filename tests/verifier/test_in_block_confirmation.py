@@ -3,7 +3,8 @@ lane semantics, so a scatter through two disjoint halves is no race with itself.
 import numpy as np
 
 import tilecheck as tc
-from corpus.kernels.elementwise import scatter_two_halves, scatter_two_halves_overlapping
+from corpus.kernels.elementwise import scatter_two_halves
+from corpus.kernels.variants import scatter_two_halves_overlapping
 from tilecheck.interp.runs import reproduces
 from tilecheck.ir.loc import Loc
 from tilecheck.report import Side, Witness
