@@ -1,5 +1,3 @@
-import sys
+from tilecheck.cli import entry
 
-from tilecheck.cli import main
-
-sys.exit(main())
+entry()

@@ -154,6 +154,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
+def entry() -> None:
+    """The process's entry point (``tilecheck``, ``python -m tilecheck``): ``main``'s status as the
+    exit status. After Ctrl-C or SIGTERM the process ends at once, its streams flushed: interpreter
+    teardown joins the stopped worker pool's manager thread, and a signal arriving then printed a
+    traceback after the summary (the status stood; the output must stay clean too)."""
+    status = main()
+    if status in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status)
+    sys.exit(status)
+
+
 def _main(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
