@@ -34,6 +34,7 @@ from tilecheck.interp.recorder import Recorder
 from tilecheck.interp.runs import copies
 from tilecheck.interp.schedule import Schedule
 from tilecheck.ir import Module
+from tilecheck.ir import triton as triton_frontend
 from tilecheck.ir.cutile import module_for
 from tilecheck.report import Finding, Report
 from tilecheck.requirements import check_named, with_requirements
@@ -52,6 +53,7 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
     run (the reason says why). ``max_elements`` bounds each run's work (array elements moved): past
     it the answer is ``unknown``."""
     assume = with_requirements(kernel, assume)  # and the kernel's own @tilecheck.requires
+    kernel, args = triton_frontend.resolve(kernel, args)
     start = time.perf_counter()
     grid3 = normalize_grid(grid)
     args = tuple(args)

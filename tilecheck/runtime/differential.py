@@ -19,6 +19,7 @@ from tilecheck.errors import TilecheckError
 from tilecheck.interp.engine import Interpreter
 from tilecheck.interp.memory import as_host_array, copy_with_layout
 from tilecheck.interp.schedule import Schedule
+from tilecheck.ir import triton as triton_frontend
 from tilecheck.ir.opdefs import Effect
 from tilecheck.ir.summary import memory_ops
 from tilecheck.runtime.launcher import module_for, normalize_grid, resolve_backend
@@ -165,6 +166,7 @@ def run_repeated(kernel: Any, args: Sequence[Any], grid: Any, runs: int = 20, ba
     ``max_trips`` trips (default ``LOOP_TRIPS``) without ending stops the run with an error."""
     if runs < 1:
         raise TilecheckError("runs must be at least 1")
+    kernel, args = triton_frontend.resolve(kernel, args)
     grid3 = normalize_grid(grid)
     args = tuple(args)
     backend = resolve_backend(backend, args)

@@ -14,6 +14,7 @@ from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.interp.detect import detect
 from tilecheck.interp.engine import Interpreter
+from tilecheck.ir import triton as triton_frontend
 from tilecheck.interp.memory import ArgumentError, as_host_array
 from tilecheck.interp.schedule import Schedule
 from tilecheck.ir import Module
@@ -194,9 +195,14 @@ def launch(grid: Any, kernel: Any, args: Sequence[Any], stream: Any = None, *, b
     ``backend="cuda"`` queues the kernel with ``ct.launch`` on ``stream`` (None: the default stream)
     and returns at once, as ``ct.launch`` does; the arrays must be device arrays.
     """
+    original = kernel
+    kernel, args = triton_frontend.resolve(kernel, args)
     grid3 = normalize_grid(grid)
     args = tuple(args)
     backend = resolve_backend(backend, args)
+    if backend == "cuda" and kernel is not original:
+        raise TilecheckError("tilecheck.launch runs Triton kernels on the CPU interpreter only: on the GPU, "
+                             "launch them with kernel[grid](...) (tilecheck.verify checks them first)")
     if backend == "cuda":
         from tilecheck.runtime.cuda.backend import launch_on_stream
 

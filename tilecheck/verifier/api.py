@@ -20,6 +20,7 @@ from tilecheck.verifier.locks import find_spin_locks
 from tilecheck.verifier.obligations import Checker, Level, LevelResult
 from tilecheck.verifier.preconditions import Precondition
 from tilecheck.report import LEVELS, RACE_KINDS, Report
+from tilecheck.ir import triton as triton_frontend
 from tilecheck.requirements import check_named, with_requirements
 from tilecheck.verifier.symbolic.engine import GRID, data_shape, execute
 from tilecheck.ir.order import order_graph
@@ -90,6 +91,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     """
     if work is not None and (isinstance(work, bool) or not isinstance(work, int) or work < 1):
         raise TilecheckError(f"work= takes a positive number of solver work units, got {work!r}")
+    assume = with_requirements(kernel, assume)  # read on the kernel the user wrote (Triton's included)
+    kernel, args = triton_frontend.resolve(kernel, args) if args is not None else (kernel, args)
     store = proof_cache.resolve(cache) if args is not None and grid is not None else None
     options = {"data": data, "contract": contract, "work": work, "every_shape": every_shape,
                "observed": [_launch_identity(kernel, a, g) for a, g in observed]}

@@ -1,0 +1,246 @@
+"""Frontend: a ``@triton.jit`` kernel plus its launch arguments -> Tile IR ``Module``.
+
+Compiles through Triton's own compiler to TTIR (``triton.compile(ASTSource(...))``, no GPU or
+driver), reads the TTIR (``ttir.py``) and lowers it (``lower.py``). Arguments are given as for a
+Triton launch: a dict by parameter name, or a sequence of every parameter in order (constexprs
+included); parameters with defaults may be left out. A pointer parameter becomes a 1-D array over
+the memory its tensor spans (``canonical``), so the rest of tilecheck sees a kernel with cuTile's
+calling convention and arrays it already knows how to run, copy and compare.
+"""
+from __future__ import annotations
+
+import inspect
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tilecheck.ir import types as T
+from tilecheck.ir.core import Function, Module
+from tilecheck.ir.cutile import KernelParam, index_bits
+from tilecheck.ir.errors import FrontendError
+
+TARGET_ARCH = 90  # the GPUTarget the TTIR is made for (TTIR does not depend on it in practice)
+_INT32 = (-2**31, 2**31 - 1)
+# torch / numpy dtype names -> Triton's pointer and scalar type names
+_TRITON_TYPES = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
+                 "uint16": "u16", "uint32": "u32", "uint64": "u64", "float16": "fp16", "bfloat16": "bf16",
+                 "float32": "fp32", "float64": "fp64", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
+_COMPILING = threading.RLock()
+_FUNCTIONS: dict[tuple[Any, ...], tuple[Function, tuple[str, ...]]] = {}
+
+
+def is_triton_kernel(obj: Any) -> bool:
+    """A ``@triton.jit`` function, or one wrapped by ``triton.heuristics`` (Triton is not imported
+    for the question: a kernel of it can only exist once it is)."""
+    if "triton" not in sys.modules:
+        return False
+    return _jit_function(obj) is not None
+
+
+def _jit_function(obj: Any) -> Any:
+    """The JITFunction behind ``obj`` (through heuristics and autotuner wrappers), or None."""
+    try:
+        from triton.runtime.jit import JITFunction
+    except ImportError:  # pragma: no cover - a broken triton install
+        return None
+    seen = 0
+    while obj is not None and seen < 8:
+        if isinstance(obj, JITFunction):
+            return obj
+        if type(obj).__name__ == "InterpretedFunction" and hasattr(obj, "fn"):  # TRITON_INTERPRET=1
+            return JITFunction(obj.fn)
+        obj = getattr(obj, "fn", None) if type(obj).__module__.startswith("triton") else None
+        seen += 1
+    return None
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A Triton launch as tilecheck runs it: the module and the arguments in its parameter order."""
+
+    module: Module
+    args: tuple[Any, ...]
+
+
+def bind(kernel: Any, args: Any) -> Bound:
+    """The Tile IR of ``kernel`` for these launch arguments, and the arguments it runs on."""
+    fn = _jit_function(kernel)
+    if fn is None:
+        raise FrontendError(f"expected a @triton.jit kernel, got {type(kernel).__name__}")
+    name = fn.fn.__name__
+    values = _by_name(kernel, fn, name, args)
+    params = fn.params
+    signature: dict[str, str] = {}
+    constexprs: dict[str, Any] = {}
+    for p in params:
+        v = values[p.name]
+        if p.is_constexpr or v is None:
+            constexprs[p.name] = v
+            signature[p.name] = "constexpr"
+        else:
+            signature[p.name] = _triton_type(name, p.name, v)
+    kparams: list[KernelParam] = []
+    canonical: list[Any] = []
+    next_arg = 0
+    index_types: list[str] = []
+    for p in params:
+        v = values[p.name]
+        if signature[p.name] == "constexpr":
+            kparams.append(KernelParam(p.name, "constant", None, 0, next_arg, v))
+            canonical.append(v)
+        elif signature[p.name].startswith("*"):
+            flat, span = _flat(name, p.name, v)
+            bits = index_bits((span,), (1,))
+            index_types.append(f"i{bits}")
+            kparams.append(KernelParam(p.name, "array", _dtype_name(flat), 1, next_arg, None, (span,), (1,)))
+            canonical.append(flat)
+            next_arg += 3
+        else:
+            kparams.append(KernelParam(p.name, "scalar", _SCALAR_DTYPES[signature[p.name]], 0, next_arg, v))
+            canonical.append(v)
+            next_arg += 1
+    function, arg_names = _function(fn, name, signature, constexprs, tuple(index_types))
+    module = Module((function,), name, (), "triton", tuple(kparams))
+    return Bound(module, tuple(canonical))
+
+
+_SCALAR_DTYPES = {"i1": "bool", "i32": "int32", "i64": "int64", "fp32": "float32", "u32": "uint32",
+                  "u64": "uint64", "fp64": "float64"}
+
+
+def _by_name(kernel: Any, fn: Any, name: str, args: Any) -> dict[str, Any]:
+    names = [p.name for p in fn.params]
+    if isinstance(args, dict):
+        unknown = [k for k in args if k not in names]
+        if unknown:
+            raise FrontendError(f"kernel '{name}' has no parameter {', '.join(map(repr, unknown))} "
+                                f"(parameters: {', '.join(names)})")
+        given = dict(args)
+    else:
+        if not isinstance(args, (tuple, list)):
+            raise FrontendError(f"kernel '{name}': args must be a dict of launch arguments by name, or a "
+                                f"tuple of every parameter in order; got {type(args).__name__}")
+        if len(args) > len(names):
+            raise FrontendError(f"kernel '{name}' takes {len(names)} parameters ({', '.join(names)}), "
+                                f"{len(args)} were given")
+        given = dict(zip(names, args))
+    defaults = {k: p.default for k, p in inspect.signature(fn.fn).parameters.items()
+                if p.default is not inspect.Parameter.empty}
+    heuristics = _heuristics(kernel)
+    for key, rule in heuristics:
+        if key not in given:
+            given[key] = rule({**defaults, **given})
+    missing = [n for n in names if n not in given and n not in defaults]
+    if missing:
+        raise FrontendError(f"kernel '{name}': missing argument(s) {', '.join(missing)} (pass them by name; "
+                            "constexprs too, as you would to kernel[grid](...))")
+    return {n: given[n] if n in given else defaults[n] for n in names}
+
+
+def _heuristics(kernel: Any) -> list[tuple[str, Any]]:
+    """``@triton.heuristics`` rules, outermost first, as Triton applies them before a launch."""
+    rules: list[tuple[str, Any]] = []
+    obj, seen = kernel, 0
+    while obj is not None and seen < 8 and type(obj).__module__.startswith("triton"):
+        values = getattr(obj, "values", None)
+        if isinstance(values, dict) and type(obj).__name__ == "Heuristics":
+            rules += list(values.items())
+        obj = getattr(obj, "fn", None)
+        seen += 1
+    return rules
+
+
+def _dtype_name(arr: Any) -> str:
+    return str(arr.dtype).removeprefix("torch.")
+
+
+def _triton_type(kernel: str, param: str, v: Any) -> str:
+    if isinstance(v, bool):
+        return "i1"
+    if isinstance(v, int):
+        return "i32" if _INT32[0] <= v <= _INT32[1] else "i64"
+    if isinstance(v, float):
+        return "fp32"
+    if hasattr(v, "dtype") and hasattr(v, "shape"):
+        dtype = _dtype_name(v)
+        if dtype not in _TRITON_TYPES:
+            raise FrontendError(f"kernel '{kernel}', argument '{param}': dtype {dtype} is not supported")
+        if getattr(v, "shape", None) == () and not hasattr(v, "data_ptr"):
+            return _TRITON_TYPES[dtype]
+        return "*" + _TRITON_TYPES[dtype]
+    raise FrontendError(f"kernel '{kernel}', argument '{param}': unsupported argument type {type(v).__name__} "
+                        "(expected a tensor or array, a Python int/float/bool, or a constexpr)")
+
+
+def _flat(kernel: str, param: str, v: Any) -> tuple[Any, int]:
+    """A 1-D view of the memory ``v`` spans, from the element its pointer points at, and its length."""
+    if hasattr(v, "data_ptr") and callable(getattr(v, "stride", None)):  # torch.Tensor
+        strides = tuple(int(s) for s in v.stride())
+        if any(s < 0 for s in strides):
+            raise FrontendError(f"kernel '{kernel}', argument '{param}': negative strides are not supported")
+        span = 1 + sum((n - 1) * s for n, s in zip(v.shape, strides)) if v.numel() else 0
+        return v.as_strided((span,), (1,), v.storage_offset()), span
+    arr = np.asarray(v) if not isinstance(v, np.ndarray) else v
+    itemsize = arr.itemsize
+    if any(s % itemsize or s < 0 for s in arr.strides):
+        raise FrontendError(f"kernel '{kernel}', argument '{param}': strides {arr.strides} are not "
+                            "non-negative multiples of the element size")
+    span = 1 + sum((n - 1) * (s // itemsize) for n, s in zip(arr.shape, arr.strides)) if arr.size else 0
+    flat = np.lib.stride_tricks.as_strided(arr, (span,), (itemsize,), writeable=arr.flags.writeable)
+    return flat, span
+
+
+def _function(fn: Any, name: str, signature: dict[str, str], constexprs: dict[str, Any],
+              index_types: tuple[str, ...]) -> tuple[Function, tuple[str, ...]]:
+    """The lowered entry function, compiled once per specialisation."""
+    key = (fn, tuple(sorted(signature.items())), repr(sorted(constexprs.items(), key=lambda kv: kv[0])),
+           index_types)
+    cached = _FUNCTIONS.get(key)
+    if cached is not None:
+        return cached
+    with _COMPILING:
+        cached = _FUNCTIONS.get(key)
+        if cached is None:
+            text = ttir(fn, name, signature, constexprs)
+            cached = _FUNCTIONS[key] = _lower_text(text, name, signature, index_types)
+    return cached
+
+
+def ttir(fn: Any, name: str, signature: dict[str, str], constexprs: dict[str, Any]) -> str:
+    """Triton's TTIR for this specialisation (no GPU needed)."""
+    try:
+        import triton
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler import ASTSource
+    except ImportError as exc:
+        raise FrontendError(f"Triton is not importable ({exc}); install tilecheck[triton]") from None
+    try:
+        src = ASTSource(fn=fn, signature=signature, constexprs=constexprs)
+        return triton.compile(src, target=GPUTarget("cuda", TARGET_ARCH, 32)).asm["ttir"]
+    except Exception as exc:  # Triton's compile errors have many types; each one is the user's kernel
+        message = str(exc).strip().splitlines()
+        detail = "\n".join(message[-12:]) if message else type(exc).__name__
+        raise FrontendError(f"Triton could not compile kernel '{name}': {detail}") from None
+
+
+def _lower_text(text: str, name: str, signature: dict[str, str],
+                index_types: tuple[str, ...]) -> tuple[Function, tuple[str, ...]]:
+    from tilecheck.ir.triton.lower import Param, lower
+    from tilecheck.ir.triton.ttir import parse_ttir
+
+    func, locs = parse_ttir(text, name)
+    runtime = [n for n, s in signature.items() if s != "constexpr"]
+    if len(func.args) != len(runtime):
+        raise FrontendError(f"kernel '{name}': the TTIR takes {len(func.args)} arguments, the launch "
+                            f"passes {len(runtime)} ({', '.join(runtime)})")
+    widths = iter(index_types)
+    params = []
+    for (_, type_text), pname in zip(func.args, runtime):
+        is_pointer = signature[pname].startswith("*")
+        index_type = T.ScalarType(next(widths)) if is_pointer else T.I32
+        params.append(Param(pname, type_text, index_type))
+    return lower(func, locs, params), tuple(runtime)
+
