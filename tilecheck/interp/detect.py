@@ -28,6 +28,7 @@ from tilecheck.arrays import flat_arguments
 from tilecheck.grid import normalize_grid
 from tilecheck.interp import witness
 from tilecheck.interp.engine import Interpreter, InterpreterError
+from tilecheck.interp.wave import TripLimitError
 from tilecheck.interp.memory import as_host_array
 from tilecheck.interp.pairs import conflicts, new_sync, static_facts
 from tilecheck.interp.recorder import Recorder
@@ -79,16 +80,17 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
     case = (kernel, args, grid3)
     runs = 0
     undecided = False  # a happens-before question too large to answer
+    failed: list[str] = []  # why some orders could not run to the end (a spin that never ends in them)
     try:
         for seed in orders:
             first = _run(module, args, grid3, seed, Recorder(grid3, locks, None, detail, written,
-                                                             new_sync(function)), max_elements)
+                                                             new_sync(function)), max_elements, failed)
             runs += 1
             watch = conflicts(first)
             recorder = first
             if any(m.any() for m in watch.values()):
                 recorder = _run(module, args, grid3, seed, Recorder(grid3, locks, watch, (), written,
-                                                                    new_sync(function)), max_elements)
+                                                                    new_sync(function)), max_elements, [])
                 runs += 1
                 for f in witness.cross_block(module, recorder, grid3, case):
                     findings.setdefault(_key(f), f)
@@ -107,6 +109,12 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
         report.stats = {"runs": runs, "total_s": round(time.perf_counter() - start, 4)}
         return report
     report.findings = sorted(findings.values(), key=_order)
+    if failed and not report.races:
+        report.reasons.append(f"the interpreter could not run this launch: {failed[0]}")
+        report.stats = {"runs": runs, "total_s": round(time.perf_counter() - start, 4)}
+        return report
+    if failed:  # what ran is a prefix of a real execution: its races are races
+        report.notes.append(f"in {len(failed)} of {len(orders)} block orders the launch did not end: {failed[0]}")
     report.status = "race" if report.races else \
         "out-of-bounds" if any(f.kind == "out-of-bounds" for f in report.findings) else "verified"
     if undecided and report.status == "verified":
@@ -119,11 +127,19 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
 
 # ---- running ---------------------------------------------------------------------------------------
 def _run(module: Module, args: tuple[Any, ...], grid: tuple[int, int, int], seed: int | None,
-         recorder: Recorder, max_elements: int | None = None) -> Recorder:
+         recorder: Recorder, max_elements: int | None = None, failed: list[str] | None = None) -> Recorder:
+    """One order of the launch under ``recorder``. With ``failed``, a loop that does not end in this
+    order (a block spinning on a flag already past the value it waits for) stops the run and is
+    noted there: the records so far are a prefix of a real execution."""
     schedule = Schedule(seed=seed, max_elements=max_elements)
     interp = Interpreter(module, copies(module, args), grid, schedule, recorder=recorder)
     recorder.bind(interp.arrays)
-    interp.run()
+    try:
+        interp.run()
+    except TripLimitError as exc:
+        if failed is None:
+            raise
+        failed.append(str(exc))
     return recorder
 
 

@@ -20,7 +20,7 @@ from tilecheck.ir.opdefs import Effect
 from tilecheck.interp.registry import RULES
 from tilecheck.interp.values import Pointer, numpy_dtype
 from tilecheck.interp.memory import ArrayMemory, bind_arguments
-from tilecheck.interp.wave import InterpreterError, LoopFrame, WaveContext, where
+from tilecheck.interp.wave import InterpreterError, LoopFrame, TripLimitError, WaveContext, where
 
 Steps = Generator[None, None, Any]
 # the wave's state, shared with the op rules (which must not import this module back)
@@ -86,7 +86,7 @@ class Interpreter:
         confirming a witness whose contents make a loop run for millions of iterations, or a while
         loop that never ends)."""
         if self.schedule.max_trips is not None and trip >= self.schedule.max_trips:
-            raise InterpreterError(f"this '{op.name}' loop ran {trip} trips without ending, the limit of one "
+            raise TripLimitError(f"this '{op.name}' loop ran {trip} trips without ending, the limit of one "
                                    "loop in a CPU run (a loop that never ends? raise the limit with "
                                    "--max-trips / Schedule(max_trips=...))", op.loc)
         self.iterations += 1

@@ -99,42 +99,24 @@ def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tup
     element of ``array`` (by coordinates, or by element offset) and how: block -> {"read", "write",
     "atomic"} (with ``by_op``: {(effect, op's location, event, lane)}, one per touch). The confirmation channel for a witness:
     both of its blocks must touch its element, with its ops."""
-    grid3 = normalize_grid(grid)
-    module, _ = module_for(kernel, tuple(args))
-    named = list(dict.fromkeys(tuple(b) + (0,) * (3 - len(b)) for b in blocks))  # a block named twice runs once
-    waits = bool(steering_reads(module.entry))
-    # a block may spin until another raises a flag: then the blocks run together (the interpreter
-    # steps them in turn), and in a small launch every block runs, so the one it waits for does
-    order = (launch_around(grid3, named[0], named[-1]) or named) if waits and named else named
-    # a bounded run: a witness whose contents make a loop run for millions of iterations is not
-    # confirmed (the verdict is then unknown), rather than run for hours
-    scale = max(1, len(order) // 2)
-    schedule = Schedule(max_memory_ops=CONFIRM_MEMORY_OPS * scale,
-                        max_iterations=CONFIRM_ITERATIONS * scale)
-    interp = Interpreter(module, copies(module, tuple(args), only_written=True), grid3, schedule)
-    index = next((i for i, mem in interp.arrays.items() if mem.name == array), None)
+    run = _BlockRun(kernel, args, grid, blocks)
+    index = next((i for i, mem in run.interp.arrays.items() if mem.name == array), None)
     if index is None:
-        raise TilecheckError(f"{module.name} has no array argument '{array}'")
-    mem = interp.arrays[index]
+        raise TilecheckError(f"{run.module.name} has no array argument '{array}'")
+    mem = run.interp.arrays[index]
     if offset is None:
         if (element is None or len(element) != len(mem.shape)
                 or any(not 0 <= c < n for c, n in zip(element, mem.shape))):
             return {}
         offset = int(sum(c * s for c, s in zip(element, mem.strides)))
-    recorder = Recorder(grid3, set(), None, ())
-    recorder.summarise = False
-    recorder.bind(interp.arrays)
+    recorder = run.recorder
     target, shift = recorder.alias.get(index, (index, 0))
     watch = np.zeros(recorder.sizes[target], bool)
     if 0 <= offset + shift < len(watch):
         watch[offset + shift] = True
     recorder.watch = {target: watch}
-    interp.recorder = recorder
-    if waits:
-        interp.run(np.array(order, np.int64))
-    else:
-        for block in order:
-            interp.run(np.array([block], np.int64))
+    run.run()
+    grid3 = run.grid
     out: dict[tuple[int, ...], set[Any]] = {}
     for records in recorder.records.values():
         col = records.columns()
@@ -144,6 +126,49 @@ def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tup
             effect = ("read", "write", "atomic")[e.effect]
             out.setdefault(block, set()).add((effect, e.op.loc, event, lane) if by_op else effect)
     return out
+
+
+def leaves_array(kernel: Any, args: Sequence[Any], grid: Any, block: tuple[int, ...], op_name: str,
+                 loc: Any) -> bool:
+    """Run ``block`` (as ``touched_by`` runs blocks) on copies of ``args``: does the op at ``loc``
+    touch an element outside its array there? The confirmation channel for an out-of-bounds witness."""
+    run = _BlockRun(kernel, args, grid, [block])
+    run.recorder.watch = {}
+    run.run()
+    block3 = tuple(block) + (0,) * (3 - len(block))
+    return any(op.name == op_name and op.loc == loc and tuple(oob.block) == block3
+               for op, oob in run.recorder.oob.items())
+
+
+class _BlockRun:
+    """Some blocks of a launch on copies of the written arrays, under a recorder, in a bounded run:
+    a witness whose contents make a loop run for millions of iterations is not confirmed (the
+    verdict is then unknown), rather than run for hours."""
+
+    def __init__(self, kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tuple[int, ...]]) -> None:
+        self.grid = normalize_grid(grid)
+        self.module, _ = module_for(kernel, tuple(args))
+        named = list(dict.fromkeys(tuple(b) + (0,) * (3 - len(b)) for b in blocks))  # a block named twice runs once
+        self.waits = bool(steering_reads(self.module.entry))
+        # a block may spin until another raises a flag: then the blocks run together (the interpreter
+        # steps them in turn), and in a small launch every block runs, so the one it waits for does
+        self.order = (launch_around(self.grid, named[0], named[-1]) or named) if self.waits and named else named
+        scale = max(1, len(self.order) // 2)
+        schedule = Schedule(max_memory_ops=CONFIRM_MEMORY_OPS * scale,
+                            max_iterations=CONFIRM_ITERATIONS * scale)
+        self.interp = Interpreter(self.module, copies(self.module, tuple(args), only_written=True), self.grid,
+                                  schedule)
+        self.recorder = Recorder(self.grid, set(), None, ())
+        self.recorder.summarise = False
+        self.recorder.bind(self.interp.arrays)
+        self.interp.recorder = self.recorder
+
+    def run(self) -> None:
+        if self.waits:
+            self.interp.run(np.array(self.order, np.int64))
+        else:
+            for block in self.order:
+                self.interp.run(np.array([block], np.int64))
 
 
 def launch_around(grid: tuple[int, int, int], first: tuple[int, ...], last: tuple[int, ...]

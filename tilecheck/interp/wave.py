@@ -15,6 +15,11 @@ class InterpreterError(TilecheckError):
     """An op failed or is not supported at run time; names the op and its source line."""
 
 
+class TripLimitError(InterpreterError):
+    """One loop ran past the schedule's ``max_trips``: a loop that does not end in this run (a spin on
+    a flag that another block already moved past the value it waits for)."""
+
+
 @dataclass
 class LoopFrame:
     exited: np.ndarray  # blocks that left the current iteration (continue or break)

@@ -196,19 +196,31 @@ def derived_values(function: Any, sources: list[Any]) -> set[int]:
 
 @functools.lru_cache(maxsize=64)
 def steering_reads(function: Any) -> tuple[Any, ...]:
-    """The atomics, and the loads with a memory order, whose returned value decides a branch: a
-    spin loop's exit, a ticket's test. Their block may wait for, or depend on, what other blocks
-    did first (the interpreter never runs such blocks one after the other to completion)."""
+    """The atomics, and the loads with a memory order, whose returned value decides whether later
+    work happens: a branch (a spin loop's exit, a ticket's test), or the mask of a memory access whose
+    address does not depend on it (Triton's guarded access, ``tl.load(p, mask=old == 1)``: the mask
+    is its branch). Their block may wait for, or depend on, what other blocks did first (the
+    interpreter never runs such blocks one after the other to completion)."""
     out = []
-    for op in function.walk():
+    ops = list(function.walk())
+    for op in ops:
         reads = op.name in ("atomic_rmw_tko", "atomic_cas_tko") or (
             op.name.startswith("load") and op.attrs.get("memory_ordering_semantics", "weak") != "weak")
         if not reads or not op.results:
             continue
         derived = derived_values(function, [op.results[0]])
-        if any(o.name == "if" and id(o.operands[0]) in derived for o in function.walk() if o.operands):
+        if any(o.name == "if" and id(o.operands[0]) in derived or _guards(o, derived) for o in ops if o.operands):
             out.append(op)
     return tuple(out)
+
+
+def _guards(op: Any, derived: set[int]) -> bool:
+    """The values ``derived`` decide whether ``op`` touches memory, not where: its mask is computed
+    from them and its addresses are not (a bounds mask of an address computed from them is no guard:
+    the access happens for most values)."""
+    address = op.operand(_ADDRESS.get(op.name, ""))
+    mask = op.operand("mask")
+    return address is not None and mask is not None and id(mask) in derived and id(address) not in derived
 
 
 def steering_acquires(function: Any) -> list[Any]:

@@ -437,7 +437,8 @@ def _proved_pinned(args: Sequence[Any], grid: tuple[int, int, int], assume: list
     if not pinned:
         return None
     result = _given_again(fp, graph, locks, assume, module, args, grid, last, given, smt.DEFAULT_RLIMIT, pin=True)
-    return pinned if _proves(result) else None
+    # an op the model does not know may touch memory the footprints miss: no proof at any level
+    return pinned if _proves(result) and not fp.unsupported else None
 
 
 def _reverified(report: Report, extra: list[Precondition], assume: list[Precondition], args: Sequence[Any],

@@ -15,7 +15,7 @@ import numpy as np
 from tilecheck.arrays import flat_arguments, space_of
 from tilecheck.errors import TilecheckError
 from tilecheck.interp import InterpreterError
-from tilecheck.interp.runs import reproduces, touched_by, with_contents
+from tilecheck.interp.runs import leaves_array, reproduces, touched_by, with_contents
 from tilecheck.interp.memory import NARROW_FLOATS, as_host_array, as_strided
 from tilecheck.ir import Module
 from tilecheck.report import Witness
@@ -46,6 +46,9 @@ def confirmer(module: Module, args: Sequence[Any] | None,
         blocks = [witness.first.block] + ([witness.second.block] if witness.second is not None else [])
         try:
             run_args = with_contents(flat, names, contents)
+            if witness.second is None:  # out of bounds: the op leaves its array in that block
+                return leaves_array(module, tuple(run_args), grid or witness.grid, witness.first.block,
+                                    witness.first.op, witness.first.loc)
             touched = touched_by(module, tuple(run_args), grid or witness.grid, blocks, witness.array,
                                  witness.element, witness.offset, by_op=True)
         except (InterpreterError, TilecheckError, OverflowError, ValueError):

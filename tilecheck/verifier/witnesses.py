@@ -15,7 +15,7 @@ from tilecheck.verifier.symbolic.engine import GRID
 # Races are confirmed on the interpreter when the case has arguments; a model that does not
 # reproduce is excluded and the solver asked again, this many times, before answering unknown.
 CONFIRM_ROUNDS = 8
-_CONFIRMED_KINDS = ("write-write", "read-write", "unordered-in-block")
+_CONFIRMED_KINDS = ("write-write", "read-write", "unordered-in-block", "out-of-bounds")
 
 
 class WitnessBuilding:
@@ -49,7 +49,7 @@ class WitnessBuilding:
         """The canonical model, once the interpreter reproduces it (DESIGN §4, trust rules): a model
         whose blocks do not both touch the element comes from an over-approximation; it is excluded
         and the solver asked again. None (and an unknown) when no model reproduces."""
-        if (self.confirm is None or kind not in _CONFIRMED_KINDS or b is None
+        if (self.confirm is None or kind not in _CONFIRMED_KINDS or b is None and kind != "out-of-bounds"
                 or not self.confirm_exact and not smt.reads_data(smt.And(*constraints))):
             return self.canonical(a, b, sat, constraints)
         constraints = list(constraints)
@@ -62,19 +62,20 @@ class WitnessBuilding:
                                                     self.contents(canonical, constraints)):
                     return canonical
                 return sat
-            same = [p == sat.eval(p) for p in (*a.block, *b.block)]
+            same = [p == sat.eval(p) for p in (*a.block, *(b.block if b is not None else ()))]
             if a.coords is not None:
                 same += [c == sat.eval(c) for c in a.coords]
             constraints.append(smt.Not(smt.And(*same)))
             result = self.solve(constraints, f"{kind} (after excluding a witness that did not reproduce)",
-                                (a.access.op.loc, b.access.op.loc))
+                                tuple(x.access.op.loc for x in (a, b) if x is not None))
             if not isinstance(result, smt.Sat):
                 break
             sat = result
         where = " and ".join(dict.fromkeys(f"{x.access.op.name} ({x.access.op.loc.outermost().short()})"
-                                           for x in (a, b)))
+                                           for x in (a, b) if x is not None))
+        where = f"between {where}" if b is not None else f"of {where}"
         self.result.unknowns.append(
-            f"{kind} between {where}: the solver's witnesses did not reproduce on the interpreter with the "
+            f"{kind} {where}: the solver's witnesses did not reproduce on the interpreter with the "
             "given arguments; a value the model over-approximates reaches the address")
         return None
 
