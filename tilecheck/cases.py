@@ -33,9 +33,11 @@ class Case:
                             f"{where_raised(exc)}") from exc
         except SystemExit as exc:
             raise CaseError(f"the case's args factory called sys.exit({exc.code!r})") from None
+        if isinstance(made, dict):  # a Triton launch's arguments by name
+            return made  # type: ignore[return-value]
         if not isinstance(made, (tuple, list)):
             raise CaseError(f"the case's args factory returned a {type(made).__name__}, not a tuple of launch "
-                            "arguments (e.g. args=lambda: (x, y, 16))")
+                            "arguments (e.g. args=lambda: (x, y, 16); for a Triton kernel, a dict by name)")
         return tuple(made)
 
 
@@ -92,7 +94,9 @@ def _check_kernel(obj: Any) -> None:
     """``@tilecheck.case`` goes on a ``@ct.kernel`` (above it); anything else is a ``CaseError``."""
     import cuda.tile as ct
 
-    if isinstance(obj, ct.kernel):
+    from tilecheck.ir.triton import is_triton_kernel
+
+    if isinstance(obj, ct.kernel) or is_triton_kernel(obj):
         return
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)[:60]
     code = getattr(obj, "__code__", None)

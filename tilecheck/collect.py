@@ -61,9 +61,19 @@ def module_name(path: Path) -> str:
 
 
 def is_kernel(obj: Any) -> bool:
+    """A ``@ct.kernel``, or a ``@triton.jit`` kernel (heuristics-wrapped ones included)."""
+    return python_function(obj) is not None
+
+
+def python_function(obj: Any) -> Any:
+    """The Python function a kernel object was made from (None for anything else)."""
     import cuda.tile as ct
 
-    return isinstance(obj, ct.kernel) and getattr(obj, "_pyfunc", None) is not None
+    if isinstance(obj, ct.kernel):
+        return getattr(obj, "_pyfunc", None)
+    from tilecheck.ir.triton import is_triton_kernel, jit_function
+
+    return jit_function(obj).fn if is_triton_kernel(obj) else None
 
 
 def load_module(path: Path) -> Any:
@@ -175,11 +185,11 @@ def collect(paths: list[str]) -> list[KernelEntry]:
                 found.append(KernelEntry(file, "", None, (), str(exc), detail))
                 continue
             for name, obj in vars(module).items():
-                if is_kernel(obj) and getattr(obj._pyfunc, "__module__", None) == module.__name__:
+                if is_kernel(obj) and getattr(python_function(obj), "__module__", None) == module.__name__:
                     found.append(KernelEntry(file, name, obj, cases_of(obj)))
         if not found:
             what = "directory" if path.is_dir() else "file"
             found.append(KernelEntry(path, "", None, (), f"no kernels found in this {what} (tilecheck looks for "
-                                     f"@ct.kernel functions in .py files, and {', '.join(IR_SUFFIXES)} files)"))
+                                     f"@ct.kernel and @triton.jit functions in .py files, and {', '.join(IR_SUFFIXES)} files)"))
         entries += found
     return entries

@@ -1,7 +1,7 @@
 """The Triton frontend: ``@triton.jit`` kernels -> TTIR -> the Tile IR model (see frontend.py)."""
-from tilecheck.ir.triton.frontend import Bound, bind, is_triton_kernel
+from tilecheck.ir.triton.frontend import Bound, bind, is_triton_kernel, jit_function
 
-__all__ = ["Bound", "bind", "is_triton_kernel", "resolve"]
+__all__ = ["Bound", "bind", "is_triton_kernel", "jit_function", "resolve"]
 
 
 def resolve(kernel: object, args: object) -> tuple[object, object]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import sys
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,10 +38,10 @@ def is_triton_kernel(obj: Any) -> bool:
     for the question: a kernel of it can only exist once it is)."""
     if "triton" not in sys.modules:
         return False
-    return _jit_function(obj) is not None
+    return jit_function(obj) is not None
 
 
-def _jit_function(obj: Any) -> Any:
+def jit_function(obj: Any) -> Any:
     """The JITFunction behind ``obj`` (through heuristics and autotuner wrappers), or None."""
     try:
         from triton.runtime.jit import JITFunction
@@ -67,7 +68,7 @@ class Bound:
 
 def bind(kernel: Any, args: Any) -> Bound:
     """The Tile IR of ``kernel`` for these launch arguments, and the arguments it runs on."""
-    fn = _jit_function(kernel)
+    fn = jit_function(kernel)
     if fn is None:
         raise FrontendError(f"expected a @triton.jit kernel, got {type(kernel).__name__}")
     name = fn.fn.__name__
@@ -219,7 +220,9 @@ def ttir(fn: Any, name: str, signature: dict[str, str], constexprs: dict[str, An
         raise FrontendError(f"Triton is not importable ({exc}); install tilecheck[triton]") from None
     try:
         src = ASTSource(fn=fn, signature=signature, constexprs=constexprs)
-        return triton.compile(src, target=GPUTarget("cuda", TARGET_ARCH, 32)).asm["ttir"]
+        with warnings.catch_warnings():  # e.g. Triton 3.9's notice on FP fusion, a later stage's concern
+            warnings.simplefilter("ignore", UserWarning)
+            return triton.compile(src, target=GPUTarget("cuda", TARGET_ARCH, 32)).asm["ttir"]
     except Exception as exc:  # Triton's compile errors have many types; each one is the user's kernel
         message = str(exc).strip().splitlines()
         detail = "\n".join(message[-12:]) if message else type(exc).__name__

@@ -1,0 +1,193 @@
+"""Triton kernels (``@triton.jit``), checked through the Triton frontend (docs/triton.md): the same
+race classes as the cuTile corpus, each race-free kernel with a racy twin that breaks it in one
+place. Arguments are given by name, as to ``kernel[grid](...)``."""
+import numpy as np
+import triton
+import triton.language as tl
+
+import tilecheck
+
+_N = 1000
+_VEC = lambda: dict(x_ptr=np.arange(_N, dtype=np.float32), y_ptr=np.ones(_N, np.float32),  # noqa: E731
+                    out_ptr=np.zeros(_N, np.float32), n=_N, BLOCK=128)
+
+
+@tilecheck.case(grid=(8,), args=_VEC)
+@triton.jit
+def vector_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # program p owns elements [p * BLOCK, (p + 1) * BLOCK); the mask drops the tail past n
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    y = tl.load(y_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+@tilecheck.case(grid=(8,), args=_VEC)
+@triton.jit
+def vector_add_clamped_tail(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # the tail is clamped instead of masked: the last program's lanes past n all write element n - 1,
+    # and the previous program's last tile overlaps it when n is not a multiple of BLOCK
+    pid = tl.program_id(0)
+    offs = tl.minimum(pid * BLOCK + tl.arange(0, BLOCK), n - 1)
+    start = tl.minimum(pid * BLOCK, n - BLOCK)
+    offs = start + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    tl.store(out_ptr + offs, x + y)
+
+
+_B, _H, _M, _D = 2, 4, 8, 16
+_HEADS = lambda: dict(x_ptr=np.random.default_rng(0).standard_normal((_B, _H, _M, _D)).astype(np.float32),  # noqa: E731
+                      out_ptr=np.zeros((_B, _M, _H, _D), np.float32), H=_H, M=_M, D=_D)
+
+
+@tilecheck.case(grid=(_B, _H, _M), args=_HEADS)
+@triton.jit
+def heads_to_rows(x_ptr, out_ptr, H: tl.constexpr, M: tl.constexpr, D: tl.constexpr):
+    # (b, h, m, :) -> (b, m, h, :): program (b, h, m) moves one row of head h
+    b, h, m = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    d = tl.arange(0, D)
+    row = tl.load(x_ptr + ((b * H + h) * M + m) * D + d)
+    tl.store(out_ptr + ((b * M + m) * H + h) * D + d, row)
+
+
+@tilecheck.case(grid=(_B, _H, _M), args=_HEADS)
+@triton.jit
+def heads_to_rows_swapped(x_ptr, out_ptr, H: tl.constexpr, M: tl.constexpr, D: tl.constexpr):
+    # the paper's head-permutation bug, in Triton: the destination head index h2 = h // 2 makes two
+    # heads' programs write the same row
+    b, h, m = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    h2 = h // 2
+    d = tl.arange(0, D)
+    row = tl.load(x_ptr + ((b * H + h) * M + m) * D + d)
+    tl.store(out_ptr + ((b * M + m) * H + h2) * D + d, row)
+
+
+_SUM = lambda: dict(x_ptr=np.arange(512, dtype=np.int32), acc_ptr=np.zeros(1, np.int32), BLOCK=64)  # noqa: E731
+
+
+@tilecheck.case(grid=(8,), args=_SUM)
+@triton.jit
+def block_sums_atomic(x_ptr, acc_ptr, BLOCK: tl.constexpr):
+    # every program adds its block's sum with an atomic: integer adds commute, the result is exact
+    pid = tl.program_id(0)
+    s = tl.sum(tl.load(x_ptr + pid * BLOCK + tl.arange(0, BLOCK)), axis=0)
+    tl.atomic_add(acc_ptr, s)
+
+
+@tilecheck.case(grid=(8,), args=_SUM)
+@triton.jit
+def block_sums_plain(x_ptr, acc_ptr, BLOCK: tl.constexpr):
+    # the same accumulation as a plain load and store: two programs may read the same old value
+    pid = tl.program_id(0)
+    s = tl.sum(tl.load(x_ptr + pid * BLOCK + tl.arange(0, BLOCK)), axis=0)
+    tl.store(acc_ptr, tl.load(acc_ptr) + s)
+
+
+_FLAG = lambda: dict(flag_ptr=np.zeros(1, np.int32), data_ptr=np.zeros(64, np.float32),  # noqa: E731
+                     out_ptr=np.zeros(64 * 4, np.float32), BLOCK=64)
+
+
+@tilecheck.case(grid=(4,), args=_FLAG)
+@triton.jit
+def publish_then_wait(flag_ptr, data_ptr, out_ptr, BLOCK: tl.constexpr):
+    # program 0 writes the data, then raises the flag (release); the others spin until they see it
+    # (acquire) and read the data: release/acquire orders the write before every read
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    if pid == 0:
+        tl.store(data_ptr + offs, offs.to(tl.float32))
+        tl.atomic_xchg(flag_ptr, 1, sem="release")
+    else:
+        while tl.atomic_add(flag_ptr, 0, sem="acquire") == 0:
+            pass
+        tl.store(out_ptr + pid * BLOCK + offs, tl.load(data_ptr + offs))
+
+
+@tilecheck.case(grid=(4,), args=_FLAG)
+@triton.jit
+def publish_then_wait_relaxed(flag_ptr, data_ptr, out_ptr, BLOCK: tl.constexpr):
+    # the same handshake with a relaxed flag: seeing the flag orders nothing, the read races
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    if pid == 0:
+        tl.store(data_ptr + offs, offs.to(tl.float32))
+        tl.atomic_xchg(flag_ptr, 1, sem="relaxed")
+    else:
+        while tl.atomic_add(flag_ptr, 0, sem="relaxed") == 0:
+            pass
+        tl.store(out_ptr + pid * BLOCK + offs, tl.load(data_ptr + offs))
+
+
+_TICKET = lambda: dict(partial_ptr=np.zeros(8, np.int32), counter_ptr=np.zeros(1, np.int32),  # noqa: E731
+                       out_ptr=np.zeros(1, np.int32), NPROG=8)
+
+
+@tilecheck.case(grid=(8,), args=_TICKET)
+@triton.jit
+def last_ticket_total(partial_ptr, counter_ptr, out_ptr, NPROG: tl.constexpr):
+    # each program stores its partial, then takes a ticket (acq_rel); the mask lets only the program
+    # with the last ticket read every partial: the chain of read-modify-writes orders them all
+    pid = tl.program_id(0)
+    tl.store(partial_ptr + pid, pid + 1)
+    ticket = tl.atomic_add(counter_ptr, 1, sem="acq_rel")
+    last = ticket == NPROG - 1
+    lanes = tl.arange(0, NPROG)
+    total = tl.sum(tl.load(partial_ptr + lanes, mask=last & (lanes < NPROG), other=0), axis=0)
+    tl.store(out_ptr, total, mask=last)
+
+
+@tilecheck.case(grid=(8,), args=_TICKET)
+@triton.jit
+def last_ticket_total_relaxed(partial_ptr, counter_ptr, out_ptr, NPROG: tl.constexpr):
+    # the same with a relaxed ticket: the last program may read partials not yet visible to it
+    pid = tl.program_id(0)
+    tl.store(partial_ptr + pid, pid + 1)
+    ticket = tl.atomic_add(counter_ptr, 1, sem="relaxed")
+    last = ticket == NPROG - 1
+    lanes = tl.arange(0, NPROG)
+    total = tl.sum(tl.load(partial_ptr + lanes, mask=last & (lanes < NPROG), other=0), axis=0)
+    tl.store(out_ptr, total, mask=last)
+
+
+_MM = lambda: dict(a_ptr=np.random.default_rng(1).standard_normal((32, 64)).astype(np.float32),  # noqa: E731
+                   b_ptr=np.random.default_rng(2).standard_normal((64, 32)).astype(np.float32),
+                   c_ptr=np.zeros((32, 32), np.float32), M=32, N=32, K=64, BM=16, BN=16, BK=16)
+
+
+@tilecheck.case(grid=(2, 2), args=_MM)
+@triton.jit
+def matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # program (i, j) computes output tile (i, j), walking K with pointers it advances in the loop
+    i, j = tl.program_id(0), tl.program_id(1)
+    rm = i * BM + tl.arange(0, BM)
+    rn = j * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * K + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * N + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, K, BK):
+        acc += tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), input_precision="ieee")
+        a_ptrs += BK
+        b_ptrs += BK * N
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+@tilecheck.case(grid=(2, 2), args=_MM)
+@triton.jit
+def matmul_shared_row(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # the output tile ignores the column index j: both programs of a row write tile (i, 0)
+    i, j = tl.program_id(0), tl.program_id(1)
+    rm = i * BM + tl.arange(0, BM)
+    rn = j * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * K + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * N + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, K, BK):
+        acc += tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), input_precision="ieee")
+        a_ptrs += BK
+        b_ptrs += BK * N
+    tl.store(c_ptr + rm[:, None] * N + tl.arange(0, BN)[None, :], acc)

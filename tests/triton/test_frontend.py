@@ -1,0 +1,114 @@
+"""The Triton frontend (issue 24): @triton.jit kernels -> TTIR -> the Tile IR model, checked by
+verify, detect and the CPU interpreter like cuTile kernels. Skipped where Triton is not installed."""
+import numpy as np
+import pytest
+
+triton = pytest.importorskip("triton")
+tl = pytest.importorskip("triton.language")
+
+import tilecheck as tc  # noqa: E402
+from corpus.kernels import triton_kernels as tk  # noqa: E402
+from tilecheck.errors import TilecheckError  # noqa: E402
+from tilecheck.ir.triton import bind, is_triton_kernel  # noqa: E402
+
+
+@triton.jit
+def _copy_rows(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@triton.jit
+def _histogram(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, 8), tl.histogram(tl.load(x_ptr + tl.arange(0, BLOCK)), 8))
+
+
+@triton.jit
+def _argmax_rows(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    tl.store(out_ptr + pid, tl.argmax(tl.load(x_ptr + pid * BLOCK + tl.arange(0, BLOCK)), axis=0))
+
+
+def _vec(n=100):
+    return dict(src_ptr=np.arange(n, dtype=np.float32), dst_ptr=np.zeros(n, np.float32), n=n, BLOCK=32)
+
+
+def test_a_triton_kernel_lowers_to_tile_ir_with_its_source_lines():
+    bound = bind(_copy_rows, _vec())
+    text = bound.module.to_text()
+    for op in ("get_tile_block_id", "iota", "offset", "load_ptr_tko", "store_ptr_tko"):
+        assert op in text
+    store = next(op for op in bound.module.walk() if op.name == "store_ptr_tko")
+    assert store.loc.file.endswith("test_frontend.py")
+    assert "tl.store" in open(store.loc.file).read().splitlines()[store.loc.line - 1]
+    # parameters in declaration order: two arrays, a scalar, a constexpr
+    assert [(p.name, p.kind) for p in bound.module.params] == [
+        ("src_ptr", "array"), ("dst_ptr", "array"), ("n", "scalar"), ("BLOCK", "constant")]
+
+
+def test_arguments_by_name_or_in_order_give_the_same_module():
+    a = bind(_copy_rows, _vec())
+    v = _vec()
+    b = bind(_copy_rows, (v["src_ptr"], v["dst_ptr"], v["n"], v["BLOCK"]))
+    assert a.module.to_text() == b.module.to_text()
+
+
+@pytest.mark.parametrize("args, message", [
+    (dict(src_ptr=np.zeros(4, np.float32), n=4, BLOCK=4), "missing argument(s) dst_ptr"),
+    (dict(src_ptr=np.zeros(4, np.float32), dst_ptr=np.zeros(4, np.float32), n=4, BLOCK=4, WIDTH=2),
+     "no parameter 'WIDTH'"),
+    ((1, 2, 3, 4, 5), "takes 4 parameters"),
+    (dict(src_ptr="x", dst_ptr=np.zeros(4, np.float32), n=4, BLOCK=4), "unsupported argument type str"),
+])
+def test_wrong_arguments_are_named(args, message):
+    with pytest.raises(TilecheckError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        tc.verify(_copy_rows, args, (1,))
+
+
+def test_a_masked_copy_is_verified_for_every_shape_and_its_detector_agrees():
+    report = tc.verify(_copy_rows, _vec(), (4,))
+    assert report.status == "verified", report
+    assert report.level.startswith("every shape")
+    assert tc.detect(_copy_rows, _vec(), (4,)).status == "verified"
+
+
+def test_the_head_permutation_race_in_triton_names_its_store_and_shows_on_the_interpreter():
+    case = tc.cases_of(tk.heads_to_rows_swapped)[0]
+    report = tc.verify(tk.heads_to_rows_swapped, case.make_args(), case.grid)
+    assert report.status == "race"
+    race = report.races[0]
+    line = open(race.loc.file).read().splitlines()[race.loc.line - 1]
+    assert "tl.store(out_ptr" in line and "h2" in line
+    assert tc.detect(tk.heads_to_rows_swapped, case.make_args(), case.grid).status == "race"
+    runs = tc.run_repeated(tk.heads_to_rows_swapped, case.make_args(), case.grid, runs=6, backend="cpu")
+    assert not runs.deterministic
+    clean = tc.run_repeated(tk.heads_to_rows, case.make_args(), case.grid, runs=4, backend="cpu")
+    assert clean.deterministic
+
+
+def test_the_interpreter_computes_what_triton_means():
+    case = tc.cases_of(tk.matmul)[0]
+    args = case.make_args()
+    tc.launch(case.grid, tk.matmul, args, backend="cpu")
+    np.testing.assert_allclose(args["c_ptr"], args["a_ptr"] @ args["b_ptr"], rtol=1e-4, atol=1e-4)
+    args = tc.cases_of(tk.last_ticket_total)[0].make_args()
+    tc.launch((8,), tk.last_ticket_total, args, backend="cpu")
+    assert int(args["out_ptr"][0]) == sum(range(1, 9))
+
+
+@pytest.mark.parametrize("kernel, args, op", [
+    (_histogram, dict(x_ptr=np.zeros(16, np.int32), out_ptr=np.zeros(8, np.int32), BLOCK=16), "tt.histogram"),
+    (_argmax_rows, dict(x_ptr=np.zeros(32, np.float32), out_ptr=np.zeros(2, np.int32), BLOCK=16), "tt.reduce"),
+])
+def test_an_op_outside_the_map_is_unknown_and_named(kernel, args, op):
+    report = tc.verify(kernel, args, (2,) if kernel is _argmax_rows else (1,))
+    assert report.status == "unknown"
+    assert any(op in reason for reason in report.reasons), report.reasons
+
+
+def test_triton_kernels_are_found_by_the_collector_with_their_cases(tmp_path):
+    from tilecheck.collect import collect
+
+    entries = [e for e in collect(["corpus/kernels/triton_kernels.py"]) if e.kernel is not None]
+    assert {e.name for e in entries} >= {"vector_add", "heads_to_rows_swapped", "matmul"}
+    assert all(is_triton_kernel(e.kernel) and e.cases for e in entries)

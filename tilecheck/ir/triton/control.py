@@ -1,0 +1,174 @@
+"""The Triton frontend's lowering of structured control flow: ``scf.for``, ``scf.if`` and
+``scf.while``, each carrying the token of the program's memory ops through its regions."""
+from __future__ import annotations
+
+import re
+
+from tilecheck.ir import types as T
+from tilecheck.ir.core import Block, Region, Value
+from tilecheck.ir.triton.builder import Lowering
+from tilecheck.ir.triton.registry import Unsupported, handles, operands_of, signature, tile_of, touches_memory, types_of
+from tilecheck.ir.triton.ttir import TOp, split_top, value_refs
+from tilecheck.ir.triton.types import tile_type
+
+
+@handles("scf.for")
+def for_(L: Lowering, top: TOp) -> None:
+    head, type_text = signature(top)
+    m = re.match(r"\s*(%[\w$.\-]+)\s*=\s*(%\S+)\s+to\s+(%\S+)\s+step\s+(%[\w$.\-#]+)(.*)$", head)
+    if m is None:
+        raise Unsupported("scf.for of an unexpected form")
+    iv_name, lb, ub, step, tail = m.groups()
+    lb_v, ub_v, step_v = L.value(lb), L.value(ub), L.value(step)
+    if "iter_args" not in tail:
+        tail = ""
+    iter_names, init_names = _iter_args(L, tail)
+    _pass_origins(L, init_names, iter_names, top.results)
+    inits = [L.value(n) for n in init_names]
+    carry = touches_memory(top.regions[0])
+    init_values = inits + ([L.token] if carry else [])
+    iv = Value(tile_of(lb_v))
+    args = (iv, *(Value(v.type) for v in init_values))
+    body = _loop_body(L, top.regions[0], [iv_name, *iter_names], args, carry, "continue")
+    op = L.emit("for", {"lowerBound": [lb_v], "upperBound": [ub_v], "step": [step_v], "initValues": init_values},
+                [v.type for v in init_values], {}, [Region((body,))])
+    L.bind(top, op.results[:len(inits)])
+    if carry:
+        L.token = op.results[-1]
+
+
+def _iter_args(L: Lowering, tail: str) -> tuple[list[str], list[str]]:
+    """``iter_args(%a = %x, ...)`` (or a while's ``(%a = %x, ...)``): argument and init names."""
+    m = re.search(r"\((.*?)\)\s*(->|$)", tail)
+    if m is None or not m.group(1).strip():
+        return [], []
+    names, inits = [], []
+    for item in split_top(m.group(1), ","):
+        name, _, init = item.partition("=")
+        names.append(name.strip())
+        inits.append(init.strip())
+    return names, inits
+
+
+def _pass_origins(L: Lowering, inits: list[str], *targets: list[str]) -> None:
+    """A pointer carried by a loop keeps the array of its initial value (a loop that moved a pointer
+    to another array would be caught by the verifier: the yielded pointer names a different array)."""
+    for k, init in enumerate(inits):
+        if init in L.origin:
+            for names in targets:
+                if k < len(names):
+                    L.origin[names[k]] = L.origin[init]
+
+
+def _loop_body(L: Lowering, region, names: list[str], args: tuple[Value, ...], carry: bool,
+               terminator: str) -> Block:
+    saved_ops, saved_token = L.ops, L.token
+    L.ops = []
+    for name, v in zip(names, args):
+        L.env[name] = v
+    if carry:
+        L.token = args[-1]
+
+    def finish(y: TOp) -> None:
+        values = operands_of(L, signature(y)[0])
+        L.emit(terminator, {"operands": values + ([L.token] if carry else [])}, [])
+
+    L.region(region, terminator=finish)
+    if not L.ops or L.ops[-1].name != terminator:
+        finish(TOp("scf.yield", [], "", 0))
+    body = Block(args, L.ops)
+    L.ops, L.token = saved_ops, saved_token
+    return body
+
+
+@handles("scf.if")
+def if_(L: Lowering, top: TOp) -> None:
+    head, _ = signature(top)
+    cond_name = value_refs(head)[0]
+    cond = L.value(cond_name)
+    result_types = [tile_type(t) for t in types_of(head.split("->", 1)[1])] if "->" in head else []
+    carry = any(touches_memory(r) for r in top.regions)
+    token_in = L.token
+    regions = []
+    for k in range(2):
+        region = top.regions[k] if k < len(top.regions) else None
+        saved_ops = L.ops
+        L.ops = []
+        L.token = token_in
+
+        def finish(y: TOp) -> None:
+            values = operands_of(L, signature(y)[0])
+            L.emit("yield", {"operands": values + ([L.token] if carry else [])}, [])
+
+        if region is not None:
+            L.region(region, terminator=finish)
+        if not L.ops or L.ops[-1].name != "yield":
+            finish(TOp("scf.yield", [], "", 0))
+        regions.append(Region((Block((), L.ops),)))
+        L.ops = saved_ops
+    L.token = token_in
+    types = result_types + ([T.TOKEN] if carry else [])
+    op = L.emit("if", {"condition": [cond]}, types, {}, regions)
+    L.bind(top, op.results[:len(result_types)])
+    if carry:
+        L.token = op.results[-1]
+
+
+@handles("scf.while")
+def while_(L: Lowering, top: TOp) -> None:
+    """``scf.while``: a Tile IR ``loop`` whose body runs the condition region, breaks when the
+    condition is false (with the values the condition forwards), then runs the body region."""
+    head, type_text = signature(top)
+    names, init_names = _iter_args(L, head)
+    inits = [L.value(n) for n in init_names]
+    _pass_origins(L, init_names, names)
+    types = types_of(type_text)
+    n_results = len(top.results)
+    result_types: list[T.Type] = [tile_type(t) for t in types[len(types) - n_results:]] if n_results else []
+    before, after = top.regions[0], top.regions[1]
+    carry = touches_memory(before) or touches_memory(after)
+    init_values = inits + ([L.token] if carry else [])
+    args = tuple(Value(v.type) for v in init_values)
+    saved_ops, saved_token = L.ops, L.token
+    L.ops = []
+    for name, v in zip(names, args):
+        L.env[name] = v
+    if carry:
+        L.token = args[-1]
+    forwarded: list[Value] = []
+    forwarded_names: list[str] = []
+
+    def condition(c: TOp) -> None:
+        text = signature(c)[0]
+        refs = value_refs(text)
+        cond = L.value(refs[0])
+        forwarded_names[:] = refs[1:]
+        forwarded[:] = [L.value(r) for r in refs[1:]]
+        exit_ops, L.ops = L.ops, []
+        L.emit("break", {"operands": forwarded + ([L.token] if carry else [])}, [])
+        on_false = Region((Block((), L.ops),))
+        L.ops = []
+        L.emit("yield", {"operands": []}, [])
+        on_true = Region((Block((), L.ops),))
+        L.ops = exit_ops
+        L.emit("if", {"condition": [cond]}, [], {}, [on_true, on_false])
+
+    L.region(before, terminator=condition)
+    _pass_origins(L, forwarded_names, [name for name, _ in after.args], top.results)
+    for (name, _), v in zip(after.args, forwarded):
+        L.env[name] = v
+
+    def finish(y: TOp) -> None:
+        values = operands_of(L, signature(y)[0])
+        L.emit("continue", {"operands": values + ([L.token] if carry else [])}, [])
+
+    L.region(after, terminator=finish)
+    if not L.ops or L.ops[-1].name != "continue":
+        finish(TOp("scf.yield", [], "", 0))
+    body = Block(args, L.ops)
+    L.ops, L.token = saved_ops, saved_token
+    loop_types = result_types + ([T.TOKEN] if carry else [])
+    op = L.emit("loop", {"initValues": init_values}, loop_types, {}, [Region((body,))])
+    L.bind(top, op.results[:n_results])
+    if carry:
+        L.token = op.results[-1]
