@@ -19,7 +19,7 @@ from tilecheck.verifier.footprints import reset_instances
 from tilecheck.verifier.locks import find_spin_locks
 from tilecheck.verifier.obligations import Checker, Level, LevelResult
 from tilecheck.verifier.preconditions import Precondition
-from tilecheck.report import LEVELS, RACE_KINDS, Report
+from tilecheck.report import LEVELS, RACE_KINDS, Finding, Report
 from tilecheck.ir import triton as triton_frontend
 from tilecheck.requirements import check_named, with_requirements
 from tilecheck.verifier.symbolic.engine import GRID, data_shape, execute
@@ -151,6 +151,8 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
 
     written = {fp.arrays[a.array].name for a in fp.accesses if a.writes and a.array in fp.arrays}
     aliasing = aliasing_in(module, written, params, args)
+    if aliasing and module.producer == "triton" and args is not None and grid3 is not None:
+        return _shared_memory_launch(module, args, grid3, report, aliasing, list(assume), start)
     results: list[LevelResult] = []
     levels = _levels(fp, params, args, grid3)
     every = None
@@ -471,6 +473,20 @@ def _given_again(fp: Any, graph: Any, locks: Any, assume: list[Precondition], mo
 def _proves(result: LevelResult) -> bool:
     """The level found no defect, left nothing undecided, and its model holds for the case."""
     return not result.races and not result.unknowns and not _violated(result)
+
+
+def _shared_memory_launch(module: Module, args: Sequence[Any], grid: tuple[int, int, int], report: Report,
+                          aliasing: list[Finding], assume: list[Precondition], start: float) -> Report:
+    """A Triton launch whose arguments share memory (an in-place update: Triton, unlike cuTile, does
+    not assume distinct arrays). The static model keeps arrays apart, so it proves nothing here:
+    the exact detector decides the launch, following the shared memory element by element."""
+    from tilecheck.interp.detect import detect
+
+    shared = "; ".join(f.message for f in aliasing[:2])
+    report.reasons.append(f"arguments share memory ({shared}); the static check assumes distinct arrays")
+    report = launch_data.decide_undecided(report, lambda: _detect_if_small(detect, module, args, grid, assume))
+    report.stats["total_s"] = round(time.perf_counter() - start, 4)
+    return report
 
 
 def _detect_if_small(detect: Any, kernel: Any, args: Sequence[Any], grid: tuple[int, int, int],
