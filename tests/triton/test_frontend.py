@@ -139,3 +139,29 @@ def test_arguments_that_share_memory_are_decided_element_by_element(kernel, stat
         lines = [open(loc.file).read().splitlines()[loc.line - 1] for loc in (report.races[0].loc,
                                                                                  *report.races[0].related_locs)]
         assert any("tl.store" in line for line in lines) and any("tl.load" in line for line in lines)
+
+
+@triton.jit
+def _early_return_rows(x_ptr, out_ptr, skip_ptr, n_cols, BLOCK: tl.constexpr):
+    # Liger's cross-entropy shape: a row whose label says "ignore" is zeroed and the program returns
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    if tl.load(skip_ptr + row) != 0:
+        tl.store(out_ptr + row * n_cols + offs, tl.zeros((BLOCK,), tl.float32), mask=offs < n_cols)
+        return
+    x = tl.load(x_ptr + row * n_cols + offs, mask=offs < n_cols, other=0.0)
+    tl.store(out_ptr + row * n_cols + offs, tl.math.rsqrt(x + 1.0), mask=offs < n_cols)
+
+
+def test_an_early_return_and_a_libdevice_call_lower_and_run():
+    x = np.arange(4 * 8, dtype=np.float32)
+    args = dict(x_ptr=x, out_ptr=np.full(32, -1, np.float32), skip_ptr=np.array([0, 1, 0, 1], np.int32),
+                n_cols=8, BLOCK=8)
+    text = bind(_early_return_rows, args).module.to_text()
+    assert "rsqrt" in text and "tt." not in text  # every op mapped: cf.cond_br, libdevice rsqrt
+    report = tc.verify(_early_return_rows, args, (4,))
+    assert report.status == "verified", report
+    tc.launch((4,), _early_return_rows, args, backend="cpu")
+    expected = 1 / np.sqrt(x.reshape(4, 8) + 1)
+    expected[[1, 3]] = 0
+    np.testing.assert_allclose(args["out_ptr"].reshape(4, 8), expected, rtol=1e-6)

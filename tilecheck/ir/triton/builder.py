@@ -39,6 +39,7 @@ class Lowering:
         self.block_ids: tuple[Value, ...] = ()
         self.num_blocks: tuple[Value, ...] = ()
         self.loc = Loc.unknown()
+        self.cfg: list[dict[str, TRegion]] = []  # the labelled blocks of the regions being lowered
 
     # ---- building --------------------------------------------------------------------------
     def emit(self, name: str, operands: dict[str, Sequence[Value]], result_types: Sequence[T.Type],
@@ -132,7 +133,27 @@ class Lowering:
         return Function(self.func.name, ftype, body, True, self.locs.resolve(self.func.loc_text))
 
     def region(self, region: TRegion, terminator: Callable[[TOp], None] | None) -> None:
-        for top in region.ops:
+        """Lower a region's entry block (its other blocks are lowered where a branch reaches them)."""
+        self.cfg.append(region.blocks)
+        try:
+            self.run_ops(region.ops, terminator)
+        finally:
+            self.cfg.pop()
+
+    def all_ops(self) -> list[TOp]:
+        """Every TTIR op of the function, nested ones included (for questions about uses)."""
+        out: list[TOp] = []
+
+        def walk(region: TRegion) -> None:
+            for op in (*region.ops, *(o for b in region.blocks.values() for o in b.ops)):
+                out.append(op)
+                for inner in op.regions:
+                    walk(inner)
+        walk(self.func.body)
+        return out
+
+    def run_ops(self, ops: Sequence[TOp], terminator: Callable[[TOp], None] | None) -> None:
+        for top in ops:
             self.loc = self.locs.resolve(top.loc_text)
             if top.name in ("scf.yield", "scf.condition", "tt.reduce.return", "tt.scan.return") \
                     and terminator is not None:

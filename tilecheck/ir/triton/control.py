@@ -172,3 +172,49 @@ def while_(L: Lowering, top: TOp) -> None:
     L.bind(top, op.results[:n_results])
     if carry:
         L.token = op.results[-1]
+
+
+# ---- unstructured branches (an early return) ---------------------------------------------------------
+_LABEL = re.compile(r"(\^bb\d+)(\s*\([^)]*\))?")
+
+
+def _target(L: Lowering, label: str, args: str | None):
+    if args:
+        raise Unsupported("a branch that passes values to its target block")
+    block = L.cfg[-1].get(label) if L.cfg else None
+    if block is None:
+        raise Unsupported(f"a branch to {label}, which is not a block of its region")
+    return block
+
+
+@handles("cf.cond_br")
+def cond_br(L: Lowering, top: TOp) -> None:
+    """``cf.cond_br %c, ^a, ^b`` (Triton's early return): an ``if`` whose branches run the target
+    blocks to their own ends (a return, or a branch on), so nothing follows it."""
+    head = signature(top)[0]
+    cond = L.value(value_refs(head)[0])
+    targets = _LABEL.findall(head)
+    if len(targets) != 2:
+        raise Unsupported("cf.cond_br of an unexpected form")
+    blocks = [_target(L, label, args) for label, args in targets]
+    token_in = L.token
+    regions = []
+    for block in blocks:
+        saved, L.ops, L.token = L.ops, [], token_in
+        L.run_ops(block.ops, terminator=None)
+        if not L.ops or L.ops[-1].name != "return":
+            L.emit("return", {"operands": []}, [])
+        regions.append(Region((Block((), L.ops),)))
+        L.ops = saved
+    L.token = token_in
+    L.emit("if", {"condition": [cond]}, [], {}, regions)
+    L.emit("return", {"operands": []}, [])  # both branches returned
+
+
+@handles("cf.br")
+def br(L: Lowering, top: TOp) -> None:
+    """``cf.br ^a``: the target block, lowered in place (its blocks reach here from one branch each)."""
+    targets = _LABEL.findall(signature(top)[0])
+    if len(targets) != 1:
+        raise Unsupported("cf.br of an unexpected form")
+    L.run_ops(_target(L, *targets[0]).ops, terminator=None)

@@ -100,6 +100,34 @@ def unary(L: Lowering, top: TOp) -> None:
     L.bind(top, L.emit(_UNARY[top.name], {"source": [x]}, [tile_type(type_text)]).results)
 
 
+# libdevice functions (``tt.extern_elementwise``, pure ones) that are Tile IR ops, by name without
+# the ``__nv_`` prefix and the ``f`` of the float version
+_LIBDEVICE = {"rsqrt": "rsqrt", "sqrt": "sqrt", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2",
+              "tanh": "tanh", "sin": "sin", "cos": "cos", "tan": "tan", "sinh": "sinh", "cosh": "cosh",
+              "fabs": "absf", "floor": "floor", "ceil": "ceil", "pow": "pow", "atan2": "atan2",
+              "fmax": "maxf", "fmin": "minf"}
+
+
+@handles("tt.extern_elementwise")
+def extern_elementwise(L: Lowering, top: TOp) -> None:
+    operands, type_text = signature(top)
+    symbol = (attr_text(operands, "symbol") or "").strip('"')
+    pure = (attr_text(operands, "pure") or "").startswith("true")
+    base = symbol.removeprefix("__nv_")
+    name = _LIBDEVICE.get(base) or (_LIBDEVICE.get(base[:-1]) if base.endswith("f") else None)
+    if not pure or name is None:
+        raise Unsupported(f"the library function {symbol or '?'} (tt.extern_elementwise) has no Tile IR "
+                          "counterpart here")
+    args = operands_of(L, operands.split("{")[0])
+    result = tile_type(types_of(type_text)[-1])
+    if len(args) == 1:
+        L.bind(top, L.emit(name, {"source": args}, [result]).results)
+    elif len(args) == 2:
+        L.bind(top, L.emit(name, {"lhs": [args[0]], "rhs": [args[1]]}, [result]).results)
+    else:
+        raise Unsupported(f"the library function {symbol} with {len(args)} arguments")
+
+
 @handles("math.fma")
 def fma(L: Lowering, top: TOp) -> None:
     operands, type_text = signature(top)
@@ -216,11 +244,21 @@ def reshape(L: Lowering, top: TOp) -> None:
     operands, type_text = signature(top)
     (x,) = operands_of(L, operands)[:1]
     t = tile_type(types_of(type_text)[-1])
-    if top.name == "tt.reshape" and "allow_reorder" in operands:
-        raise Unsupported("tt.reshape with allow_reorder (the element order is the compiler's choice)")
+    if top.name == "tt.reshape" and "allow_reorder" in operands and not _only_reduced(L, top):
+        raise Unsupported("tt.reshape with allow_reorder (the element order is the compiler's choice) "
+                          "whose result is used other than by a reduction")
     name = "broadcast" if top.name == "tt.broadcast" else "reshape"
     L.bind(top, L.emit(name, {"source": [x]}, [t]).results)
     _keep_origin(L, top, operands)
+
+
+def _only_reduced(L: Lowering, top: TOp) -> bool:
+    """Every use of ``top``'s result is a reduction (``tl.sum(x)`` over all axes flattens with
+    allow_reorder first): the element order the compiler picks cannot change what a reduction whose
+    combine is recognised (commutative) computes, so the reshape may keep the order."""
+    name = top.results[0] if top.results else None
+    users = [op for op in L.all_ops() if name in value_refs(op.rest)]
+    return bool(users) and all(op.name == "tt.reduce" for op in users)
 
 
 @handles("tt.trans")
@@ -359,7 +397,7 @@ def atomic_cas(L: Lowering, top: TOp) -> None:
     L.bind(top, op.results[:1])
 
 
-@handles("gpu.barrier")
+@handles("gpu.barrier", "ttg.barrier")
 def barrier(L: Lowering, top: TOp) -> None:
     """``tl.debug_barrier()``: the program's memory ops are already in program order (module doc)."""
 

@@ -16,7 +16,7 @@ from tilecheck.ir.errors import FrontendError
 from tilecheck.ir.loc import Loc
 
 _OP_LINE = re.compile(r'^(?:(?P<results>%[^=]+?)\s*=\s*)?(?P<name>"[\w.]+"|[a-z_][\w]*\.[\w.]+)(?P<rest>.*)$')
-_BLOCK_LABEL = re.compile(r"^\^bb\d+(?:\((?P<args>.*)\))?:$")
+_BLOCK_LABEL = re.compile(r"^(?P<label>\^bb\d+)(?:\((?P<args>.*)\))?:$")
 _ALIAS_DEF = re.compile(r"^(#loc\d*)\s*=\s*(loc\(.*\))\s*$")
 _VALUE_REF = re.compile(r"%[\w$.\-]+(?:#\d+)?")
 _FILE_LOC = re.compile(r'^"((?:[^"\\]|\\.)*)":(\d+):(\d+)$')
@@ -24,10 +24,12 @@ _FILE_LOC = re.compile(r'^"((?:[^"\\]|\\.)*)":(\d+):(\d+)$')
 
 @dataclass
 class TRegion:
-    """One region: its entry block's arguments ``(name, type text)`` and its ops."""
+    """One region: its entry block's arguments ``(name, type text)`` and its ops; a region of
+    several blocks (unstructured branches, ``cf.cond_br``) keeps the others by label in ``blocks``."""
 
     args: list[tuple[str, str]] = field(default_factory=list)
     ops: list[TOp] = field(default_factory=list)
+    blocks: dict[str, TRegion] = field(default_factory=dict)
 
 
 @dataclass
@@ -231,13 +233,14 @@ def parse_ttir(text: str, kernel: str) -> tuple[TFunc, Locations]:
         raise FrontendError(f"kernel '{kernel}': cannot read the TTIR function header: {header[:200]}")
     args = [(name, _arg_type(type_text)) for name, type_text in _block_args(hm.group(2))]
     body = TRegion()
-    stack: list[tuple[TOp | None, TRegion]] = [(None, body)]
+    # (the op whose region is open, the block ops go to, that region's entry block)
+    stack: list[tuple[TOp | None, TRegion, TRegion]] = [(None, body, body)]
     func_loc = None
     for number in range(start + 1, len(lines)):
-        line = lines[number].strip()
+        line = _without_comment(lines[number]).strip()
         if not line:
             continue
-        op, region = stack[-1]
+        op, region, entry = stack[-1]
         if line.startswith("}"):
             if op is None:  # the function's own closing brace
                 func_loc = strip_loc(line)[1]
@@ -246,7 +249,7 @@ def parse_ttir(text: str, kernel: str) -> tuple[TFunc, Locations]:
             if tail in ("else {", "do {"):
                 region = TRegion()
                 op.regions.append(region)
-                stack[-1] = (op, region)
+                stack[-1] = (op, region, region)
                 continue
             if tail.startswith(")"):  # a generic op's closing: the type signature follows
                 tail = tail[1:].strip()
@@ -257,7 +260,13 @@ def parse_ttir(text: str, kernel: str) -> tuple[TFunc, Locations]:
             continue
         label = _BLOCK_LABEL.match(line)
         if label:
-            region.args = _block_args(label.group("args") or "")
+            block_args = _block_args(label.group("args") or "")
+            if region.ops or region is not entry:  # a later block of the region: its ops go there
+                block = TRegion(block_args)
+                entry.blocks[label.group("label")] = block
+                stack[-1] = (op, block, entry)
+            else:
+                region.args = block_args
             continue
         m = _OP_LINE.match(line)
         if m is None:
@@ -273,10 +282,25 @@ def parse_ttir(text: str, kernel: str) -> tuple[TFunc, Locations]:
                 op.rest = op.rest[:-1].rstrip()
             inner = TRegion()
             op.regions.append(inner)
-            stack.append((op, inner))
+            stack.append((op, inner, inner))
     else:
         raise FrontendError(f"kernel '{kernel}': the TTIR function is not closed")
     return TFunc(hm.group(1), args, body, func_loc), Locations(aliases)
+
+
+def _without_comment(line: str) -> str:
+    """``line`` without a trailing ``// ...`` comment (outside strings)."""
+    if "//" not in line:
+        return line
+    i = 0
+    while i < len(line):
+        if line[i] == '"':
+            i = _string_end(line, i)
+            continue
+        if line.startswith("//", i):
+            return line[:i]
+        i += 1
+    return line
 
 
 def _arg_type(type_text: str) -> str:
