@@ -21,6 +21,7 @@ Heavy modules (z3, cuda.tile, numpy, torch) are imported only when one of these 
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +54,7 @@ class _State:
     config: Any = None  # tilecheck.config.Config of the rootdir's pyproject.toml, read at the first check
     original_launch: Any = None
     original_search: Any = None
+    original_triton_run: Any = None  # JITFunction.run, while Triton launches are intercepted
     active: int = 0  # >0 while launches are intercepted
 
     def note(self, kernel: str, outcome: str, text: str) -> None:
@@ -178,6 +180,7 @@ def _intercept(state: _State) -> None:
 
     launch.__tilecheck_original__ = state.original_launch  # type: ignore[attr-defined]  # for the cuda backend
     ct.launch = launch
+    _intercept_triton(state)
 
     def searched(kernel: Any, outcomes: list[Any], chosen: Any) -> None:
         passed = sum(o.passed for o in outcomes)
@@ -198,8 +201,41 @@ def _intercept(state: _State) -> None:
                                                        time_on_gpu=state.backend != "cpu", on_search=searched)
 
 
+def _intercept_triton(state: _State) -> None:
+    """``kernel[grid](...)`` of a ``@triton.jit`` kernel (heuristics-wrapped ones reach it too):
+    checked like ``ct.launch``, then run on the interpreter with ``--tilecheck-backend=cpu``. Only
+    when the tests imported Triton (the plugin does not import it for projects that do not use it)."""
+    if "triton" not in sys.modules or state.original_triton_run is not None:
+        return  # (called again before each test: the tests may import Triton after interception began)
+    from triton.runtime.jit import JITFunction
+
+    original = JITFunction.run
+    state.original_triton_run = original
+
+    def run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        if warmup:
+            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+        names = list(self.arg_names)
+        bound = {**dict(zip(names, args)), **{k: v for k, v in kwargs.items() if k in names}}
+        grid3 = _grid(grid(bound) if callable(grid) else grid)
+        _check_launch(state, grid3, self, bound)
+        if state.backend == "cpu":
+            from tilecheck.runtime import launch as cpu_launch
+
+            return cpu_launch(grid3, self, bound, unsafe=True)  # already verified above
+        return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    JITFunction.run = run
+
+
 def _release(state: _State) -> None:
     state.active -= 1
+    if state.active == 0 and state.original_triton_run is not None:
+        from triton.runtime.jit import JITFunction
+
+        JITFunction.run = state.original_triton_run
+        state.original_triton_run = None
     if state.active == 0 and state.original_launch is not None:
         import cuda.tile as ct
         from cuda.tile import tune
@@ -216,7 +252,9 @@ def _grid(grid: Any) -> tuple[int, int, int]:
 
 
 def _kernel_name(kernel: Any) -> str:
-    return getattr(getattr(kernel, "_pyfunc", None), "__name__", None) or getattr(kernel, "name", "?")
+    from tilecheck.collect import python_function
+
+    return getattr(python_function(kernel), "__name__", None) or getattr(kernel, "name", "?")
 
 
 def _check_launch(state: _State, grid: tuple[int, int, int], kernel: Any, args: tuple[Any, ...]) -> None:
@@ -264,6 +302,8 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     marked = item.get_closest_marker("race_free") is not None
     if marked:
         _intercept(state)
+    if state.active:
+        _intercept_triton(state)
     try:
         return (yield)
     finally:

@@ -165,3 +165,42 @@ def test_an_early_return_and_a_libdevice_call_lower_and_run():
     expected = 1 / np.sqrt(x.reshape(4, 8) + 1)
     expected[[1, 3]] = 0
     np.testing.assert_allclose(args["out_ptr"].reshape(4, 8), expected, rtol=1e-6)
+
+
+TRITON_TESTS = '''
+import numpy as np
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@triton.heuristics({"BLOCK": lambda args: 32})
+@triton.jit
+def copy_halved(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst_ptr + (pid // 2) * BLOCK + tl.arange(0, BLOCK), tl.load(src_ptr + offs, mask=offs < n))
+
+
+def test_a_triton_launch_runs_on_the_cpu():
+    src, dst = np.arange(100, dtype=np.float32), np.zeros(100, np.float32)
+    copy[(4,)](src, dst, 100, BLOCK=32)
+    assert (dst == src).all()
+
+
+def test_a_grid_function_and_a_racy_launch():
+    src, dst = np.arange(128, dtype=np.float32), np.zeros(128, np.float32)
+    copy_halved[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](src, dst, 128)
+'''
+
+
+def test_the_plugin_checks_triton_launches_and_runs_them_on_the_cpu(pytester):
+    pytester.makepyfile(test_triton_launches=TRITON_TESTS)
+    result = pytester.runpytest_subprocess("--tilecheck-launches", "--tilecheck-backend=cpu")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*RaceError*", "*write-write*"])
