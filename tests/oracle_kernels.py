@@ -76,7 +76,7 @@ class Loaded:
     """A case imported from its file: what ``verify`` and ``detect`` take."""
 
     kernel: Any
-    args: tuple[Any, ...]
+    args: tuple[Any, ...] | dict[str, Any]
     grid: tuple[int, int, int]
     assume: tuple[Any, ...]
     path: Path
@@ -103,7 +103,9 @@ def load_file(path: Path) -> Loaded:
         spec.loader.exec_module(module)
     finally:
         sys.modules.pop(name, None)
-    return Loaded(module.k, tuple(module.make_args()), tuple(module.GRID), tuple(module.ASSUME), path)
+    args = module.make_args()
+    args = args if isinstance(args, dict) else tuple(args)  # a Triton launch's arguments by name
+    return Loaded(module.k, args, tuple(module.GRID), tuple(module.ASSUME), path)
 
 
 # ---- generation -----------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 verify, detect and the CPU interpreter like cuTile kernels. Skipped where Triton is not installed."""
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
@@ -10,6 +11,9 @@ import tilecheck as tc  # noqa: E402
 from corpus.kernels import triton_kernels as tk  # noqa: E402
 from tilecheck.errors import TilecheckError  # noqa: E402
 from tilecheck.ir.triton import bind, is_triton_kernel  # noqa: E402
+from tests.oracle_kernels import check, load  # noqa: E402
+from tests.oracle_triton import triton_cases  # noqa: E402
+from tests.tiers import examples  # noqa: E402
 
 
 @triton.jit
@@ -204,3 +208,13 @@ def test_the_plugin_checks_triton_launches_and_runs_them_on_the_cpu(pytester):
     result = pytester.runpytest_subprocess("--tilecheck-launches", "--tilecheck-backend=cpu")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*RaceError*", "*write-write*"])
+
+
+@settings(max_examples=examples(300), deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(case=triton_cases())
+def test_oracle_a_verified_triton_launch_has_no_race(case, tmp_path_factory):
+    """The oracle relation (tests/test_oracle.py) on generated Triton kernels: verify says verified
+    => detect finds no race or out-of-bounds access at that launch."""
+    outcome = check(load(case, tmp_path_factory.mktemp("triton_oracle")))
+    assert not outcome.disagreement, f"{case.source}\n{outcome.describe()}"
