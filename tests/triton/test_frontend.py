@@ -218,3 +218,28 @@ def test_oracle_a_verified_triton_launch_has_no_race(case, tmp_path_factory):
     => detect finds no race or out-of-bounds access at that launch."""
     outcome = check(load(case, tmp_path_factory.mktemp("triton_oracle")))
     assert not outcome.disagreement, f"{case.source}\n{outcome.describe()}"
+
+
+@triton.jit
+def _walk_then_store_end(x_ptr, out_ptr, ends_ptr, K, BLOCK: tl.constexpr):
+    # the pointer advanced in the loop is used after it: its value there is the start plus every step
+    pid = tl.program_id(0)
+    p = x_ptr + pid * K + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), tl.float32)
+    step = BLOCK * 1
+    for _ in range(0, K, BLOCK):
+        acc += tl.load(p)
+        p += step
+    tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), acc)
+    tl.store(ends_ptr + pid * BLOCK + tl.arange(0, BLOCK), tl.load(p - BLOCK))
+
+
+def test_pointers_a_loop_advances_are_lowered_in_closed_form():
+    x = np.arange(3 * 64, dtype=np.float32)
+    args = dict(x_ptr=x, out_ptr=np.zeros(3 * 16, np.float32), ends_ptr=np.zeros(3 * 16, np.float32), K=64,
+                BLOCK=16)
+    report = tc.verify(_walk_then_store_end, args, (3,))
+    assert report.status == "verified" and report.level.startswith("every shape"), report
+    tc.launch((3,), _walk_then_store_end, args, backend="cpu")
+    np.testing.assert_allclose(args["out_ptr"].reshape(3, 16), x.reshape(3, 4, 16).sum(axis=1))
+    np.testing.assert_allclose(args["ends_ptr"].reshape(3, 16), x.reshape(3, 4, 16)[:, -1])

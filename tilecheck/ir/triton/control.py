@@ -7,7 +7,17 @@ import re
 from tilecheck.ir import types as T
 from tilecheck.ir.core import Block, Region, Value
 from tilecheck.ir.triton.builder import Lowering
-from tilecheck.ir.triton.registry import Unsupported, handles, operands_of, signature, tile_of, touches_memory, types_of
+from tilecheck.ir.triton.ops import pointer_plus
+from tilecheck.ir.triton.registry import (
+    Unsupported,
+    handles,
+    operands_of,
+    scalar_of,
+    signature,
+    tile_of,
+    touches_memory,
+    types_of,
+)
 from tilecheck.ir.triton.ttir import TOp, split_top, value_refs
 from tilecheck.ir.triton.types import tile_type
 
@@ -24,17 +34,127 @@ def for_(L: Lowering, top: TOp) -> None:
         tail = ""
     iter_names, init_names = _iter_args(L, tail)
     _pass_origins(L, init_names, iter_names, top.results)
-    inits = [L.value(n) for n in init_names]
+    steps = _inductions(top, iv_name, iter_names)
+    kept = [j for j in range(len(iter_names)) if j not in steps]
+    inits = [L.value(init_names[j]) for j in kept]
     carry = touches_memory(top.regions[0])
     init_values = inits + ([L.token] if carry else [])
     iv = Value(tile_of(lb_v))
     args = (iv, *(Value(v.type) for v in init_values))
-    body = _loop_body(L, top.regions[0], [iv_name, *iter_names], args, carry, "continue")
+
+    def closed_forms() -> None:  # an induction value at this iteration: init + ((iv - lb) / step) * c
+        if steps:
+            L.run_ops(_hoisted(top.regions[0], {c for _, c in steps.values()}), terminator=None)
+            count = _iterations(L, L.emit("subi", {"lhs": [iv], "rhs": [lb_v]}, [iv.type]).result, step_v)
+            for j, (how, c) in steps.items():
+                L.env[iter_names[j]] = _advanced(L, how, init_names[j], count, L.value(c))
+
+    body = _loop_body(L, top.regions[0], [iv_name, *(iter_names[j] for j in kept)], args, carry, "continue",
+                      prologue=closed_forms, dropped=set(steps))
     op = L.emit("for", {"lowerBound": [lb_v], "upperBound": [ub_v], "step": [step_v], "initValues": init_values},
                 [v.type for v in init_values], {}, [Region((body,))])
-    L.bind(top, op.results[:len(inits)])
+    results = iter(op.results[:len(inits)])
+    values = []
+    trips = None
+    used = {r for op in L.all_ops() for r in value_refs(op.rest)}
+    for j in range(len(iter_names)):
+        if j not in steps:
+            values.append(next(results))
+            continue
+        if j >= len(top.results) or top.results[j] not in used:
+            values.append(L.value(init_names[j]))  # never read: any value of its type
+            continue
+        if trips is None:  # the value after the loop: advanced once per iteration run
+            L.run_ops(_hoisted(top.regions[0], {c for _, c in steps.values()}), terminator=None)
+            span = L.emit("subi", {"lhs": [ub_v], "rhs": [lb_v]}, [iv.type]).result
+            ceil = L.emit("divi", {"lhs": [span], "rhs": [step_v]}, [iv.type],
+                          {"signedness": "signed", "rounding": "positive_inf"}).result
+            trips = L.emit("maxi", {"lhs": [ceil], "rhs": [L.constant(0, tile_of(iv))]}, [iv.type],
+                           {"signedness": "signed"}).result
+        how, c = steps[j]
+        values.append(_advanced(L, how, init_names[j], trips, L.value(c)))
+    L.bind(top, values)
     if carry:
         L.token = op.results[-1]
+
+
+def _inductions(top: TOp, iv_name: str, iter_names: list[str]) -> dict[int, tuple[str, str]]:
+    """The iteration arguments a loop advances by a loop-invariant amount (``p += c`` on a pointer,
+    ``x += c`` on an integer), by position: ``(op name, c)``. They are lowered in closed form
+    (``init + k * c`` at iteration ``k``) instead of being carried, so a pointer walking a K loop stays
+    a function of the iteration the checkers can reason about."""
+    body = top.regions[0]
+    if body.blocks or not body.ops or body.ops[-1].name != "scf.yield":
+        return {}
+    yielded = value_refs(signature(body.ops[-1])[0])
+    invariant = _invariant(body, iv_name, iter_names)
+    by_result = {op.results[0]: op for op in body.ops if len(op.results) == 1}
+    out = {}
+    for j, (arg, y) in enumerate(zip(iter_names, yielded)):
+        op = by_result.get(y)
+        if op is None or op.name not in ("tt.addptr", "arith.addi"):
+            continue
+        refs = value_refs(signature(op)[0])
+        if len(refs) == 2 and refs[0] == arg and refs[1] in invariant:
+            out[j] = (op.name, refs[1])
+    return out
+
+
+_PURE = ("arith.", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.make_range")
+
+
+def _invariant(body, iv_name: str, iter_names: list[str]) -> set[str]:
+    """The names whose value is the same at every iteration: defined outside the body, or by a pure
+    op of the body's top level whose operands are (``BK * N`` computed and splat inside the loop)."""
+    inside = {name for op in _walk(body) for name in op.results} | {iv_name, *iter_names}
+    out: set[str] = set()
+    for op in body.ops:
+        if op.regions or not op.name.startswith(_PURE):
+            continue
+        if all(r not in inside or r in out for r in value_refs(signature(op)[0])):
+            out.update(op.results)
+    return out | {r for op in _walk(body) for r in value_refs(op.rest) if r not in inside}
+
+
+def _hoisted(body, names: set[str]) -> list[TOp]:
+    """The body's top-level ops that compute ``names`` (invariant, so they may run before the body)."""
+    need, out = set(names), []
+    for op in reversed(body.ops):
+        if any(r in need for r in op.results):
+            out.append(op)
+            need |= set(value_refs(signature(op)[0]))
+    return list(reversed(out))
+
+
+def _walk(region):
+    for op in region.ops:
+        yield op
+        for inner in op.regions:
+            yield from _walk(inner)
+
+
+def _iterations(L: Lowering, distance: Value, step: Value) -> Value:
+    """``distance / step``: the iteration's index from the loop's first (an exact division)."""
+    return L.emit("divi", {"lhs": [distance], "rhs": [step]}, [distance.type], {"signedness": "signed"}).result
+
+
+def _advanced(L: Lowering, how: str, init_name: str, count: Value, c: Value) -> Value:
+    """``init + count * c`` for an induction ``init`` advanced by ``c`` per iteration (``how``: its op)."""
+    ct = tile_of(c)
+    k = count
+    kt = tile_of(k)
+    if scalar_of(kt) != scalar_of(ct):
+        bits_k, bits_c = scalar_of(kt).bitwidth, scalar_of(ct).bitwidth
+        k = L.emit("exti" if bits_k < bits_c else "trunci", {"source": [k]}, [T.TileType((), scalar_of(ct))],
+                   {"signedness": "signed"} if bits_k < bits_c else {}).result
+    delta = L.emit("muli", {"lhs": [L.broadcast_to(k, ct.shape)], "rhs": [c]}, [ct]).result
+    init = L.value(init_name)
+    if how == "tt.addptr":
+        array = L.origin.get(init_name)
+        if array is None:
+            raise Unsupported("a loop advances a pointer whose array is not known")
+        return pointer_plus(L, init, array, delta)
+    return L.emit("addi", {"lhs": [init], "rhs": [L.broadcast_to(delta, tile_of(init).shape)]}, [init.type]).result
 
 
 def _iter_args(L: Lowering, tail: str) -> tuple[list[str], list[str]]:
@@ -61,16 +181,18 @@ def _pass_origins(L: Lowering, inits: list[str], *targets: list[str]) -> None:
 
 
 def _loop_body(L: Lowering, region, names: list[str], args: tuple[Value, ...], carry: bool,
-               terminator: str) -> Block:
+               terminator: str, prologue=None, dropped: frozenset[int] | set[int] = frozenset()) -> Block:
     saved_ops, saved_token = L.ops, L.token
     L.ops = []
     for name, v in zip(names, args):
         L.env[name] = v
     if carry:
         L.token = args[-1]
+    if prologue is not None:
+        prologue()
 
     def finish(y: TOp) -> None:
-        values = operands_of(L, signature(y)[0])
+        values = [v for j, v in enumerate(operands_of(L, signature(y)[0])) if j not in dropped]
         L.emit(terminator, {"operands": values + ([L.token] if carry else [])}, [])
 
     L.region(region, terminator=finish)

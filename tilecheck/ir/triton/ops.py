@@ -300,19 +300,23 @@ def _keep_origin(L: Lowering, top: TOp, operands: str) -> None:
 def addptr(L: Lowering, top: TOp) -> None:
     operands, type_text = signature(top)
     ptr_name, off_name = value_refs(operands)[:2]
-    ptr, off = L.value(ptr_name), L.value(off_name)
     array = L.origin.get(ptr_name)
     if array is None:
         raise Unsupported("pointer arithmetic on a pointer whose array is not known (not derived from a "
                            "pointer parameter)")
+    L.bind(top, [pointer_plus(L, L.value(ptr_name), array, L.value(off_name))])
+    for name in top.results:
+        L.origin[name] = array
+
+
+def pointer_plus(L: Lowering, ptr: Value, array: int, off: Value) -> Value:
+    """``ptr + off`` elements of parameter ``array``: an ``offset`` by ``off`` times the array's stride."""
     t = tile_of(off)
     wide = with_element(t, T.I64)
     if scalar_of(t) != T.I64:
         off = L.emit("exti", {"source": [off]}, [wide], {"signedness": "signed"}).result
     scaled = L.emit("muli", {"lhs": [off], "rhs": [L.broadcast_to(L.stride[array], t.shape)]}, [wide]).result
-    L.bind(top, L.emit("offset", {"ptr": [ptr], "offset": [scaled]}, [tile_of(ptr)]).results)
-    for name in top.results:
-        L.origin[name] = array
+    return L.emit("offset", {"ptr": [ptr], "offset": [scaled]}, [tile_of(ptr)]).result
 
 
 def _mem_attrs(order: str = "weak", scope: str | None = None) -> dict[str, object]:
