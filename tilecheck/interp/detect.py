@@ -126,12 +126,18 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
 
 
 # ---- running ---------------------------------------------------------------------------------------
+# Trips of one loop after which the detector calls a block order one that does not end: blocks that
+# wait for others are stepped in turn, so a legitimate spin lasts about as many trips as the other
+# blocks have memory operations before they release it. Past it the order's races still count; with
+# none found anywhere the launch is unknown (docs/semantics.md), never verified.
+DETECT_TRIPS = 20_000
 def _run(module: Module, args: tuple[Any, ...], grid: tuple[int, int, int], seed: int | None,
          recorder: Recorder, max_elements: int | None = None, failed: list[str] | None = None) -> Recorder:
     """One order of the launch under ``recorder``. With ``failed``, a loop that does not end in this
     order (a block spinning on a flag already past the value it waits for) stops the run and is
     noted there: the records so far are a prefix of a real execution."""
-    schedule = Schedule(seed=seed, max_elements=max_elements)
+    # a spin that outlasts DETECT_TRIPS in one order ends that order (its races so far still count)
+    schedule = Schedule(seed=seed, max_elements=max_elements, max_trips=DETECT_TRIPS if failed is not None else None)
     interp = Interpreter(module, copies(module, args), grid, schedule, recorder=recorder)
     recorder.bind(interp.arrays)
     try:
