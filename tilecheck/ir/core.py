@@ -137,9 +137,13 @@ class Module:
     name: str = "kernels"
     globals: tuple[Op, ...] = ()
     producer: str | None = None
-    # For modules from cuTile Python: the kernel's parameters (tilecheck.ir.cutile.KernelParam),
-    # mapping Python argument names to entry arguments. Empty for other producers.
+    # For modules from a frontend: the kernel's parameters (tilecheck.ir.cutile.KernelParam),
+    # mapping Python argument names to entry arguments. Empty for Tile IR read from a file.
     params: tuple[Any, ...] = ()
+    # The source language's calling convention promises distinct arrays (cuTile's does, and its
+    # compiler relies on it): arguments that share memory are then a finding. Triton's does not: a
+    # launch may pass one tensor twice, and the checkers follow the shared memory instead.
+    distinct_arrays: bool = True
 
     @property
     def entries(self) -> tuple[Function, ...]:

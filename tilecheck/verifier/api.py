@@ -151,7 +151,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
 
     written = {fp.arrays[a.array].name for a in fp.accesses if a.writes and a.array in fp.arrays}
     aliasing = aliasing_in(module, written, params, args)
-    if aliasing and module.producer == "triton" and args is not None and grid3 is not None:
+    if aliasing and not module.distinct_arrays and args is not None and grid3 is not None:
         return _shared_memory_launch(module, args, grid3, report, aliasing, list(assume), start)
     results: list[LevelResult] = []
     levels = _levels(fp, params, args, grid3)
@@ -477,9 +477,10 @@ def _proves(result: LevelResult) -> bool:
 
 def _shared_memory_launch(module: Module, args: Sequence[Any], grid: tuple[int, int, int], report: Report,
                           aliasing: list[Finding], assume: list[Precondition], start: float) -> Report:
-    """A Triton launch whose arguments share memory (an in-place update: Triton, unlike cuTile, does
-    not assume distinct arrays). The static model keeps arrays apart, so it proves nothing here:
-    the exact detector decides the launch, following the shared memory element by element."""
+    """A launch whose arguments share memory, of a kernel whose language allows it
+    (``Module.distinct_arrays`` False: Triton's in-place updates). The static model keeps arrays
+    apart, so it proves nothing here: the exact detector decides the launch, following the shared
+    memory element by element."""
     from tilecheck.interp.detect import detect
 
     shared = "; ".join(f.message for f in aliasing[:2])

@@ -104,7 +104,7 @@ def bind(kernel: Any, args: Any) -> Bound:
             canonical.append(v)
             next_arg += 1
     function, arg_names = _function(fn, name, signature, constexprs, tuple(index_types))
-    module = Module((function,), name, (), "triton", tuple(kparams))
+    module = Module((function,), name, (), "triton", tuple(kparams), distinct_arrays=False)
     return Bound(module, tuple(canonical))
 
 
