@@ -243,3 +243,23 @@ def test_pointers_a_loop_advances_are_lowered_in_closed_form():
     tc.launch((3,), _walk_then_store_end, args, backend="cpu")
     np.testing.assert_allclose(args["out_ptr"].reshape(3, 16), x.reshape(3, 4, 16).sum(axis=1))
     np.testing.assert_allclose(args["ends_ptr"].reshape(3, 16), x.reshape(3, 4, 16)[:, -1])
+
+
+@triton.jit
+def _rows_by_descriptor(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr, STEP: tl.constexpr):
+    pid = tl.program_id(0)
+    dx = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    dy = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    dy.store([pid * STEP, 0], dx.load([pid * BM, 0]) + 1)
+
+
+@pytest.mark.parametrize("step, status", [(16, "verified"), (8, "race")])
+def test_tensor_descriptors_load_padded_and_store_clipped_blocks(step, status):
+    # 40 rows in blocks of 16: the last block's rows past the tensor read as zeros and are not written
+    args = dict(x_ptr=np.arange(40 * 16, dtype=np.float32).reshape(40, 16), y_ptr=np.zeros((40, 16), np.float32),
+                M=40, N=16, BM=16, BN=16, STEP=step)
+    assert tc.verify(_rows_by_descriptor, args, (3,)).status == status
+    assert tc.detect(_rows_by_descriptor, args, (3,)).status == status
+    if status == "verified":
+        tc.launch((3,), _rows_by_descriptor, args, backend="cpu")
+        np.testing.assert_array_equal(args["y_ptr"], args["x_ptr"] + 1)

@@ -40,6 +40,8 @@ class Lowering:
         self.num_blocks: tuple[Value, ...] = ()
         self.loc = Loc.unknown()
         self.cfg: list[dict[str, TRegion]] = []  # the labelled blocks of the regions being lowered
+        # tensor descriptors by TTIR name: (base pointer's name, shape values, stride values)
+        self.descriptors: dict[str, tuple[str, list[Value], list[Value]]] = {}
 
     # ---- building --------------------------------------------------------------------------
     def emit(self, name: str, operands: dict[str, Sequence[Value]], result_types: Sequence[T.Type],

@@ -491,3 +491,74 @@ def reduction(L: Lowering, top: TOp) -> None:
         attrs["reverse"] = (attr_text(operands, "reverse") or "false").startswith("true")
     op = L.emit(name, {"operands": inputs}, result_types, attrs, [Region((body,))])
     L.bind(top, op.results)
+
+
+# ---- tensor descriptors ----------------------------------------------------------------------------
+@handles("tt.make_tensor_descriptor")
+def make_tensor_descriptor(L: Lowering, top: TOp) -> None:
+    """A descriptor is remembered, not emitted: its loads and stores become masked pointer tiles."""
+    head = signature(top)[0]
+    groups = re.findall(r"\[([^\]]*)\]", head)
+    base = value_refs(head.split("[", 1)[0])
+    if len(groups) != 2 or len(base) != 1 or base[0] not in L.origin:
+        raise Unsupported("a tensor descriptor over a pointer whose array is not known")
+    shape = [L.value(r) for r in value_refs(groups[0])]
+    strides = [L.value(r) for r in value_refs(groups[1])]
+    L.descriptors[top.results[0]] = (base[0], shape, strides)
+
+
+def _descriptor_tile(L: Lowering, text: str, block: tuple[int, ...]) -> tuple[Value, Value]:
+    """The pointer tile and in-bounds mask of a descriptor access ``%desc[%o0, ...]`` of ``block``:
+    element (i, j, ...) is at (o0 + i, o1 + j, ...), inside when every coordinate is in [0, shape)."""
+    name = value_refs(text.split("[", 1)[0])[0]
+    if name not in L.descriptors:
+        raise Unsupported("a tensor descriptor not made in this kernel")
+    base_name, shape, strides = L.descriptors[name]
+    offsets = [L.value(r) for r in value_refs(text.split("[", 1)[1].split("]", 1)[0])]
+    if not (len(offsets) == len(shape) == len(strides) == len(block)):
+        raise Unsupported("a tensor descriptor access of another rank than its block")
+    i64, i1 = T.TileType(block, T.I64), T.TileType(block, T.I1)
+    linear = inside = None
+    for d, (off, extent, stride) in enumerate(zip(offsets, shape, strides)):
+        lanes = L.emit("iota", {}, [T.TileType((block[d],), T.I32)]).result
+        lanes = L.emit("exti", {"source": [lanes]}, [T.TileType((block[d],), T.I64)], {"signedness": "signed"}).result
+        ones = tuple(n if k == d else 1 for k, n in enumerate(block))
+        lanes = L.broadcast_to(L.emit("reshape", {"source": [lanes]}, [T.TileType(ones, T.I64)]).result, block)
+        coord = L.emit("addi", {"lhs": [lanes], "rhs": [L.broadcast_to(_wide(L, off), block)]}, [i64]).result
+        lo = L.emit("cmpi", {"lhs": [coord], "rhs": [L.constant(0, i64)]}, [i1],
+                    {"comparison_predicate": "greater_than_or_equal", "signedness": "signed"}).result
+        hi = L.emit("cmpi", {"lhs": [coord], "rhs": [L.broadcast_to(_wide(L, extent), block)]}, [i1],
+                    {"comparison_predicate": "less_than", "signedness": "signed"}).result
+        ok = L.emit("andi", {"lhs": [lo], "rhs": [hi]}, [i1]).result
+        inside = ok if inside is None else L.emit("andi", {"lhs": [inside], "rhs": [ok]}, [i1]).result
+        term = L.emit("muli", {"lhs": [coord], "rhs": [L.broadcast_to(_wide(L, stride), block)]}, [i64]).result
+        linear = term if linear is None else L.emit("addi", {"lhs": [linear], "rhs": [term]}, [i64]).result
+    base = L.value(base_name)
+    pointers = pointer_plus(L, L.broadcast_to(base, block), L.origin[base_name], linear)
+    return pointers, inside
+
+
+def _wide(L: Lowering, v: Value) -> Value:
+    """``v`` as a 0-d i64 tile."""
+    if scalar_of(tile_of(v)) == T.I64:
+        return v
+    return L.emit("exti", {"source": [v]}, [T.TileType(tile_of(v).shape, T.I64)], {"signedness": "signed"}).result
+
+
+@handles("tt.descriptor_load")
+def descriptor_load(L: Lowering, top: TOp) -> None:
+    operands, type_text = signature(top)
+    t = tile_type(types_of(type_text)[-1])
+    pointers, inside = _descriptor_tile(L, operands, t.shape)
+    padding = L.constant(0, t)
+    op = L.memory("load_ptr_tko", {"source": [pointers], "mask": [inside], "paddingValue": [padding]}, [t],
+                  _mem_attrs())
+    L.bind(top, op.results[:1])
+
+
+@handles("tt.descriptor_store")
+def descriptor_store(L: Lowering, top: TOp) -> None:
+    operands, _ = signature(top)
+    value = L.value(value_refs(operands.split("]", 1)[1])[0])
+    pointers, inside = _descriptor_tile(L, operands, tile_of(value).shape)
+    L.memory("store_ptr_tko", {"destination": [pointers], "value": [value], "mask": [inside]}, [], _mem_attrs())

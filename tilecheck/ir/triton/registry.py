@@ -11,7 +11,8 @@ from tilecheck.ir.attrs import TypedValue, float_to_bits
 from tilecheck.ir.core import Value
 from tilecheck.ir.triton.ttir import TOp, TRegion, split_top, value_refs
 
-_MEMORY_OPS = frozenset({"tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas"})
+_MEMORY_OPS = frozenset({"tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_load",
+                         "tt.descriptor_store"})
 
 
 class Unsupported(Exception):
