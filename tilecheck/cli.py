@@ -398,6 +398,7 @@ def _ir_entry(entry: Any, print_ir: bool) -> str:
     """The summary (or the text) of one collected kernel's Tile IR, with a header line."""
     from tilecheck.collect import read_ir
     from tilecheck.ir import from_cutile
+    from tilecheck.ir import triton as triton_frontend
     from tilecheck.ir.summary import summarize
 
     start = time.perf_counter()
@@ -406,7 +407,9 @@ def _ir_entry(entry: Any, print_ir: bool) -> str:
         header = f"{entry.id}"
     else:
         case = entry.cases[0]
-        module = from_cutile(entry.kernel, case.make_args())
+        args = case.make_args()
+        module = triton_frontend.bind(entry.kernel, args).module \
+            if triton_frontend.is_triton_kernel(entry.kernel) else from_cutile(entry.kernel, args)
         header = f"{entry.id}  [case 1 of {len(entry.cases)}, grid {case.grid}]"
     body = module.to_text() if print_ir else summarize(module)
     elapsed = (time.perf_counter() - start) * 1000
