@@ -128,6 +128,17 @@ def extern_elementwise(L: Lowering, top: TOp) -> None:
         raise Unsupported(f"the library function {symbol} with {len(args)} arguments")
 
 
+@handles("tt.clampf")
+def clampf(L: Lowering, top: TOp) -> None:
+    """``tl.clamp(x, lo, hi)``: ``minf(maxf(x, lo), hi)`` (NaN handling as its propagateNan says)."""
+    operands, type_text = signature(top)
+    x, lo, hi = operands_of(L, operands)[:3]
+    t = tile_type(type_text)
+    nan = {"propagate_nan": "all" in (attr_text(operands, "propagateNan") or "")}
+    low = L.emit("maxf", {"lhs": [x], "rhs": [lo]}, [t], nan).result
+    L.bind(top, L.emit("minf", {"lhs": [low], "rhs": [hi]}, [t], nan).results)
+
+
 @handles("math.fma")
 def fma(L: Lowering, top: TOp) -> None:
     operands, type_text = signature(top)
