@@ -263,3 +263,17 @@ def test_tensor_descriptors_load_padded_and_store_clipped_blocks(step, status):
     if status == "verified":
         tc.launch((3,), _rows_by_descriptor, args, backend="cpu")
         np.testing.assert_array_equal(args["y_ptr"], args["x_ptr"] + 1)
+
+
+@triton.jit
+def _scale(x_ptr, y_ptr, s, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * s)
+
+
+@pytest.mark.parametrize("s", [2.0, np.float32(2.0), np.float16(2.0), 2])
+def test_scalars_of_every_kind_bind(s):
+    args = dict(x_ptr=np.ones(32, np.float32), y_ptr=np.zeros(32, np.float32), s=s, BLOCK=16)
+    assert tc.verify(_scale, args, (2,)).status == "verified"
+    tc.launch((2,), _scale, args, backend="cpu")
+    assert (args["y_ptr"] == 2).all()

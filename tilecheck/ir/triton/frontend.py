@@ -108,8 +108,7 @@ def bind(kernel: Any, args: Any) -> Bound:
     return Bound(module, tuple(canonical))
 
 
-_SCALAR_DTYPES = {"i1": "bool", "i32": "int32", "i64": "int64", "fp32": "float32", "u32": "uint32",
-                  "u64": "uint64", "fp64": "float64"}
+_SCALAR_DTYPES = {triton: name for name, triton in _TRITON_TYPES.items()}  # "fp16" -> "float16"
 
 
 def _by_name(kernel: Any, fn: Any, name: str, args: Any) -> dict[str, Any]:
