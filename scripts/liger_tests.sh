@@ -13,7 +13,7 @@ src=${1:?usage: scripts/liger_tests.sh LIGER_SRC [op ...]}
 shift
 ops=${*:-softmax sparsemax relu_squared kl_div jsd tvd swiglu geglu rms_norm layer_norm group_norm poly_norm dyt cross_entropy embedding rope fused_add_rms_norm}
 python=${PYTHON:-$(dirname "$0")/../.venv/bin/python}
-python=$(readlink -f "$python")
+python="$(cd "$(dirname "$python")" && pwd)/$(basename "$python")"  # absolute, the venv's own link
 cd "$src"
 for op in $ops; do
   start=$(date +%s)

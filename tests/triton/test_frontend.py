@@ -277,3 +277,19 @@ def test_scalars_of_every_kind_bind(s):
     assert tc.verify(_scale, args, (2,)).status == "verified"
     tc.launch((2,), _scale, args, backend="cpu")
     assert (args["y_ptr"] == 2).all()
+
+
+@triton.jit
+def _sort_rows(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    # tl.sort of 512 elements works on a 2x2x...x2 hypercube: tiles of rank 9
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.sort(tl.load(x_ptr + offs), 0))
+
+
+@pytest.mark.slow  # the launch's sort runs on the interpreter: about 30 s
+def test_tiles_of_high_rank_are_unknown_statically_and_decided_at_the_launch():
+    x = np.random.default_rng(3).permutation(2 * 512).astype(np.int32)
+    args = dict(x_ptr=x, y_ptr=np.zeros(2 * 512, np.int32), BLOCK=512)
+    report = tc.verify(_sort_rows, args, (2,))
+    assert report.status == "verified" and report.level == "this launch's data", report
+    assert any("rank 9" in note for note in report.notes), report.notes
