@@ -133,7 +133,6 @@ def leaves_array(kernel: Any, args: Sequence[Any], grid: Any, block: tuple[int, 
     """Run ``block`` (as ``touched_by`` runs blocks) on copies of ``args``: does the op at ``loc``
     touch an element outside its array there? The confirmation channel for an out-of-bounds witness."""
     run = _BlockRun(kernel, args, grid, [block])
-    run.recorder.watch = {}
     run.run()
     block3 = tuple(block) + (0,) * (3 - len(block))
     return any(op.name == op_name and op.loc == loc and tuple(oob.block) == block3

@@ -30,7 +30,7 @@ _TRITON_TYPES = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "in
                  "uint16": "u16", "uint32": "u32", "uint64": "u64", "float16": "fp16", "bfloat16": "bf16",
                  "float32": "fp32", "float64": "fp64", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
 _COMPILING = threading.RLock()
-_FUNCTIONS: dict[tuple[Any, ...], tuple[Function, tuple[str, ...]]] = {}
+_FUNCTIONS: dict[tuple[Any, ...], Function] = {}
 
 
 def is_triton_kernel(obj: Any) -> bool:
@@ -103,7 +103,7 @@ def bind(kernel: Any, args: Any) -> Bound:
             kparams.append(KernelParam(p.name, "scalar", _SCALAR_DTYPES[signature[p.name]], 0, next_arg, v))
             canonical.append(v)
             next_arg += 1
-    function, arg_names = _function(fn, name, signature, constexprs, tuple(index_types))
+    function = _function(fn, name, signature, constexprs, tuple(index_types))
     module = Module((function,), name, (), "triton", tuple(kparams), distinct_arrays=False)
     return Bound(module, tuple(canonical))
 
@@ -194,7 +194,7 @@ def _flat(kernel: str, param: str, v: Any) -> tuple[Any, int]:
 
 
 def _function(fn: Any, name: str, signature: dict[str, str], constexprs: dict[str, Any],
-              index_types: tuple[str, ...]) -> tuple[Function, tuple[str, ...]]:
+              index_types: tuple[str, ...]) -> Function:
     """The lowered entry function, compiled once per specialisation."""
     key = (fn, tuple(sorted(signature.items())), repr(sorted(constexprs.items(), key=lambda kv: kv[0])),
            index_types)
@@ -228,8 +228,7 @@ def ttir(fn: Any, name: str, signature: dict[str, str], constexprs: dict[str, An
         raise FrontendError(f"Triton could not compile kernel '{name}': {detail}") from None
 
 
-def _lower_text(text: str, name: str, signature: dict[str, str],
-                index_types: tuple[str, ...]) -> tuple[Function, tuple[str, ...]]:
+def _lower_text(text: str, name: str, signature: dict[str, str], index_types: tuple[str, ...]) -> Function:
     from tilecheck.ir.triton.lower import Param, lower
     from tilecheck.ir.triton.ttir import parse_ttir
 
@@ -244,5 +243,5 @@ def _lower_text(text: str, name: str, signature: dict[str, str],
         is_pointer = signature[pname].startswith("*")
         index_type = T.ScalarType(next(widths)) if is_pointer else T.I32
         params.append(Param(pname, type_text, index_type))
-    return lower(func, locs, params), tuple(runtime)
+    return lower(func, locs, params)
 
