@@ -144,3 +144,16 @@ def test_the_evaluator_agrees_with_z3_on_integer_terms(term, xs, data):
     for i, (x, y) in enumerate(zip(xs, ys)):
         want = z3.simplify(z3.substitute(term, (X, _val(x)), (Y, _val(y))))
         assert got[i] == want.as_long(), (term, x, y)
+
+
+def test_a_condition_mixing_one_value_and_per_row_values_is_evaluated_row_by_row():
+    # a read at a constant index is one value, a block's term one value per row: under an `or`
+    # they broadcast (numpy refused the list of both as an inhomogeneous array: a traceback
+    # out of verify on TileGym's fmha_bwd_dkdv under a smaller search budget)
+    m = z3.Function("m", z3.IntSort(CTX), z3.IntSort(CTX))
+    env = {"ex": np.array([-9, 0, 3], np.int64), "ey": np.array([2, 2, 2], np.int64)}
+    evaluator = enumeration._Evaluator(env, [], {"m": np.array([5, 6])})
+    both = z3.Or(z3.And(X > 0, m(_val(0)) > 1), X < -5)
+    assert evaluator.condition(both, 3).tolist() == [True, False, True]
+    either = z3.And(z3.Or(X > 0, m(_val(1)) < 1), Y > 0)
+    assert evaluator.condition(either, 3).tolist() == [False, False, True]

@@ -23,7 +23,7 @@ CONFIRM_ITERATIONS = 20_000
 LAUNCH_BLOCKS = 4096  # a launch this small runs whole when one of a witness's blocks may wait for another
 from tilecheck.ir import Module
 from tilecheck.ir.cutile import module_for
-from tilecheck.ir.summary import steering_reads, written_arguments
+from tilecheck.ir.summary import read_arguments, steering_reads, written_arguments
 
 
 def block_of(linear: int, grid: tuple[int, int, int]) -> tuple[int, int, int]:
@@ -32,11 +32,15 @@ def block_of(linear: int, grid: tuple[int, int, int]) -> tuple[int, int, int]:
     return (linear // (gy * gz), (linear // gz) % gy, linear % gz)
 
 
-def copies(module: Module, args: tuple[Any, ...], only_written: bool = False) -> tuple[Any, ...]:
+def copies(module: Module, args: tuple[Any, ...], only_written: bool = False,
+           scratch: dict[int, tuple[Any, np.ndarray]] | None = None) -> tuple[Any, ...]:
     """Copies of every host array argument (nested tuples too) that alias one another as the
     originals do, so the caller's arrays stay as they were and overlapping arguments still overlap.
     ``only_written``: arrays no op writes are passed as they are (a run of a few blocks on large
-    inputs), unless one shares memory with a written array."""
+    inputs), unless one shares memory with a written array. ``scratch`` (the caller's, kept across
+    runs): an array that ops write but none reads, and that shares memory with no other argument,
+    gets the copy an earlier run left there: what it holds decides nothing in a run (no address, no
+    branch), so the confirmation runs of one verify copy a large output once, not once each."""
     leaves: list[np.ndarray] = []
 
     def collect(a: Any) -> None:
@@ -52,8 +56,13 @@ def copies(module: Module, args: tuple[Any, ...], only_written: bool = False) ->
     if written is not None and not any(
             _overlap(leaves[i], leaves[j])
             for i in range(len(leaves)) if written[i] for j in range(len(leaves)) if not written[j]):
-        copied = iter(copies_keeping_overlaps([a for a, w in zip(leaves, written) if w]))
-        copies = iter([next(copied) if w else a for a, w in zip(leaves, written)])
+        kept = _scratch_leaves(module, leaves, written, scratch)
+        copied = iter(copies_keeping_overlaps([a for i, (a, w) in enumerate(zip(leaves, written))
+                                               if w and i not in kept]))
+        made = [kept[i] if i in kept else next(copied) if w else a for i, (a, w) in enumerate(zip(leaves, written))]
+        if scratch is not None:
+            scratch.update({i: (leaves[i], made[i]) for i in _write_only(module, leaves, written)})
+        copies = iter(made)
     else:
         copies = iter(copies_keeping_overlaps(leaves))
 
@@ -80,6 +89,44 @@ def _written_leaves(module: Module, count: int) -> list[bool] | None:
     return flags if len(flags) == count else None
 
 
+def _write_only(module: Module, leaves: list[np.ndarray], written: list[bool]) -> list[int]:
+    """The leaves ops write and none reads, sharing memory with no other leaf."""
+    read = _read_leaves(module, len(leaves))
+    if read is None:
+        return []
+    return [i for i, a in enumerate(leaves) if written[i] and not read[i]
+            and not any(_overlap(a, b) for j, b in enumerate(leaves) if j != i)]
+
+
+def _scratch_leaves(module: Module, leaves: list[np.ndarray], written: list[bool],
+                    scratch: dict[int, tuple[Any, np.ndarray]] | None) -> dict[int, np.ndarray]:
+    """The write-only leaves whose copy an earlier run left in ``scratch`` (the same array)."""
+    if not scratch:
+        return {}
+    return {i: scratch[i][1] for i in _write_only(module, leaves, written)
+            if i in scratch and _same_memory(scratch[i][0], leaves[i])}
+
+
+def _same_memory(a: np.ndarray, b: np.ndarray) -> bool:
+    """One array, even through two view objects (the scratch entry keeps its memory alive)."""
+    return (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype) == \
+        (b.__array_interface__["data"][0], b.shape, b.strides, b.dtype)
+
+
+def _read_leaves(module: Module, count: int) -> list[bool] | None:
+    """Per array leaf of the arguments: may an op read it? (None: cannot be told.)"""
+    read = read_arguments(module.entry)
+    if None in read:
+        return None
+    flags: list[bool] = []
+    for p in module.params:
+        if p.kind == "array":
+            flags.append(p.first_arg in read)
+        elif p.kind == "list":
+            flags += [True] * len(getattr(p, "items", ()))
+    return flags if len(flags) == count else None
+
+
 def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
     """The two arrays' address ranges meet (conservative: interleaved views count)."""
     return bool(np.may_share_memory(a, b)) if a.size and b.size else False
@@ -93,13 +140,14 @@ def _is_array(a: Any) -> bool:
 
 def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tuple[int, ...]], array: str,
                element: tuple[int, ...] | None = None, offset: int | None = None, *,
-               by_op: bool = False) -> dict[tuple[int, ...], set[Any]]:
+               by_op: bool = False, scratch: dict[int, tuple[Any, np.ndarray]] | None = None
+               ) -> dict[tuple[int, ...], set[Any]]:
     """Run only ``blocks`` (in the given order; together, with every other block of a small launch,
     when the kernel has blocks that wait for others) on copies of ``args`` and say which of them touch one
     element of ``array`` (by coordinates, or by element offset) and how: block -> {"read", "write",
     "atomic"} (with ``by_op``: {(effect, op's location, event, lane)}, one per touch). The confirmation channel for a witness:
     both of its blocks must touch its element, with its ops."""
-    run = _BlockRun(kernel, args, grid, blocks)
+    run = _BlockRun(kernel, args, grid, blocks, scratch)
     index = next((i for i, mem in run.interp.arrays.items() if mem.name == array), None)
     if index is None:
         raise TilecheckError(f"{run.module.name} has no array argument '{array}'")
@@ -129,10 +177,10 @@ def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tup
 
 
 def leaves_array(kernel: Any, args: Sequence[Any], grid: Any, block: tuple[int, ...], op_name: str,
-                 loc: Any) -> bool:
+                 loc: Any, scratch: dict[int, tuple[Any, np.ndarray]] | None = None) -> bool:
     """Run ``block`` (as ``touched_by`` runs blocks) on copies of ``args``: does the op at ``loc``
     touch an element outside its array there? The confirmation channel for an out-of-bounds witness."""
-    run = _BlockRun(kernel, args, grid, [block])
+    run = _BlockRun(kernel, args, grid, [block], scratch)
     run.run()
     block3 = tuple(block) + (0,) * (3 - len(block))
     return any(op.name == op_name and op.loc == loc and tuple(oob.block) == block3
@@ -144,7 +192,8 @@ class _BlockRun:
     a witness whose contents make a loop run for millions of iterations is not confirmed (the
     verdict is then unknown), rather than run for hours."""
 
-    def __init__(self, kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tuple[int, ...]]) -> None:
+    def __init__(self, kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tuple[int, ...]],
+                 scratch: dict[int, tuple[Any, np.ndarray]] | None = None) -> None:
         self.grid = normalize_grid(grid)
         self.module, _ = module_for(kernel, tuple(args))
         named = list(dict.fromkeys(tuple(b) + (0,) * (3 - len(b)) for b in blocks))  # a block named twice runs once
@@ -155,7 +204,8 @@ class _BlockRun:
         scale = max(1, len(self.order) // 2)
         schedule = Schedule(max_memory_ops=CONFIRM_MEMORY_OPS * scale,
                             max_iterations=CONFIRM_ITERATIONS * scale)
-        self.interp = Interpreter(self.module, copies(self.module, tuple(args), only_written=True), self.grid,
+        run_args = copies(self.module, tuple(args), only_written=True, scratch=scratch)
+        self.interp = Interpreter(self.module, run_args, self.grid,
                                   schedule)
         self.recorder = Recorder(self.grid, set(), None, ())
         self.recorder.summarise = False

@@ -60,6 +60,21 @@ def written_arguments(function: Function) -> set[int | None]:
     return written
 
 
+def read_arguments(function: Function) -> set[int | None]:
+    """Entry arguments that some op reads (loads, atomics: an atomic reads what it replaces).
+    ``None`` in the set means a read whose source cannot be traced to an argument, or an op of
+    unknown effect."""
+    read: set[int | None] = set()
+    for op in function.walk():
+        opdef = op.opdef
+        if opdef is None:
+            read.add(None)
+        elif opdef.effect in (Effect.READ, Effect.ATOMIC):
+            address = op.operand(_ADDRESS.get(op.name, ""))
+            read.add(base_argument(address, function) if address is not None else None)
+    return read
+
+
 def array_name(module: Module, function: Function, value: Value) -> str:
     index = base_argument(value, function)
     if index is None:

@@ -42,15 +42,17 @@ def confirmer(module: Module, args: Sequence[Any] | None,
     flat = tuple(a if p.kind != "array" or space_of(a) != "cuda" else _stand_in(p)
                  for p, a in zip(module.params, args_flat))
 
+    scratch: dict[int, tuple[Any, np.ndarray]] = {}  # the write-only arrays' copies, kept across runs
+
     def confirm(witness: Witness, contents: dict[str, dict[tuple[int, ...], int]]) -> bool:
         blocks = [witness.first.block] + ([witness.second.block] if witness.second is not None else [])
         try:
             run_args = with_contents(flat, names, contents)
             if witness.second is None:  # out of bounds: the op leaves its array in that block
                 return leaves_array(module, tuple(run_args), grid or witness.grid, witness.first.block,
-                                    witness.first.op, witness.first.loc)
+                                    witness.first.op, witness.first.loc, scratch)
             touched = touched_by(module, tuple(run_args), grid or witness.grid, blocks, witness.array,
-                                 witness.element, witness.offset, by_op=True)
+                                 witness.element, witness.offset, by_op=True, scratch=scratch)
         except (InterpreterError, TilecheckError, OverflowError, ValueError):
             return False
         return reproduces(witness, touched)

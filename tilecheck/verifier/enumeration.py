@@ -17,6 +17,8 @@ solver then finds the witness, or that a mask excludes it).
 """
 from __future__ import annotations
 
+import functools
+
 import math
 from typing import Any
 
@@ -230,9 +232,10 @@ def _apply(kind: str, v: list[Any]) -> Any:
     if kind == "distinct" and len(v) == 2:
         return v[0] != v[1]
     if kind == "and":
-        return np.logical_and.reduce([np.asarray(x, bool) for x in v]) if v else True
+        # pairwise: the operands broadcast against one another (a block's value and a lane tile)
+        return functools.reduce(np.logical_and, v, np.True_)
     if kind == "or":
-        return np.logical_or.reduce([np.asarray(x, bool) for x in v]) if v else False
+        return functools.reduce(np.logical_or, v, np.False_)
     if kind == "not":
         return np.logical_not(v[0])
     if kind == "xor":

@@ -77,6 +77,7 @@ class LevelResult:
     proved: set[tuple[Any, ...]] = field(default_factory=set)
     cores: set[str] = field(default_factory=set)  # the tracked assumptions the level's proofs used
     reads_data: bool = False  # a defect found needs array contents (its query reads them)
+    unconfirmed: int = 0  # the level's models that did not reproduce on the interpreter (witnesses.py)
 
     @property
     def races(self) -> list[Finding]:

@@ -13,8 +13,15 @@ from tilecheck.verifier.footprints import Instance
 from tilecheck.verifier.symbolic.engine import GRID
 
 # Races are confirmed on the interpreter when the case has arguments; a model that does not
-# reproduce is excluded and the solver asked again, this many times, before answering unknown.
+# reproduce is excluded and the solver asked again, at most this many times in a whole level (not
+# per obligation: a model that does not reproduce comes from a value the model over-approximates,
+# which the next obligation's model usually shares; TileGym's fmha LPT kernels spent 64 runs and 10 s
+# on eight bounds obligations whose every model failed), before answering unknown.
 CONFIRM_ROUNDS = 8
+# ... and at a level whose undecided content questions verify's data step decides (``data_rlimit``
+# set), for a model that reads array contents: the step runs the launch's own data anyway, so a
+# second model is rarely worth its query and run (TileGym's ragged GEMMs: 1-2 s a round)
+DATA_CONFIRM_ROUNDS = 2
 _CONFIRMED_KINDS = ("write-write", "read-write", "unordered-in-block", "out-of-bounds")
 
 
@@ -26,6 +33,8 @@ class WitnessBuilding:
     confirm: Any
     confirm_exact: bool
     rlimit: int
+    data_rlimit: int | None
+    _read_memory: bool
     result: Any
     fp: Any
     names: dict[int, str]
@@ -53,7 +62,7 @@ class WitnessBuilding:
                 or not self.confirm_exact and not smt.reads_data(smt.And(*constraints))):
             return self.canonical(a, b, sat, constraints)
         constraints = list(constraints)
-        for _ in range(CONFIRM_ROUNDS):
+        while True:
             # confirm the solver's model first, minimise only one that reproduces (minimising costs
             # far more than a run of two blocks); keep the canonical one if it reproduces as well
             if self.confirm(self.witness(a, b, sat), self.contents(sat, constraints)):
@@ -62,6 +71,10 @@ class WitnessBuilding:
                                                     self.contents(canonical, constraints)):
                     return canonical
                 return sat
+            self.result.unconfirmed += 1
+            data_step = self.data_rlimit is not None and self._read_memory
+            if self.result.unconfirmed > (DATA_CONFIRM_ROUNDS if data_step else CONFIRM_ROUNDS):
+                break
             same = [p == sat.eval(p) for p in (*a.block, *(b.block if b is not None else ()))]
             if a.coords is not None:
                 same += [c == sat.eval(c) for c in a.coords]
