@@ -1,10 +1,13 @@
 """The confirmation channel: a race at the given case is reported only once the interpreter
 reproduces its witness; models from over-approximations become unknown, never race."""
+import cuda.tile as ct
 import numpy as np
 import pytest
 
 import tilecheck
 from tests.interp import kernels as K
+
+ConstInt = ct.Constant[int]
 
 
 def test_an_unreproducible_witness_is_unknown_with_the_reason():
@@ -89,3 +92,53 @@ def test_the_exact_fallback_is_bounded_by_the_work_of_the_launch(monkeypatch):
     report = tilecheck.verify(K.float_offset_index, args, (8, 1, 1))
     assert report.status == "unknown"
     assert any("moves more than 100 array elements" in r and "tilecheck.detect" in r for r in report.reasons)
+
+
+@ct.kernel
+def two_float_offset_stores(x, y, z, T: ConstInt):
+    # two stores whose tile index is made from float data (untracked): every model the solver gives
+    # for either may fail to reproduce, and both obligations end unknown
+    b = ct.bid(0)
+    t = ct.load(x, index=(b,), shape=(T,))
+    i = b + ct.astype(ct.sum(t) * 0.0, ct.int32)
+    ct.store(y, index=(i,), tile=t)
+    ct.store(z, index=(i,), tile=t)
+
+
+def test_models_that_do_not_reproduce_are_bounded_per_level_not_per_obligation(monkeypatch):
+    from tilecheck.verifier import confirm, witnesses
+
+    runs = []
+    real = confirm.touched_by
+    monkeypatch.setattr(confirm, "touched_by", lambda *a, **k: runs.append(1) or real(*a, **k))
+    args = (np.arange(64, dtype=np.float32), np.zeros(64, np.float32), np.zeros(64, np.float32), 8)
+    report = tilecheck.verify(two_float_offset_stores, args, (8, 1, 1), data=False)
+    assert report.status == "unknown", str(report)
+    assert sum("did not reproduce" in r for r in report.reasons) == 2, report.reasons
+    # one obligation spends the level's rounds; the other stops at its first model (18 runs before)
+    assert len(runs) == witnesses.CONFIRM_ROUNDS + 2, len(runs)
+
+
+def test_confirmation_runs_copy_a_write_only_output_once():
+    from tilecheck.interp.runs import copies
+    from tilecheck.ir.cutile import module_for
+
+    # y is only written, x only read, z both (a read-modify-write kernel)
+    @ct.kernel
+    def scale_into(x, y, z, T: ConstInt):
+        b = ct.bid(0)
+        t = ct.load(x, index=(b,), shape=(T,))
+        ct.store(y, index=(b,), tile=t)
+        ct.store(z, index=(b,), tile=ct.load(z, index=(b,), shape=(T,)) + t)
+
+    args = (np.arange(64, dtype=np.float32), np.zeros(64, np.float32), np.ones(64, np.float32), 8)
+    module, _ = module_for(scale_into, args)
+    scratch: dict = {}
+    first = copies(module, args, only_written=True, scratch=scratch)
+    second = copies(module, args, only_written=True, scratch=scratch)
+    assert first[0] is args[0] and second[0] is args[0]  # read only: not copied
+    assert first[1] is not args[1] and second[1] is first[1]  # write only: one copy, reused
+    assert first[2] is not args[2] and second[2] is not first[2]  # read and written: a fresh copy each run
+    assert np.array_equal(second[2], args[2])
+    # without a scratch dictionary every written array is copied anew
+    assert copies(module, args, only_written=True)[1] is not first[1]
