@@ -129,3 +129,72 @@ def _linear_message_passing(x, y, flags, T: ct.Constant[int]):
         while ct.atomic_cas(flags, b - 1, 1, 1, memory_order=ct.MemoryOrder.ACQUIRE) == 0:
             pass
         ct.store(x, index=(b,), tile=ct.load(y, index=(b - 1,), shape=(T,)))
+
+
+# ---- a spin that can never end stops at once; one that waits for a busy block does not ----------
+ConstInt = ct.Constant[int]
+ACQUIRE, RELEASE = ct.MemoryOrder.ACQUIRE, ct.MemoryOrder.RELEASE
+
+
+@ct.kernel
+def flag_after_work(y, w, flags, N: ConstInt):
+    # block 0 reads for N trips without writing memory (each read a point where block 1 may run),
+    # then raises the flag block 1 waits for
+    b = ct.bid(0)
+    if b == 0:
+        acc = ct.full((8,), 0.0, dtype=ct.float32)
+        for i in range(N):
+            acc = acc + ct.load(w, index=(i,), shape=(8,))
+        ct.store(y, index=(0,), tile=acc)
+        ct.atomic_xchg(flags, 0, 1, memory_order=RELEASE)
+    else:
+        while ct.atomic_cas(flags, 0, 1, 1, memory_order=ACQUIRE) == 0:
+            pass
+        ct.store(y, index=(1,), tile=ct.load(y, index=(0,), shape=(8,)))
+
+
+@ct.kernel
+def count_up(y, N: ConstInt):
+    # a while loop whose carried value changes every trip, with no memory write: it ends
+    i = 0
+    while i < N:
+        i += 1
+    ct.store(y, index=(0,), tile=ct.full((8,), 1.0, dtype=ct.float32) * i)
+
+
+def _interpreter(kernel, args, grid):
+    from tilecheck.interp.engine import Interpreter
+    from tilecheck.interp.schedule import Schedule
+
+    module, _ = module_for(kernel, args)
+    return Interpreter(module, args, grid, Schedule())
+
+
+def test_a_spin_no_block_left_to_run_can_end_stops_within_a_few_trips():
+    from tilecheck.interp.ops.control import STUCK_TRIPS
+    from tilecheck.interp.wave import TripLimitError
+
+    args = (np.zeros(16, np.float32), np.ones(2400, np.float32), np.zeros(1, np.int32), 300)
+    interp = _interpreter(flag_after_work, args, (2, 1, 1))
+    with pytest.raises(TripLimitError, match="changed nothing"):
+        interp.run(np.array([[1, 0, 0]], np.int64))  # block 1 alone: nobody raises its flag
+    assert interp.iterations <= STUCK_TRIPS + 1  # not the 100,000 trips of the trip limit
+
+
+def test_a_spin_waiting_for_a_block_that_computes_before_it_writes_is_not_stopped():
+    # block 0's 300 trips write nothing: block 1 spins through them, its state unchanged, but
+    # block 0 is running, so the spin is not stuck
+    y = np.zeros(16, np.float32)
+    interp = _interpreter(flag_after_work, (y, np.ones(2400, np.float32), np.zeros(1, np.int32), 300), (2, 1, 1))
+    interp.run(np.array([[1, 0, 0], [0, 0, 0]], np.int64))  # block 1 first: it spins while block 0 works
+    assert interp.iterations > 300 + 100  # block 1 spun through block 0's trips
+    assert y.tolist() == [300.0] * 16
+    args = (np.zeros(16, np.float32), np.ones(2400, np.float32), np.zeros(1, np.int32), 300)
+    assert tc.detect(flag_after_work, args, (2, 1, 1)).status == "verified"
+
+
+
+def test_a_loop_whose_carried_value_changes_runs_to_its_end():
+    y = np.zeros(8, np.float32)
+    _interpreter(count_up, (y, 500), (1, 1, 1)).run()
+    assert y.tolist() == [500.0] * 8

@@ -65,6 +65,7 @@ class Interpreter:
         self.max_memory_ops = schedule.max_memory_ops
         self.iterations = 0
         self.elements = 0
+        self.writes = 0  # memory writes so far, by any block (a spin that sees none is stuck)
         written = _written(self.function)
         # arrays no op writes: loads may return views of them, no copy
         self.read_only = set() if None in written else set(self.arrays) - written

@@ -36,6 +36,9 @@ class Schedule:
     max_trips: int | None = None
     max_elements: int | None = None  # array elements the memory ops move, in all (None: no limit)
     _orders: dict[int, list[Op]] = field(default_factory=dict, repr=False)
+    # the wave being stepped is the only one running, and no other can start before it ends: no
+    # other block can change what it reads (``drive`` keeps it; a stuck ``loop`` is then stopped)
+    alone: bool = field(default=True, repr=False)
 
     def __post_init__(self) -> None:
         if self.max_trips is None:
@@ -77,6 +80,7 @@ class Schedule:
         other to completion, which could wait forever: the default schedule then steps the started
         waves in turn (round robin), deterministically."""
         if not (self.adversarial and self.interleave) and not waiting:
+            self.alone = True
             for wave in waves:
                 for _ in start(wave):
                     pass
@@ -92,6 +96,7 @@ class Schedule:
                 live.append((len(wave), start(wave)))
                 held += len(wave)
             i = int(self.rng.integers(len(live))) if self.adversarial else turn % len(live)
+            self.alone = len(live) == 1  # the pending ones start only once a live one ends
             try:
                 next(live[i][1])
                 turn = i + 1

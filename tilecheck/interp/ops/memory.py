@@ -116,6 +116,7 @@ def store_view(interp, ctx, op, tile, view, *rest):
     first = _contiguous_run(view, index, ctx.width)
     if interp.recorder is not None:
         _record_view(interp, ctx, op, view, index, first, "write")
+    interp.writes += 1
     if first is not None and ctx.active.all():
         mem.flat[first:first + ctx.width * view.tile[0]] = np.reshape(tile, -1)
         return (None,)
@@ -173,6 +174,7 @@ def store_ptr(interp, ctx, op, ptr, value, *rest):
         # lanes of one tile writing one element: which lands is unspecified, so vary it per schedule
         order = interp.schedule.rng.permutation(len(lanes))
         lanes, values = lanes[order], values[order]
+    interp.writes += 1
     interp.memory(ptr.array, op).flat[lanes] = values
     return (None,)
 
@@ -208,6 +210,7 @@ def atomic_rmw(interp, ctx, op, ptr, arg, *rest):
         for i, (o, a) in enumerate(zip(lanes, args)):
             before[i] = flat[o]
             flat[o] = _apply(mode, flat[o:o + 1], a.reshape(1))[0]
+    interp.writes += 1  # even one that stores what was there: a later read may see another block's
     old[active] = before
     if interp.recorder is not None:
         interp.recorder.access(ctx, op, ptr.array, offsets, active, "atomic", old=before, arg=args)
@@ -227,6 +230,7 @@ def atomic_cas(interp, ctx, op, ptr, cmp, val, *rest):
         seen[i] = flat[o]
         if flat[o] == cmps[i]:
             flat[o] = vals[i]
+            interp.writes += 1  # a failed compare changes nothing (what a spin on a flag does)
     old[active] = seen
     if interp.recorder is not None:
         interp.recorder.access(ctx, op, ptr.array, offsets, active, "atomic", old=seen, arg=vals,
@@ -246,6 +250,7 @@ def atomic_red_view(interp, ctx, op, view, *rest):
     values = np.broadcast_to(value, shape)[put].astype(mem.flat.dtype)
     if interp.recorder is not None:
         interp.recorder.access(ctx, op, view.tensor.array, np.broadcast_to(offsets, shape), put, "atomic")
+    interp.writes += 1
     for o, a in zip(lanes, values):
         mem.flat[o] = _apply(op.attrs["mode"], mem.flat[o:o + 1], a.reshape(1))[0]
     return (None,)
