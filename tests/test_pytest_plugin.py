@@ -133,6 +133,10 @@ def test_raw():
                                  "test_raw.py::test_raw: raw_copy: the static check could not verify it*"])
 
 
+# three pytest runs under xdist; the fast tier covers the summary lines of one process
+# (test_unknown_verdicts_are_decided_at_the_launch_and_listed) and the merge of verdicts across
+# processes through the CLI's -j (tests/cli/test_robustness.py)
+@pytest.mark.slow
 def test_under_xdist_the_workers_summaries_are_merged(project):
     pytest.importorskip("xdist")
     tests = "\n".join(f'''

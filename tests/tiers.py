@@ -25,12 +25,13 @@ def thorough() -> bool:
     return os.environ.get(ENV, "") not in ("", "0")
 
 
-def examples(n: int) -> int:
+def examples(n: int, fast: int | None = None) -> int:
     """``max_examples`` for a hypothesis property that draws ``n`` in the thorough tier: about a
-    tenth of them in the fast tier, and at least a few (never more than ``n``)."""
+    tenth of them in the fast tier, and at least a few (never more than ``n``); ``fast`` sets the
+    fast tier's count for a property whose every example is a whole pipeline of seconds."""
     if thorough():
         return n
-    return min(n, max(n // 10, FAST_EXAMPLES))
+    return min(n, fast if fast is not None else max(n // 10, FAST_EXAMPLES))
 
 
 def _forms(entry: dict) -> set[tuple[str, str]]:

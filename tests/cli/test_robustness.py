@@ -72,6 +72,10 @@ def test_a_case_whose_factory_raises_is_an_error_for_that_case_only(broken_folde
     assert "verified: good is race-free" in out.stdout
 
 
+# two CLI runs over the folder; the fast tier covers the same isolation in text
+# (test_a_case_whose_factory_raises_is_an_error_for_that_case_only[1]) and the JSON and SARIF
+# writers on their own (tests/cli/test_exit_status.py: ..._survive_a_module_that_prints)
+@pytest.mark.slow
 def test_isolation_holds_in_json_and_sarif(broken_folder, tmp_path):
     out = tilecheck("verify", broken_folder, "-j", "2", "--format", "json")
     assert out.returncode == 3

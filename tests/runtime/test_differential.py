@@ -122,6 +122,9 @@ def test_heatmap_is_a_figure_with_a_panel_per_batch_and_head(tmp_path):
     assert report.save_heatmap(str(tmp_path / "plain.png")).marked == 0  # races=None still draws
 
 
+# repeated runs of a larger launch; the fast tier draws a heatmap with a panel per batch and head
+# (test_heatmap_is_a_figure_with_a_panel_per_batch_and_head)
+@pytest.mark.slow
 def test_heatmap_caps_panels_and_lays_out_each_array_by_its_dimensions(tmp_path):
     from tilecheck.runtime import ArrayDiff, NondeterminismReport
 
