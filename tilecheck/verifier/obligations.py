@@ -207,11 +207,12 @@ class Checker(WitnessBuilding):
         return out
 
     def solve(self, constraints: list[smt.BoolExpr], what: str, locs: tuple[Loc, ...],
-              key: tuple[Any, ...] | None = None, tentative: bool = False) -> smt.Result:
+              key: tuple[Any, ...] | None = None, tentative: bool = False,
+              limit: int | None = None) -> smt.Result:
         """Decide one query; ``key`` names an obligation (proved ones are recorded in the result,
         and ones proved under fewer constraints are not asked again). A ``tentative`` query (a
         shortcut whose questions are asked one by one when it fails) has a small work limit, and
-        its ``unknown`` is neither recorded nor the end of the level."""
+        its ``unknown`` is neither recorded nor the end of the level (``limit``: a smaller one)."""
         if key is not None and key in self.known_proved:
             self.result.proved.add(key)
             return smt.Unsat()
@@ -222,7 +223,7 @@ class Checker(WitnessBuilding):
         extra = self.content_facts(formula)
         rlimit = self.data_rlimit if self.data_rlimit is not None and self._read_memory else self.rlimit
         if tentative:
-            rlimit = min(rlimit, TENTATIVE_RLIMIT)
+            rlimit = min(rlimit, TENTATIVE_RLIMIT if limit is None else limit)
         start = time.perf_counter()
         result = smt.check([formula, *extra], rlimit, self.level.tracked)
         self.result.solver_s += time.perf_counter() - start

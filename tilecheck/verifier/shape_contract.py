@@ -33,6 +33,8 @@ INT32_MAX = (1 << 31) - 1
 SEARCH_WORK = 12_000_000
 # a contract of more rules than this is asked once more under its rules alone, for a smaller core
 SHRINK_ABOVE = 3
+# the first pass over the overflow claims one by one, after their disjunction was undecided
+FIRST_PASS_RLIMIT = 100_000
 # product forms tried per grid axis (two terms each)
 MAX_PRODUCTS = 24
 
@@ -444,8 +446,20 @@ def check_overflow(ch: Any) -> bool:
         if isinstance(result, smt.Sat):  # its model is a launch where an operation wraps: that one
             found = next(((key, result) for key, claim in claims.items() if result.eval(claim) is True), None)
     if found is None:
-        results = ((key, ch.solve([*base, claim], "integer overflow", (ops[key][0].loc,), key))
-                   for key, claim in claims.items())
+        # one by one: first each with a small limit (most are proved in a few thousand units; the
+        # disjunction is as hard as its hardest), then the rest with the level's
+        hard = []
+        for key, claim in claims.items():
+            result = ch.solve([*base, claim], "integer overflow", (ops[key][0].loc,), key, tentative=True,
+                              limit=FIRST_PASS_RLIMIT)
+            if isinstance(result, smt.Sat):
+                found = (key, result)
+                break
+            if isinstance(result, smt.Unknown):
+                hard.append(key)
+    if found is None:
+        results = ((key, ch.solve([*base, claims[key]], "integer overflow", (ops[key][0].loc,), key))
+                   for key in hard)
         found = next(((key, result) for key, result in results if isinstance(result, smt.Sat)), None)
     if found is None:
         return False
