@@ -12,10 +12,12 @@ counts only when the acquire-CAS and one release are the only writes to the lock
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from tilecheck.ir import Function, Op, Value
 from tilecheck.ir.attrs import DenseElements
-from tilecheck.verifier.footprints import Access
+from tilecheck.verifier import smt
+from tilecheck.verifier.footprints import Access, Instance, common_loops, instantiate, same_element
 from tilecheck.ir.order import OrderGraph
 from tilecheck.ir.summary import ACQUIRE_ORDERS, CROSS_BLOCK_SCOPES, RELEASE_ORDERS
 
@@ -107,3 +109,63 @@ def _only_protocol_writes(lock: SpinLock, accesses: list[Access]) -> bool:
     and two blocks are then inside one critical section."""
     protocol = {lock.acquire.op, lock.release.op}
     return all(a.op in protocol for a in accesses if a.array == lock.acquire.array and a.writes)
+
+
+class LockExclusion:
+    """``Checker``'s lock obligations (a mixin, as ``witnesses.WitnessBuilding``): which recognised
+    locks provably guard one element, and the constraint that two accesses in critical sections of
+    the same lock element do not overlap. Uses the checker's ``locks``, ``solve`` and ``base``."""
+
+    locks: list[SpinLock]
+    protected: dict[int, list[SpinLock]]
+    solve: Any
+    base: Any
+
+    def check_locks(self) -> None:
+        """Keep only locks whose acquire and release provably use the same lock element."""
+        kept = []
+        for lock in self.locks:
+            a = instantiate(lock.acquire, "b1")
+            common = common_loops(lock.acquire, lock.release)
+            r = instantiate(lock.release, "b1", {d: a.loop_vars[d] for d in range(common)})
+            differ = smt.Not(same_element(a, r) if same_element(a, r) is not None else smt.BoolVal(False))
+            result = self.solve([*self.base(("b1",)), a.active, r.active, differ], "lock check",
+                                (lock.acquire.op.loc, lock.release.op.loc))
+            spin_vars = {str(lv.var) for lv in lock.acquire.loops[common:]}
+            coords = lock.acquire.coords or ()
+            if isinstance(result, smt.Unsat) and not any(
+                    smt.free_constants(c) & spin_vars for c in coords):
+                kept.append(lock)
+        self.protected = {}
+        for lock in kept:
+            for index in lock.protected:
+                self.protected.setdefault(index, []).append(lock)
+
+    def lock_exclusion(self, x: Instance, y: Instance) -> list[smt.BoolExpr]:
+        """Both accesses inside critical sections of the same lock element: they cannot overlap."""
+        out = []
+        for lx in self.protected.get(x.access.index, []):
+            for ly in self.protected.get(y.access.index, []):
+                if lx.acquire.array != ly.acquire.array:
+                    continue
+                ax = instantiate(lx.acquire, x.block_tag, _first_spin(x, lx.acquire))
+                ay = instantiate(ly.acquire, y.block_tag, _first_spin(y, ly.acquire))
+                same = same_element(ax, ay)
+                if same is not None:
+                    out.append(smt.Not(smt.And(ax.active, ay.active, same)))
+        return out
+
+
+
+def _shared(inst: Instance, other: Access) -> dict[int, smt.IntExpr]:
+    common = common_loops(inst.access, other)
+    return {d: inst.loop_vars[d] for d in range(common)}
+
+
+def _first_spin(inst: Instance, acquire: Access) -> dict[int, smt.IntExpr]:
+    """The acquire in the same iteration as the protected access, first spin iteration (the lock
+    element it names does not depend on the spin iteration; ``check_locks`` ensures that)."""
+    shared = _shared(inst, acquire)
+    for depth in range(len(shared), len(acquire.loops)):
+        shared[depth] = smt.IntVal(0)
+    return shared

@@ -26,7 +26,7 @@ from tilecheck.verifier.footprints import (
     rename_blocks,
     same_element,
 )
-from tilecheck.verifier.locks import SpinLock
+from tilecheck.verifier.locks import LockExclusion, SpinLock
 from tilecheck.verifier.synchronisation import Synchronising, keeps_value
 from tilecheck.verifier.witnesses import WitnessBuilding
 from tilecheck.verifier.preconditions import Precondition, constraints
@@ -89,7 +89,7 @@ class _Abort(Exception):
     pass
 
 
-class Checker(WitnessBuilding):
+class Checker(WitnessBuilding, LockExclusion):
     """Runs every obligation of one kernel at one level.
 
     With ``stop_early`` (a level that a more specific one follows), the first race or unknown
@@ -335,40 +335,6 @@ class Checker(WitnessBuilding):
                 self.inside_block(x, y)
         synchronisation.steered_results(self)
 
-    def check_locks(self) -> None:
-        """Keep only locks whose acquire and release provably use the same lock element."""
-        kept = []
-        for lock in self.locks:
-            a = instantiate(lock.acquire, "b1")
-            common = common_loops(lock.acquire, lock.release)
-            r = instantiate(lock.release, "b1", {d: a.loop_vars[d] for d in range(common)})
-            differ = smt.Not(same_element(a, r) if same_element(a, r) is not None else smt.BoolVal(False))
-            result = self.solve([*self.base(("b1",)), a.active, r.active, differ], "lock check",
-                                (lock.acquire.op.loc, lock.release.op.loc))
-            spin_vars = {str(lv.var) for lv in lock.acquire.loops[common:]}
-            coords = lock.acquire.coords or ()
-            if isinstance(result, smt.Unsat) and not any(
-                    smt.free_constants(c) & spin_vars for c in coords):
-                kept.append(lock)
-        self.protected = {}
-        for lock in kept:
-            for index in lock.protected:
-                self.protected.setdefault(index, []).append(lock)
-
-    def lock_exclusion(self, x: Instance, y: Instance) -> list[smt.BoolExpr]:
-        """Both accesses inside critical sections of the same lock element: they cannot overlap."""
-        out = []
-        for lx in self.protected.get(x.access.index, []):
-            for ly in self.protected.get(y.access.index, []):
-                if lx.acquire.array != ly.acquire.array:
-                    continue
-                ax = instantiate(lx.acquire, x.block_tag, _first_spin(x, lx.acquire))
-                ay = instantiate(ly.acquire, y.block_tag, _first_spin(y, ly.acquire))
-                same = same_element(ax, ay)
-                if same is not None:
-                    out.append(smt.Not(smt.And(ax.active, ay.active, same)))
-        return out
-
     def two_blocks(self, x: Access, y: Access) -> tuple[Instance, Instance, list[smt.BoolExpr]] | None:
         """x in block b1 and y in block b2 != b1 touch one element (None when not comparable)."""
         a, b = instantiate(x, "b1"), instantiate(y, "b2")
@@ -590,20 +556,6 @@ def _strong(x: Access) -> bool:
     with a memory order other than weak. Two of them on one element are "morally strong": not a
     data race (Tile IR memory model)."""
     return (x.is_atomic or x.ordering != "weak") and x.op.attrs.get("memory_scope") in CROSS_BLOCK_SCOPES
-
-
-def _shared(inst: Instance, other: Access) -> dict[int, smt.IntExpr]:
-    common = common_loops(inst.access, other)
-    return {d: inst.loop_vars[d] for d in range(common)}
-
-
-def _first_spin(inst: Instance, acquire: Access) -> dict[int, smt.IntExpr]:
-    """The acquire in the same iteration as the protected access, first spin iteration (the lock
-    element it names does not depend on the spin iteration; ``check_locks`` ensures that)."""
-    shared = _shared(inst, acquire)
-    for depth in range(len(shared), len(acquire.loops)):
-        shared[depth] = smt.IntVal(0)
-    return shared
 
 
 def _inside(inst: Instance) -> list[smt.BoolExpr]:
