@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 import z3
 
 from tilecheck.errors import TilecheckError
+from tilecheck.verifier import limits
 
 Expr = z3.ExprRef
 IntExpr = z3.ArithRef
@@ -41,6 +41,10 @@ Int2BV, BV2Int, LShR = z3.Int2BV, z3.BV2Int, z3.LShR
 K, Store, Select = z3.K, z3.Store, z3.Select
 is_int_value, is_true, is_false = z3.is_int_value, z3.is_true, z3.is_false
 is_app, is_const, is_bool = z3.is_app, z3.is_const, z3.is_bool
+# a verification's limits (limits.py), offered here with the solver they bound
+work_budget, work_spent, work_reason = limits.work_budget, limits.work_spent, limits.work_reason
+backstop = limits.backstop
+WORK_REASON, BACKSTOP_REASON = limits.WORK_REASON, limits.BACKSTOP_REASON
 
 
 def _connective(make: Any, general: Any) -> Any:
@@ -148,7 +152,7 @@ def fresh_context() -> None:
     made, so a context shared with earlier verifications could change this one's answers and
     models. Terms made before belong to the old context and must not be used again."""
     ctx = _local.ctx = z3.Context()
-    _counted()[id(ctx)] = 0  # Z3 counts work per context, from zero (an id may be a dead context's)
+    limits.counted()[id(ctx)] = 0  # Z3 counts work per context, from zero (an id may be a dead context's)
     reset_names()
 
 
@@ -198,7 +202,7 @@ def minimize(constraints: list[BoolExpr], variables: list[IntExpr], first: Sat, 
             value = best.eval(var)
             infeasible = None  # every value <= this one is impossible (a binary search between them)
             while budget > 0 and isinstance(value, int) and (infeasible is None or infeasible < value - 1):
-                if _expired() or _overspent():
+                if limits.expired() or limits.overspent():
                     return best
                 budget -= 1
                 if infeasible is not None:
@@ -207,9 +211,9 @@ def minimize(constraints: list[BoolExpr], variables: list[IntExpr], first: Sat, 
                     target = value // 2 if value > 0 else value - 1 - abs(value)
                 solver.push()
                 solver.add(var <= target)
-                solver.set("rlimit", _within_budget(rlimit))
+                solver.set("rlimit", limits.within_budget(rlimit))
                 answer = solver.check()
-                _count(solver)
+                _charge(solver)
                 if answer == z3.sat:
                     best = Sat(solver.model())
                     value = best.eval(var)
@@ -227,6 +231,17 @@ def minimize(constraints: list[BoolExpr], variables: list[IntExpr], first: Sat, 
         raise SolverError(f"z3 failed: {exc}") from None
 
 
+def _charge(solver: z3.Solver) -> None:
+    """Charge the work of the check just made to this thread's account (``limits``)."""
+    if not limits.charged():
+        return
+    try:
+        spent = int(solver.statistics().get_key_value("rlimit count"))
+    except (z3.Z3Exception, KeyError, ValueError):
+        return
+    limits.charge(id(solver.ctx), spent)
+
+
 def _solver(rlimit: int) -> z3.Solver:
     """A solver bounded by ``rlimit`` (deterministic work). Z3's own wall-clock ``timeout`` is set
     only to what is left of the backstop: its timers can cancel a query after the one that armed
@@ -237,117 +252,11 @@ def _solver(rlimit: int) -> z3.Solver:
     # Groebner-basis reasoning spends seconds of non-linear work per rlimit unit on the div/mod
     # arithmetic of tile indices, and decided none of our corpus's or TileGym's queries alone
     solver.set("smt.arith.nl.grobner", False)
-    left = _remaining()
+    left = limits.remaining()
     if left is not None:
         solver.set("timeout", max(1, int(left * 1000)))
-    solver.set("rlimit", _within_budget(rlimit))
+    solver.set("rlimit", limits.within_budget(rlimit))
     return solver
-
-
-WORK_REASON = ("the work budget of this verification ran out ({} units of solver work; deterministic: "
-               "the same on any machine, raise it with work= / --work)")
-
-
-@dataclass
-class _Account:
-    """A verification's solver work (Z3's rlimit units): what it may still spend."""
-
-    total: int
-    left: int
-
-
-@contextlib.contextmanager
-def work_budget(total: int | None) -> Iterator[None]:
-    """Within the block (in this thread), the queries together spend at most ``total`` units of Z3's
-    rlimit (None: no limit): each query's own limit is cut to what is left, and once nothing is
-    left ``check`` answers ``Unknown`` with ``WORK_REASON`` and ``minimize`` keeps its model.
-    Deterministic, unlike a clock. A nested block draws from the enclosing one's account."""
-    outer = getattr(_local, "account", None)
-    if total is None and outer is None:
-        yield
-        return
-    limit = total if total is not None else outer.left
-    if outer is not None:
-        limit = min(limit, outer.left)
-    account = _local.account = _Account(limit, limit)
-    try:
-        yield
-    finally:
-        _local.account = outer
-        if outer is not None:
-            outer.left -= account.total - account.left
-
-
-def _within_budget(rlimit: int) -> int:
-    account = getattr(_local, "account", None)
-    return rlimit if account is None else max(1, min(rlimit, account.left))
-
-
-def _overspent() -> bool:
-    account = getattr(_local, "account", None)
-    return account is not None and account.left <= 0
-
-
-def _count(solver: z3.Solver) -> None:
-    """Charge the work of the check just made to the account (Z3 counts per context, cumulatively)."""
-    account = getattr(_local, "account", None)
-    if account is None:
-        return
-    try:
-        count = int(solver.statistics().get_key_value("rlimit count"))
-    except (z3.Z3Exception, KeyError, ValueError):
-        return
-    counted = _counted()
-    account.left -= max(count - counted.get(id(solver.ctx), 0), 0)
-    counted[id(solver.ctx)] = count
-
-
-def _counted() -> dict[int, int]:
-    """Per Z3 context (by id), its work count when last charged to an account."""
-    counted = getattr(_local, "counted", None)
-    if counted is None:
-        counted = _local.counted = {}
-    return counted
-
-
-def work_spent() -> int | None:
-    """The solver work spent so far under this thread's innermost work budget (None: no budget)."""
-    account = getattr(_local, "account", None)
-    return None if account is None else account.total - account.left
-
-
-def work_reason() -> str | None:
-    """``WORK_REASON`` when this thread's work budget has run out, else None."""
-    account = getattr(_local, "account", None)
-    return WORK_REASON.format(account.total) if account is not None and account.left <= 0 else None
-
-
-BACKSTOP_REASON = ("the wall-clock backstop of this verification ran out (a slow or loaded machine, not a "
-                   "property of the kernel; raise it with --timeout / timeout_s)")
-
-
-@contextlib.contextmanager
-def backstop(seconds: float) -> Iterator[None]:
-    """Within the block (in this thread), queries stop being made ``seconds`` from now: past that,
-    ``check`` answers ``Unknown(BACKSTOP_REASON)`` and ``minimize`` keeps the model it has. Nested
-    blocks keep the earlier deadline."""
-    outer = getattr(_local, "deadline", None)
-    deadline = time.monotonic() + seconds
-    _local.deadline = deadline if outer is None else min(outer, deadline)
-    try:
-        yield
-    finally:
-        _local.deadline = outer
-
-
-def _remaining() -> float | None:
-    deadline = getattr(_local, "deadline", None)
-    return None if deadline is None else deadline - time.monotonic()
-
-
-def _expired() -> bool:
-    left = _remaining()
-    return left is not None and left <= 0
 
 
 def fresh_int(prefix: str) -> IntExpr:
@@ -379,7 +288,7 @@ def check(constraints: Iterable[BoolExpr], rlimit: int = DEFAULT_RLIMIT,
           assumptions: Sequence[BoolExpr] = ()) -> Result:
     """Decide the conjunction of ``constraints`` within ``rlimit`` (and the backstop, if any).
     ``assumptions`` (Boolean constants) hold too; an ``Unsat`` names those its proof used."""
-    if _expired():
+    if limits.expired():
         return Unknown(BACKSTOP_REASON)
     if (spent := work_reason()) is not None:
         return Unknown(spent)
@@ -389,13 +298,13 @@ def check(constraints: Iterable[BoolExpr], rlimit: int = DEFAULT_RLIMIT,
         answer = solver.check(*assumptions)
     except z3.Z3Exception as exc:
         raise SolverError(f"z3 failed: {exc}") from None
-    _count(solver)
+    _charge(solver)
     if answer == z3.sat:
         return Sat(solver.model())
     if answer == z3.unsat:
         return Unsat(frozenset(str(a) for a in solver.unsat_core()) if assumptions else frozenset())
     _raise_if_interrupted(solver)
-    if _expired():  # Z3's timer, set to the backstop's deadline, stopped it
+    if limits.expired():  # Z3's timer, set to the backstop's deadline, stopped it
         return Unknown(BACKSTOP_REASON)
     if (spent := work_reason()) is not None:
         return Unknown(spent)
