@@ -169,8 +169,10 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         if results and results[-1].level is level:
             break
         last = n == len(levels) - 1
-        # general levels are tried briefly: a harder query falls back to the more specific level
-        rlimit = smt.DEFAULT_RLIMIT if last else GENERAL_LEVEL_RLIMIT
+        # general levels are tried briefly: a harder query falls back to the more specific level.
+        # After a contract search that failed, a general level only looks for a proof more general
+        # than the given case (a race there is decided by the given case anyway): the search's budget
+        rlimit = smt.DEFAULT_RLIMIT if last else SEARCH_RLIMIT if every is not None else GENERAL_LEVEL_RLIMIT
         confirm = confirmer(module, args, grid3) if level.shapes is not None else None
         # at the given case, a query about array contents the launch's data step can decide gets
         # a smaller budget: that step (pinned contents, then the exact detector) follows
