@@ -26,6 +26,7 @@ import numpy as np
 
 from tilecheck.verifier import smt
 from tilecheck.verifier.footprints import BLOCK_IDS, Access
+from tilecheck.verifier.symbolic.values import LANES
 
 # instances (block, iteration) one access may have for enumeration to be tried: a few MB of numpy
 MAX_ROWS = 1 << 20
@@ -44,6 +45,8 @@ def disjoint(access_x: Access, access_y: Access, grid: tuple[int, int, int],
     of arrays (by content-function name) that reads take their given values from, a question
     about this launch's data; without it a tile index that reads memory is not evaluated."""
     try:
+        if not (_tiled(access_x) and _tiled(access_y)):
+            return _elements_disjoint(access_x, access_y, grid, concrete, memory or {})
         keys_x, blocks_x = _tiles(access_x, grid, concrete, memory or {})
         if access_y is access_x:
             keys_y, blocks_y = keys_x, blocks_x
@@ -73,7 +76,9 @@ def _shared_across_blocks(keys_x: np.ndarray, blocks_x: np.ndarray, keys_y: np.n
                           blocks_y: np.ndarray) -> bool:
     """Some tile start is in ``keys_x`` for one block and in ``keys_y`` for another."""
     keys = np.concatenate([keys_x, keys_y])
-    _, group = np.unique(keys, axis=0, return_inverse=True)
+    # one column (element offsets): numpy's one-dimensional unique, not its far slower row-wise one
+    _, group = np.unique(keys[:, 0] if keys.shape[1] == 1 else keys, axis=None if keys.shape[1] == 1 else 0,
+                         return_inverse=True)
     group = group.reshape(-1)
     n = int(group.max()) + 1
     side = np.concatenate([np.zeros(len(keys_x), bool), np.ones(len(keys_y), bool)])
@@ -91,23 +96,90 @@ def _shared_across_blocks(keys_x: np.ndarray, blocks_x: np.ndarray, keys_y: np.n
     return bool((present & ~single).any())
 
 
-def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
-           memory: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The tile starts (rows of element coordinates) every instance of ``access`` touches, and the
-    linear block id of each, over every block of ``grid`` and every iteration of its loops."""
-    if access.coords is None or not access.tiles or not all(access.tiles) or access.approximate:
+def _tiled(access: Access) -> bool:
+    """A tile-view access whose every coordinate is a tile index times a step plus a lane."""
+    return access.coords is not None and bool(access.tiles) and all(access.tiles)
+
+
+def _elements_disjoint(access_x: Access, access_y: Access, grid: tuple[int, int, int],
+                       concrete: list[tuple[smt.Expr, smt.Expr]], memory: dict[str, np.ndarray]) -> bool:
+    """``disjoint`` element by element, for accesses that are not aligned tiles (a gather or a
+    scatter at computed offsets, e.g. a sorting network's partners ``i ^ j``): every lane of every
+    instance evaluated, its element's offset compared."""
+    keys_x, blocks_x = _elements(access_x, grid, concrete, memory)
+    keys_y, blocks_y = (keys_x, blocks_x) if access_y is access_x else _elements(access_y, grid, concrete, memory)
+    if not len(keys_x) or not len(keys_y):
+        return True
+    return not _shared_across_blocks(keys_x, blocks_x, keys_y, blocks_y)
+
+
+def apart_in_block(access_x: Access, access_y: Access, grid: tuple[int, int, int],
+                   concrete: list[tuple[smt.Expr, smt.Expr]], memory: dict[str, np.ndarray] | None = None) -> bool:
+    """No block has an element that ``access_x`` and ``access_y`` both touch (for one access: that
+    two of its lanes touch), for certain; accesses outside loops only (an instance per block).
+    False: not shown, the solver decides."""
+    if access_x.loops or access_y.loops:
+        return False
+    try:
+        keys_x, blocks_x = _elements(access_x, grid, concrete, memory or {})
+        keys_y, blocks_y = (keys_x, blocks_x) if access_y is access_x else \
+            _elements(access_y, grid, concrete, memory or {})
+    except _Unsupported:
+        return False
+    # (block, element) as one integer: in-bounds offsets are below the largest one seen, plus one
+    span = int(max(keys_x.max(initial=0), keys_y.max(initial=0))) + 1
+    if span * math.prod(grid) >= LIMIT:
+        return False
+    x = blocks_x * span + keys_x[:, 0]
+    if access_y is access_x:
+        return len(np.unique(x)) == len(x)
+    both = np.concatenate([np.unique(x), np.unique(blocks_y * span + keys_y[:, 0])])
+    return len(np.unique(both)) == len(both)
+
+
+def _elements(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
+              memory: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The element offsets (one column) every active, in-bounds lane of every instance of ``access``
+    touches, and the linear block id of each (the race queries ask about in-bounds elements: a
+    pointer op's active out-of-bounds lane is an obligation of its own)."""
+    from tilecheck.verifier.symbolic.engine import data_shape
+
+    shape = data_shape(access.op)
+    if access.approximate or len(shape) != access.rank:
         raise _Unsupported
-    for _, step, extent, _, _ in access.tiles:
-        if step < 1 or extent > step:
-            raise _Unsupported  # overlapping tiles: not one start per element
+    lanes = math.prod(shape)
+    if math.prod(grid) * lanes > MAX_ROWS:
+        raise _Unsupported
+    env, rows = _blocks(grid)
+    if shape:
+        which = np.repeat(np.arange(rows), lanes)
+        env = {name: values[which] for name, values in env.items()}
+        for lane, values in zip(LANES, np.indices(shape).reshape(len(shape), -1)):
+            env[lane.decl().name()] = np.tile(values.astype(np.int64), rows)
+        rows *= lanes
+    evaluate = _Evaluator(env, concrete, memory)
+    env, rows = _iterations(access, env, rows, evaluate)
+    active = evaluate.condition(access.active, rows) & evaluate.condition(access.in_bounds, rows)
+    linear = evaluate.ints(access.linear, rows)
+    return linear[active][:, None], _linear_block(env, grid)[active]
+
+
+def _blocks(grid: tuple[int, int, int]) -> tuple[dict[str, np.ndarray], int]:
+    """Every block of ``grid``, one row each: the block id variables' values."""
     if math.prod(grid) > MAX_ROWS:
         raise _Unsupported  # too many blocks to list (a 2**31-block grid would not fit in memory)
-    env: dict[str, np.ndarray] = {}
     ids = np.indices(grid).reshape(3, -1).astype(np.int64)
-    for b, row in zip(BLOCK_IDS, ids):
-        env[b.decl().name()] = row
-    rows = ids.shape[1]
-    evaluate = _Evaluator(env, concrete, memory)
+    return {b.decl().name(): row for b, row in zip(BLOCK_IDS, ids)}, ids.shape[1]
+
+
+def _linear_block(env: dict[str, np.ndarray], grid: tuple[int, int, int]) -> np.ndarray:
+    return (env["bid0"] * grid[1] + env["bid1"]) * grid[2] + env["bid2"]
+
+
+def _iterations(access: Access, env: dict[str, np.ndarray], rows: int, evaluate: "_Evaluator"
+                ) -> tuple[dict[str, np.ndarray], int]:
+    """Each row repeated for every iteration of the access's loops (``for`` loops with exact bounds
+    only), the loop variables' values added; the evaluator reads the new rows."""
     for loop in access.loops:
         if loop.bounds is None or not loop.exact or loop.limit is not None:
             raise _Unsupported
@@ -124,6 +196,21 @@ def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.
             env[name] = env[name][which]
         env[loop.var.decl().name()] = lb[which] + offset * step[which]
         rows = total
+    return env, rows
+
+
+def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
+           memory: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The tile starts (rows of element coordinates) every instance of ``access`` touches, and the
+    linear block id of each, over every block of ``grid`` and every iteration of its loops."""
+    if not _tiled(access) or access.approximate:
+        raise _Unsupported
+    for _, step, extent, _, _ in access.tiles:
+        if step < 1 or extent > step:
+            raise _Unsupported  # overlapping tiles: not one start per element
+    env, rows = _blocks(grid)
+    evaluate = _Evaluator(env, concrete, memory)
+    env, rows = _iterations(access, env, rows, evaluate)
     active = evaluate.condition(access.active, rows)
     starts = []
     for index, step, _, origin, _ in access.tiles:  # type: ignore[misc]
@@ -131,9 +218,8 @@ def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.
         if origin is not None:
             start = start + evaluate.ints(origin, rows)
         starts.append(start)
-    linear = (env["bid0"] * grid[1] + env["bid1"]) * grid[2] + env["bid2"]
     keys = np.stack(starts, axis=1) if starts else np.zeros((rows, 0), np.int64)
-    return keys[active], linear[active]
+    return keys[active], _linear_block(env, grid)[active]
 
 
 class _Evaluator:
@@ -189,6 +275,8 @@ class _Evaluator:
                 raise _Unsupported  # other contents, a loop-carried value, a lane, a free symbol
             return self.env[name]
         values = [self._eval(a, nodes, memo) for a in node.args]
+        if node.width or node.kind == "bvliteral":
+            return _bitvector(node, values)
         return _apply(node.kind, values)
 
     @staticmethod
@@ -243,6 +331,58 @@ def _apply(kind: str, v: list[Any]) -> Any:
     if kind == "implies":
         return np.logical_or(np.logical_not(v[0]), v[1])
     raise _Unsupported  # bit-vector ops and anything else: the solver's
+
+
+# bit-vectors as their unsigned values in int64: widths up to this many bits (int32 patterns)
+BV_BITS = 32
+
+
+def _bitvector(node: Any, v: list[Any]) -> Any:
+    """A bit-vector node's value (``smt.Node``: ``width`` and parameters), each bit-vector held as
+    its unsigned value; wider than ``BV_BITS`` bits, or an operation not listed, is the solver's."""
+    width, kind = node.width, node.kind
+    if width > BV_BITS or kind == "concat" and sum(node.value) > BV_BITS:
+        raise _Unsupported
+    mask = (1 << width) - 1
+    if kind == "bvliteral":
+        return np.int64(node.value)
+    if kind == "int2bv":
+        return np.bitwise_and(np.asarray(v[0], np.int64), mask)  # two's complement, mod 2^width
+    if kind == "bv2int":
+        return v[0]
+    if kind == "sbv2int":
+        return _signed(v[0], width)
+    if kind in ("bvxor", "bvand", "bvor"):
+        fn = {"bvxor": np.bitwise_xor, "bvand": np.bitwise_and, "bvor": np.bitwise_or}[kind]
+        return functools.reduce(fn, v[1:], np.asarray(v[0], np.int64))
+    if kind == "bvnot":
+        return np.bitwise_xor(v[0], mask)
+    if kind in ("bvadd", "bvsub"):
+        out = v[0] + sum(v[1:]) if kind == "bvadd" else v[0] - v[1]
+        return np.bitwise_and(np.asarray(out, np.int64), mask)
+    if kind == "extract":
+        high, low = node.value
+        return np.bitwise_and(np.right_shift(v[0], low), (1 << (high - low + 1)) - 1)
+    if kind == "concat":
+        out = np.asarray(v[0], np.int64)
+        for value, bits in zip(v[1:], node.value[1:]):
+            out = np.bitwise_or(np.left_shift(out, bits), value)
+        return out
+    if kind in _BV_COMPARE:
+        signed, relation = _BV_COMPARE[kind]
+        a, b = (_signed(v[0], width), _signed(v[1], width)) if signed else (v[0], v[1])
+        return _COMPARE[relation](a, b)
+    raise _Unsupported
+
+
+_BV_COMPARE = {"bvslt": (True, "lt"), "bvsle": (True, "le"), "bvsgt": (True, "gt"), "bvsge": (True, "ge"),
+               "bvult": (False, "lt"), "bvule": (False, "le"), "bvugt": (False, "gt"), "bvuge": (False, "ge")}
+
+
+def _signed(value: Any, width: int) -> Any:
+    """A ``width``-bit pattern's two's-complement value."""
+    value = np.asarray(value, np.int64)
+    return np.where(value >= 1 << (width - 1), value - (1 << width), value)
 
 
 _COMPARE = {"le": np.less_equal, "lt": np.less, "ge": np.greater_equal, "gt": np.greater, "eq": np.equal}

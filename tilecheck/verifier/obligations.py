@@ -411,8 +411,12 @@ class Checker(WitnessBuilding, LockExclusion):
         elif x is y:  # one op, two lanes of one instance: e.g. a scatter with duplicate indices
             constraints.append(smt.Or(*[p != q for p, q in zip(a.lanes, b.lanes)]) if a.lanes else
                                smt.BoolVal(False))
-        result = self.solve(constraints, "ordering inside a block", (x.op.loc, y.op.loc),
-                            ("inside", x.index, y.index, depth, relation))
+        key = ("inside", x.index, y.index, depth, relation)
+        if (relation is None and self.level.grid is not None and key not in self.known_proved
+                and enumeration.apart_in_block(x, y, self.level.grid, self.concrete, self._pinned_memory)):
+            self.result.proved.add(key)  # every lane of every block enumerated: no element shared
+            return
+        result = self.solve(constraints, "ordering inside a block", (x.op.loc, y.op.loc), key)
         if isinstance(result, smt.Sat):
             if x is y and relation is None:
                 message = (f"one {x.op.name} writes the same element of '{self.names.get(x.array)}' from two "

@@ -496,8 +496,8 @@ def _tree(i: int, nodes: Mapping[int, Any], names: Mapping[str, str]) -> Any:
         return ["lit", node.value]
     if node.kind == "symbol":
         return ["sym", names[node.value]] if not node.args and node.value in names else None
-    if node.kind in ("other", "uninterpreted"):
-        return None
+    if node.kind in ("other", "uninterpreted") or node.width or node.kind == "bvliteral":
+        return None  # bit-vector arithmetic: not a fact the launch check evaluates
     args = [_tree(a, nodes, names) for a in node.args]
     return None if any(a is None for a in args) else [node.kind, *args]
 
