@@ -56,12 +56,13 @@ def copies(module: Module, args: tuple[Any, ...], only_written: bool = False,
     if written is not None and not any(
             _overlap(leaves[i], leaves[j])
             for i in range(len(leaves)) if written[i] for j in range(len(leaves)) if not written[j]):
-        kept = _scratch_leaves(module, leaves, written, scratch)
+        write_only = _write_only(module, leaves, written) if scratch is not None else []
+        kept = {i: scratch[i][1] for i in write_only if i in scratch and _same_memory(scratch[i][0], leaves[i])}
         copied = iter(copies_keeping_overlaps([a for i, (a, w) in enumerate(zip(leaves, written))
                                                if w and i not in kept]))
         made = [kept[i] if i in kept else next(copied) if w else a for i, (a, w) in enumerate(zip(leaves, written))]
         if scratch is not None:
-            scratch.update({i: (leaves[i], made[i]) for i in _write_only(module, leaves, written)})
+            scratch.update({i: (leaves[i], made[i]) for i in write_only})
         copies = iter(made)
     else:
         copies = iter(copies_keeping_overlaps(leaves))
@@ -77,54 +78,37 @@ def copies(module: Module, args: tuple[Any, ...], only_written: bool = False,
 def _written_leaves(module: Module, count: int) -> list[bool] | None:
     """Per array leaf of the arguments (in ``copies`` order): may an op write it? None when that
     cannot be told (a write the IR does not trace, or leaves that do not match the parameters)."""
-    written = written_arguments(module.entry)
-    if None in written:
+    return _leaf_flags(module, count, written_arguments(module.entry))
+
+
+def _leaf_flags(module: Module, count: int, touched: set[int | None]) -> list[bool] | None:
+    """Per array leaf: is its entry argument in ``touched`` (an array of a list argument always
+    counts: its accesses go through the list's table, which is not traced)? None when ``touched``
+    holds an untraced access or the leaves do not match the parameters."""
+    if None in touched:
         return None
     flags: list[bool] = []
     for p in module.params:
         if p.kind == "array":
-            flags.append(p.first_arg in written)
-        elif p.kind == "list":  # written through the list's table: not traced
+            flags.append(p.first_arg in touched)
+        elif p.kind == "list":
             flags += [True] * len(getattr(p, "items", ()))
     return flags if len(flags) == count else None
 
 
 def _write_only(module: Module, leaves: list[np.ndarray], written: list[bool]) -> list[int]:
     """The leaves ops write and none reads, sharing memory with no other leaf."""
-    read = _read_leaves(module, len(leaves))
+    read = _leaf_flags(module, len(leaves), read_arguments(module.entry))
     if read is None:
         return []
     return [i for i, a in enumerate(leaves) if written[i] and not read[i]
             and not any(_overlap(a, b) for j, b in enumerate(leaves) if j != i)]
 
 
-def _scratch_leaves(module: Module, leaves: list[np.ndarray], written: list[bool],
-                    scratch: dict[int, tuple[Any, np.ndarray]] | None) -> dict[int, np.ndarray]:
-    """The write-only leaves whose copy an earlier run left in ``scratch`` (the same array)."""
-    if not scratch:
-        return {}
-    return {i: scratch[i][1] for i in _write_only(module, leaves, written)
-            if i in scratch and _same_memory(scratch[i][0], leaves[i])}
-
-
 def _same_memory(a: np.ndarray, b: np.ndarray) -> bool:
     """One array, even through two view objects (the scratch entry keeps its memory alive)."""
     return (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype) == \
         (b.__array_interface__["data"][0], b.shape, b.strides, b.dtype)
-
-
-def _read_leaves(module: Module, count: int) -> list[bool] | None:
-    """Per array leaf of the arguments: may an op read it? (None: cannot be told.)"""
-    read = read_arguments(module.entry)
-    if None in read:
-        return None
-    flags: list[bool] = []
-    for p in module.params:
-        if p.kind == "array":
-            flags.append(p.first_arg in read)
-        elif p.kind == "list":
-            flags += [True] * len(getattr(p, "items", ()))
-    return flags if len(flags) == count else None
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> bool:

@@ -49,30 +49,28 @@ def base_argument(value: Value, function: Function) -> int | None:
 def written_arguments(function: Function) -> set[int | None]:
     """Entry arguments that some op writes (stores, atomics). ``None`` in the set means a write
     whose target cannot be traced to an argument, or an op of unknown effect."""
-    written: set[int | None] = set()
-    for op in function.walk():
-        opdef = op.opdef
-        if opdef is None:
-            written.add(None)
-        elif opdef.effect in (Effect.WRITE, Effect.ATOMIC):
-            address = op.operand(_ADDRESS.get(op.name, ""))
-            written.add(base_argument(address, function) if address is not None else None)
-    return written
+    return _arguments_with(function, (Effect.WRITE, Effect.ATOMIC))
 
 
 def read_arguments(function: Function) -> set[int | None]:
     """Entry arguments that some op reads (loads, atomics: an atomic reads what it replaces).
     ``None`` in the set means a read whose source cannot be traced to an argument, or an op of
     unknown effect."""
-    read: set[int | None] = set()
+    return _arguments_with(function, (Effect.READ, Effect.ATOMIC))
+
+
+def _arguments_with(function: Function, effects: tuple[Effect, ...]) -> set[int | None]:
+    """Entry arguments that an op of one of ``effects`` addresses (None: an untraced address, or an
+    op of unknown effect)."""
+    found: set[int | None] = set()
     for op in function.walk():
         opdef = op.opdef
         if opdef is None:
-            read.add(None)
-        elif opdef.effect in (Effect.READ, Effect.ATOMIC):
+            found.add(None)
+        elif opdef.effect in effects:
             address = op.operand(_ADDRESS.get(op.name, ""))
-            read.add(base_argument(address, function) if address is not None else None)
-    return read
+            found.add(base_argument(address, function) if address is not None else None)
+    return found
 
 
 def array_name(module: Module, function: Function, value: Value) -> str:
