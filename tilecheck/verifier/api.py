@@ -119,6 +119,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
     assume = with_requirements(kernel, assume)  # and the kernel's @tilecheck.requires
     start = time.perf_counter()
     module, params = _module(kernel, args)
+    phases = {"compile_s": time.perf_counter() - start}
     grid3 = _grid(grid)
     for pre in assume:
         if not isinstance(pre, Precondition):
@@ -159,13 +160,16 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
     every = None
     if every_shape and grid3 is not None and args is not None and params and not fp.unsupported:
         others = _observed_launches(kernel, module, observed)
+        mark = time.perf_counter()
         every = _every_shape(fp, graph, locks, list(assume), params, args, grid3, data, others)
+        phases["search_s"] = time.perf_counter() - mark
         report.launch_contract = every.contract
         if every.contract.proved:
             levels = [dataclasses.replace(every.result.level, label=EVERY_SHAPE_LEVEL)]
             results.append(dataclasses.replace(every.result, level=levels[0]))
         else:
             levels = levels[1:]  # the search asked the all-shapes level, under more rules
+    mark = time.perf_counter()
     for n, level in enumerate(levels):
         if results and results[-1].level is level:
             break
@@ -188,6 +192,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         results.append(result)
         if not result.races and not result.unknowns and not _violated(result):
             break
+    phases["levels_s"] = time.perf_counter() - mark
     final = results[-1]
     given = levels[-1]
     inferred = None
@@ -279,7 +284,8 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
                                    "holds)" if given.shapes is not None else ""))
     report.stats = {"levels": [r.level.label for r in results], "queries": sum(r.queries for r in results),
                     "solver_s": round(sum(r.solver_s for r in results), 4),
-                    "total_s": round(time.perf_counter() - start, 4), "accesses": len(fp.accesses)}
+                    "total_s": round(time.perf_counter() - start, 4), "accesses": len(fp.accesses),
+                    **{k: round(v, 4) for k, v in phases.items()}}
     if data and grid3 is not None and args is not None and params and launch_data.contents_dependent(report):
         from tilecheck.interp.detect import detect
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from tilecheck.ir.loc import Loc
 from tilecheck.ir.types import ScalarType
-from tilecheck.verifier import carried, enumeration, given_case, shape_contract, smt, synchronisation
+from tilecheck.verifier import carried, enumeration, given_case, intervals, shape_contract, smt, synchronisation
 from tilecheck.verifier.footprints import (
     Access,
     Instance,
@@ -205,6 +205,25 @@ class Checker(WitnessBuilding, LockExclusion):
             if facts:
                 out += [rename_blocks(f, tag) for f in self.fp.facts]
         return out
+
+    @functools.cached_property
+    def _ranges(self) -> intervals.Box:
+        """Block 'b1''s variables' ranges under the level's base and index widths, and CUDA's grid
+        limits (a fact of every launch, kept out of the solver's queries); each array's contents'
+        range (by content function): once per level."""
+        limits = [g <= bound for g, bound in zip(GRID, GRID_LIMITS)]
+        box = intervals.box_of([*self.base(("b1",)), *(self.level.widths or ()), *limits])
+        for index, func in self.fp.memory.items():  # array contents lie in the element type's range
+            element = self.fp.arrays[index].element
+            bits = element.bitwidth if isinstance(element, ScalarType) else 64
+            if 1 < bits < 64:  # as ``content_facts`` says to the solver
+                box[func.name()] = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+        return box
+
+    def never_wraps(self, value: smt.IntExpr, lo: int, hi: int, live: smt.BoolExpr) -> bool:
+        """Block 'b1''s ``value`` stays in ``[lo, hi]`` wherever ``live`` holds, by interval
+        arithmetic alone (``intervals``: no solver, so no rule of a contract is used)."""
+        return intervals.within(value, lo, hi, intervals.box_of([live], self._ranges, rounds=2))
 
     def solve(self, constraints: list[smt.BoolExpr], what: str, locs: tuple[Loc, ...],
               key: tuple[Any, ...] | None = None, tentative: bool = False,

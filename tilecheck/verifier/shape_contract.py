@@ -430,8 +430,11 @@ def check_overflow(ch: Any) -> bool:
         key = ("overflow", n)
         if op not in feeding or key in ch.known_proved:
             continue
-        value = rename_blocks(term, "b1")
-        claims[key] = smt.And(rename_blocks(live, "b1"), smt.Or(value < lo, value > hi))
+        value, live = rename_blocks(term, "b1"), rename_blocks(live, "b1")
+        if ch.never_wraps(value, lo, hi, live):
+            ch.result.proved.add(key)
+            continue
+        claims[key] = smt.And(live, smt.Or(value < lo, value > hi))
         ops[key] = (op, value, lo, hi)
     if not claims:
         return False
