@@ -76,6 +76,8 @@ class LevelResult:
     # constraints (preconditions, pinned contents) need not ask them again
     proved: set[tuple[Any, ...]] = field(default_factory=set)
     cores: set[str] = field(default_factory=set)  # the tracked assumptions the level's proofs used
+    # per obligation proved by a query, the tracked assumptions its proof used (none recorded: none)
+    core_of: dict[tuple[Any, ...], frozenset[str]] = field(default_factory=dict)
     reads_data: bool = False  # a defect found needs array contents (its query reads them)
     unconfirmed: int = 0  # the level's models that did not reproduce on the interpreter (witnesses.py)
 
@@ -256,6 +258,7 @@ class Checker(WitnessBuilding, LockExclusion):
             self.result.cores |= result.core
             if key is not None:
                 self.result.proved.add(key)
+                self.result.core_of[key] = result.core
         return result
 
     def content_facts(self, formula: smt.BoolExpr) -> list[smt.BoolExpr]:
@@ -506,6 +509,7 @@ class Checker(WitnessBuilding, LockExclusion):
         if not isinstance(result, smt.Unsat):
             return False
         self.result.proved |= set(claims)
+        self.result.core_of |= dict.fromkeys(claims, result.core)
         return True
 
     def bounds(self, x: Access) -> None:

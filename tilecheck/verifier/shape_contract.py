@@ -377,6 +377,7 @@ def search(check: Callable[[tuple[Rule, ...], set[Any]], Any], pool: list[Rule],
             tiers.append(tier)
     result = None
     proved: set[Any] = set()
+    ruled: set[Any] = set()  # the obligations whose proofs used a rule
     needed: set[Rule] = set()
     start = smt.work_spent() or 0
     for n, rules in enumerate(tiers):
@@ -385,6 +386,7 @@ def search(check: Callable[[tuple[Rule, ...], set[Any]], Any], pool: list[Rule],
         if n and n < len(tiers) - 1 and result.unknowns:
             continue  # a query the solver could not decide: the values seen (last tier) usually do
         result = check(tuple(rules), proved)
+        ruled |= {key for key in result.proved - proved if result.core_of.get(key)}
         proved |= result.proved
         needed |= {r for i, r in enumerate(rules) if f"rule!{i}" in result.cores}
         defects = [f for f in result.findings if f.is_defect or f.kind == "overflow"]
@@ -394,8 +396,9 @@ def search(check: Callable[[tuple[Rule, ...], set[Any]], Any], pool: list[Rule],
             chosen = tuple(r for r in pool if r in needed)
             if len(chosen) > SHRINK_ABOVE:
                 # a core is what the solver happened to use, not the least it needs: asked again
-                # under the core alone, every obligation anew, the new core is usually smaller
-                again = check(chosen, set())
+                # under the core alone, every obligation that used a rule anew, the new core is
+                # usually smaller (one proved without a rule holds under any)
+                again = check(chosen, proved - ruled)
                 if not again.findings and not again.unknowns:
                     chosen = tuple(r for i, r in enumerate(chosen) if f"rule!{i}" in again.cores)
                     result = again
@@ -445,6 +448,7 @@ def check_overflow(ch: Any) -> bool:
                           tuple(op.loc for op, *_ in ops.values()), tentative=True)
         if isinstance(result, smt.Unsat):
             ch.result.proved |= set(claims)
+            ch.result.core_of |= dict.fromkeys(claims, result.core)
             return False
         if isinstance(result, smt.Sat):  # its model is a launch where an operation wraps: that one
             found = next(((key, result) for key, claim in claims.items() if result.eval(claim) is True), None)
