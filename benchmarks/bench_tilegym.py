@@ -116,7 +116,7 @@ def main() -> None:
     parser.add_argument("--reverse", action="store_true", help="verify the kernels in reverse order")
     parser.add_argument("--only", default="", help="only kernels whose module.name contains this")
     parser.add_argument("--profile", type=int, default=0, help="print the N costliest functions (cProfile)")
-    parser.add_argument("--out", help="save this tree's sweep as JSON")
+    parser.add_argument("--out", help="save this tree's sweep as JSON (and the baseline's beside it)")
     parser.add_argument("--compare", nargs=2, metavar="JSON", help="diff two saved sweeps and exit")
     opts = parser.parse_args()
     if opts.compare:
@@ -135,6 +135,8 @@ def main() -> None:
             runs[name].append(sweep(tree, opts.src, opts.capture, opts.reverse, opts.only, opts.profile))
     if opts.out:
         Path(opts.out).write_text(json.dumps(runs["this tree"][-1], indent=1))
+        if "baseline" in runs:  # beside it, for --compare and per-kernel ratios
+            Path(opts.out).with_suffix(".baseline.json").write_text(json.dumps(runs["baseline"][-1], indent=1))
     print("| tree | kernels | verdicts | median s | p95 s | max s |")
     print("|---|---|---|---|---|---|")
     figures = {}
