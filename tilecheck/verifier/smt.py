@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
+import types
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -66,6 +67,20 @@ def _connective(make: Any, general: Any) -> Any:
 
 And = _connective(z3.z3core.Z3_mk_and, z3.And)
 Or = _connective(z3.z3core.Z3_mk_or, z3.Or)
+
+
+
+def _raw(name: str) -> Any:
+    """Z3's C function ``name`` itself (z3core keeps it in its wrapper's default argument)."""
+    return getattr(z3.z3core, name).__defaults__[-1].f
+
+
+# Z3's C functions themselves, for walking terms: z3core's wrapper of each asks the context for an
+# error code after the call, a second foreign call per node, and half of a walk's time; these
+# getters read terms Z3 made, which cannot fail (functions returning strings keep their wrappers)
+_C = types.SimpleNamespace(**{name: _raw(name) for name in (
+    "Z3_get_ast_id", "Z3_get_ast_kind", "Z3_get_app_num_args", "Z3_get_decl_kind", "Z3_get_app_decl",
+    "Z3_get_app_arg", "Z3_get_sort_kind", "Z3_get_sort", "Z3_get_bv_sort_size", "Z3_get_decl_int_parameter")})
 
 _local = threading.local()  # per thread: ``ctx`` (the Z3 context) and ``fresh`` (the name counter)
 
@@ -331,18 +346,17 @@ def _uninterpreted(terms: list[Expr], seen: set[int] | None = None) -> Iterator[
     todo = [t.as_ast() for t in terms]
     ctx = terms[0].ctx
     c = ctx.ref()
-    core = z3.z3core
     while todo:
         a = todo.pop()
-        i = core.Z3_get_ast_id(c, a)
-        if i in seen or core.Z3_get_ast_kind(c, a) != z3.Z3_APP_AST:
+        i = _C.Z3_get_ast_id(c, a)
+        if i in seen or _C.Z3_get_ast_kind(c, a) != z3.Z3_APP_AST:
             seen.add(i)
             continue
         seen.add(i)
-        n = core.Z3_get_app_num_args(c, a)
-        if core.Z3_get_decl_kind(c, core.Z3_get_app_decl(c, a)) == z3.Z3_OP_UNINTERPRETED:
+        n = _C.Z3_get_app_num_args(c, a)
+        if _C.Z3_get_decl_kind(c, _C.Z3_get_app_decl(c, a)) == z3.Z3_OP_UNINTERPRETED:
             yield z3.z3._to_expr_ref(a, ctx), n
-        todo.extend(core.Z3_get_app_arg(c, a, k) for k in range(n))
+        todo.extend(_C.Z3_get_app_arg(c, a, k) for k in range(n))
 
 
 def uninterpreted_applications(term: Expr) -> Iterator[Expr]:
@@ -417,11 +431,11 @@ def applications_of(terms: list[Expr], cache: dict[int, tuple[Expr, dict[str, li
 def _and_arguments(term: Expr) -> list[BoolExpr] | None:
     """The conjuncts of an ``and`` application (None for any other term), read through the C API."""
     ctx = term.ctx
-    c, core, a = ctx.ref(), z3.z3core, term.as_ast()
-    if core.Z3_get_ast_kind(c, a) != z3.Z3_APP_AST or \
-            core.Z3_get_decl_kind(c, core.Z3_get_app_decl(c, a)) != z3.Z3_OP_AND:
+    c, a = ctx.ref(), term.as_ast()
+    if _C.Z3_get_ast_kind(c, a) != z3.Z3_APP_AST or \
+            _C.Z3_get_decl_kind(c, _C.Z3_get_app_decl(c, a)) != z3.Z3_OP_AND:
         return None
-    return [z3.BoolRef(core.Z3_get_app_arg(c, a, k), ctx) for k in range(core.Z3_get_app_num_args(c, a))]
+    return [z3.BoolRef(_C.Z3_get_app_arg(c, a, k), ctx) for k in range(_C.Z3_get_app_num_args(c, a))]
 
 
 def constants(term: Expr) -> list[Expr]:
@@ -477,16 +491,16 @@ def dag(term: Expr) -> tuple[int, dict[int, Node]]:
     ctx = term.ctx
     c, core = ctx.ref(), z3.z3core
     nodes: dict[int, Node] = {}
-    root = core.Z3_get_ast_id(c, term.as_ast())
+    root = _C.Z3_get_ast_id(c, term.as_ast())
     todo = [term.as_ast()]
     while todo:
         a = todo.pop()
-        i = core.Z3_get_ast_id(c, a)
+        i = _C.Z3_get_ast_id(c, a)
         if i in nodes:
             continue
-        ast_kind = core.Z3_get_ast_kind(c, a)
+        ast_kind = _C.Z3_get_ast_kind(c, a)
         if ast_kind == z3.Z3_NUMERAL_AST:
-            sort = core.Z3_get_sort_kind(c, core.Z3_get_sort(c, a))
+            sort = _C.Z3_get_sort_kind(c, _C.Z3_get_sort(c, a))
             value = int(core.Z3_get_numeral_string(c, a)) if sort in (z3.Z3_INT_SORT, z3.Z3_BV_SORT) else None
             nodes[i] = (Node("literal", value, ()) if sort == z3.Z3_INT_SORT else
                         Node("bvliteral", value, (), _bv_width(c, a)) if sort == z3.Z3_BV_SORT else
@@ -495,19 +509,19 @@ def dag(term: Expr) -> tuple[int, dict[int, Node]]:
         if ast_kind != z3.Z3_APP_AST:
             nodes[i] = Node("other", None, ())
             continue
-        decl = core.Z3_get_app_decl(c, a)
-        op = core.Z3_get_decl_kind(c, decl)
-        n = core.Z3_get_app_num_args(c, a)
-        args = [core.Z3_get_app_arg(c, a, k) for k in range(n)]
+        decl = _C.Z3_get_app_decl(c, a)
+        op = _C.Z3_get_decl_kind(c, decl)
+        n = _C.Z3_get_app_num_args(c, a)
+        args = [_C.Z3_get_app_arg(c, a, k) for k in range(n)]
         if op in (z3.Z3_OP_TRUE, z3.Z3_OP_FALSE):
             nodes[i] = Node("literal", op == z3.Z3_OP_TRUE, ())
         elif op == z3.Z3_OP_UNINTERPRETED:
             name = core.Z3_get_symbol_string(c, core.Z3_get_decl_name(c, decl))
-            nodes[i] = Node("symbol", name, tuple(core.Z3_get_ast_id(c, x) for x in args))
+            nodes[i] = Node("symbol", name, tuple(_C.Z3_get_ast_id(c, x) for x in args))
         elif op in _BV_KINDS:
             nodes[i] = _bv_node(c, decl, op, a, args)
         else:
-            nodes[i] = Node(_KINDS.get(op, "other"), None, tuple(core.Z3_get_ast_id(c, x) for x in args))
+            nodes[i] = Node(_KINDS.get(op, "other"), None, tuple(_C.Z3_get_ast_id(c, x) for x in args))
         todo.extend(args)
     return root, nodes
 
@@ -523,20 +537,19 @@ _BV_KINDS = {z3.Z3_OP_INT2BV: "int2bv", z3.Z3_OP_BV2INT: "bv2int", z3.Z3_OP_SBV2
 
 
 def _bv_width(c: Any, a: Any) -> int:
-    sort = z3.z3core.Z3_get_sort(c, a)
-    return z3.z3core.Z3_get_bv_sort_size(c, sort) if z3.z3core.Z3_get_sort_kind(c, sort) == z3.Z3_BV_SORT else 0
+    sort = _C.Z3_get_sort(c, a)
+    return _C.Z3_get_bv_sort_size(c, sort) if _C.Z3_get_sort_kind(c, sort) == z3.Z3_BV_SORT else 0
 
 
 def _bv_node(c: Any, decl: Any, op: int, a: Any, args: list[Any]) -> Node:
     """A bit-vector application as a ``Node``: its width (of its arguments, for a comparison or a
     conversion to an integer) and its parameters."""
-    core = z3.z3core
-    ids = tuple(core.Z3_get_ast_id(c, x) for x in args)
+    ids = tuple(_C.Z3_get_ast_id(c, x) for x in args)
     kind = _BV_KINDS[op]
     if kind == "int2bv":
-        return Node(kind, core.Z3_get_decl_int_parameter(c, decl, 0), ids, _bv_width(c, a))
+        return Node(kind, _C.Z3_get_decl_int_parameter(c, decl, 0), ids, _bv_width(c, a))
     if kind == "extract":
-        return Node(kind, (core.Z3_get_decl_int_parameter(c, decl, 0), core.Z3_get_decl_int_parameter(c, decl, 1)),
+        return Node(kind, (_C.Z3_get_decl_int_parameter(c, decl, 0), _C.Z3_get_decl_int_parameter(c, decl, 1)),
                     ids, _bv_width(c, a))
     if kind == "concat":
         return Node(kind, tuple(_bv_width(c, x) for x in args), ids, _bv_width(c, a))
