@@ -74,9 +74,11 @@ def check_overflow(ch: Checker) -> None:
                if op in feeding and ("overflow", n) not in ch.known_proved]
     ch.result.proved |= {("overflow", n) for n, (op, *_) in enumerate(ch.fp.overflows)
                          if op in feeding and n not in pending}  # cannot wrap under fewer constraints
-    # proved by interval arithmetic (``Checker.never_wraps``): not asked
-    bounded = {n for n in pending if ch.never_wraps(rename_blocks(ch.fp.overflows[n][1], "b1"),
-                                                    *ch.fp.overflows[n][2:4], rename_blocks(ch.fp.overflows[n][4], "b1"))}
+    bounded = set()  # proved by interval arithmetic (``Checker.never_wraps``): not asked
+    for n in pending:
+        _, term, lo, hi, live = ch.fp.overflows[n]
+        if ch.never_wraps(rename_blocks(term, "b1"), lo, hi, rename_blocks(live, "b1")):
+            bounded.add(n)
     ch.result.proved |= {("overflow", n) for n in bounded}
     pending = _wrapping(ch, [n for n in pending if n not in bounded])
     for n in pending:

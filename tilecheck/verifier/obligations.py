@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import itertools
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,6 +81,12 @@ class LevelResult:
     core_of: dict[tuple[Any, ...], frozenset[str]] = field(default_factory=dict)
     reads_data: bool = False  # a defect found needs array contents (its query reads them)
     unconfirmed: int = 0  # the level's models that did not reproduce on the interpreter (witnesses.py)
+
+    def prove(self, keys: Iterable[tuple[Any, ...]], core: frozenset[str] = frozenset()) -> None:
+        """Record ``keys`` proved, by a proof that used the tracked assumptions ``core``."""
+        for key in keys:
+            self.proved.add(key)
+            self.core_of[key] = core
 
     @property
     def races(self) -> list[Finding]:
@@ -215,12 +222,16 @@ class Checker(WitnessBuilding, LockExclusion):
         range (by content function): once per level."""
         limits = [g <= bound for g, bound in zip(GRID, GRID_LIMITS)]
         box = intervals.box_of([*self.base(("b1",)), *(self.level.widths or ()), *limits])
-        for index, func in self.fp.memory.items():  # array contents lie in the element type's range
-            element = self.fp.arrays[index].element
-            bits = element.bitwidth if isinstance(element, ScalarType) else 64
-            if 1 < bits < 64:  # as ``content_facts`` says to the solver
-                box[func.name()] = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+        for index, func in self.fp.memory.items():
+            if (span := self._contents_range(index)) is not None:
+                box[func.name()] = span
         return box
+
+    def _contents_range(self, index: int) -> tuple[int, int] | None:
+        """The range of array ``index``'s contents, its element type's (None: not bounded here)."""
+        element = self.fp.arrays[index].element
+        bits = element.bitwidth if isinstance(element, ScalarType) else 64
+        return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if 1 < bits < 64 else None
 
     def never_wraps(self, value: smt.IntExpr, lo: int, hi: int, live: smt.BoolExpr) -> bool:
         """Block 'b1''s ``value`` stays in ``[lo, hi]`` wherever ``live`` holds, by interval
@@ -257,8 +268,7 @@ class Checker(WitnessBuilding, LockExclusion):
         elif isinstance(result, smt.Unsat):
             self.result.cores |= result.core
             if key is not None:
-                self.result.proved.add(key)
-                self.result.core_of[key] = result.core
+                self.result.prove([key], result.core)
         return result
 
     def content_facts(self, formula: smt.BoolExpr) -> list[smt.BoolExpr]:
@@ -275,10 +285,8 @@ class Checker(WitnessBuilding, LockExclusion):
         for index, func in self.fp.memory.items():
             name = self.names.get(index, "")
             apps = by_name.get(func.name(), [])
-            element = self.fp.arrays[index].element
-            bits = element.bitwidth if isinstance(element, ScalarType) else 64
-            if 1 < bits < 64:  # array contents lie in the element type's range
-                extra += [smt.And(app >= -(1 << (bits - 1)), app < (1 << (bits - 1))) for app in apps]
+            if (span := self._contents_range(index)) is not None:  # in the element type's range
+                extra += [smt.And(app >= span[0], app < span[1] + 1) for app in apps]
             for pre in self.preconditions.get(name, []):
                 extra += constraints(pre, apps)
             if self.pin_given and apps and self.confirmer is not None:
@@ -508,8 +516,7 @@ class Checker(WitnessBuilding, LockExclusion):
         result = self.solve([*self.base(("b1",)), smt.Or(*claims.values())], what, locs, tentative=True)
         if not isinstance(result, smt.Unsat):
             return False
-        self.result.proved |= set(claims)
-        self.result.core_of |= dict.fromkeys(claims, result.core)
+        self.result.prove(claims, result.core)
         return True
 
     def bounds(self, x: Access) -> None:
