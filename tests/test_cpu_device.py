@@ -2,6 +2,7 @@
 plugin. The parts that need torch skip without it; option parsing, the refusal without torch and
 the autotuner interception are tested without torch."""
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -231,7 +232,14 @@ def test_cpu_device_in_process():
         assert torch.equal(a, torch.rand(3, device="cuda"))
         with torch.cuda.device(0), torch.cuda.stream(torch.cuda.Stream()):
             assert torch.cuda.memory_allocated() == 0
+        # torch._dynamo maps each torch object to one rule: the stand-ins must be distinct objects
+        from torch._dynamo import trace_rules
+
+        trace_rules.get_torch_obj_rule_map.cache_clear()
+        assert torch.cuda.synchronize in trace_rules.get_torch_obj_rule_map()
     finally:
+        if "torch._dynamo.trace_rules" in sys.modules:  # (importing it is what failed before)
+            sys.modules["torch._dynamo.trace_rules"].get_torch_obj_rule_map.cache_clear()
         device.uninstall()
     assert torch.cuda.is_available is real_available
     if not real_available():

@@ -229,7 +229,7 @@ def _torch_cuda_api(torch: Any, gpu: GpuModel) -> dict[str, Any]:
     def nothing(*_: Any, **__: Any) -> None:
         return None
 
-    return {
+    api = {
         "is_available": lambda: True,
         "device_count": lambda: 1,
         "current_device": lambda: 0,
@@ -264,3 +264,15 @@ def _torch_cuda_api(torch: Any, gpu: GpuModel) -> dict[str, Any]:
         "set_rng_state": lambda new_state, device="cuda": torch.set_rng_state(new_state),
         "_sleep": nothing,
     }
+    # one function object per name: torch._dynamo keys its rules by the object, and refuses one
+    # object that stands for two torch.cuda functions with different rules (torch.compile, and
+    # whatever imports torch._dynamo, would fail)
+    return {name: fn if isinstance(fn, type) else _named(fn, name) for name, fn in api.items()}
+
+
+def _named(fn: Any, name: str) -> Any:
+    def stand_in(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    stand_in.__name__ = stand_in.__qualname__ = name
+    return stand_in

@@ -10,7 +10,8 @@
   Launches made through cuTile's autotuner (``cuda.tile.tune.exhaustive_search``) are checked too:
   every configuration of the search space, before any is timed.
   ``--tilecheck-backend=cpu`` runs launches on the CPU interpreter instead of a GPU, and picks an
-  autotuned configuration by rule (the first that passes its check: ``tilecheck.runtime.autotune``).
+  autotuned configuration by rule (the first that passes its check: ``tilecheck.runtime.autotune``),
+  for cuTile's autotuner and Triton's ``@triton.autotune`` alike.
 - ``--tilecheck-cpu-device[=sm_90]``: a CUDA-only test suite on a CPU-only machine: implies the two
   options above and installs ``tilecheck.cpu_device`` (``device="cuda"`` tensors are CPU tensors,
   ``torch.cuda`` answers as the named GPU) before the suite's own conftest is loaded.
@@ -55,6 +56,8 @@ class _State:
     original_launch: Any = None
     original_search: Any = None
     original_triton_run: Any = None  # JITFunction.run, while Triton launches are intercepted
+    original_autotune_run: Any = None  # triton's Autotuner.run, likewise
+    checking_only: int = 0  # >0 while Triton's autotuner "times" a configuration on the cpu backend
     active: int = 0  # >0 while launches are intercepted
 
     def note(self, kernel: str, outcome: str, text: str) -> None:
@@ -202,11 +205,12 @@ def _intercept(state: _State) -> None:
 
 
 def _intercept_triton(state: _State) -> None:
-    """``kernel[grid](...)`` of a ``@triton.jit`` kernel (heuristics-wrapped ones reach it too):
-    checked like ``ct.launch``, then run on the interpreter with ``--tilecheck-backend=cpu``. Only
+    """``kernel[grid](...)`` of a ``@triton.jit`` kernel (heuristics-wrapped and autotuned ones reach it
+    too): checked like ``ct.launch``, then run on the interpreter with ``--tilecheck-backend=cpu``. Only
     when the tests imported Triton (the plugin does not import it for projects that do not use it)."""
     if "triton" not in sys.modules or state.original_triton_run is not None:
         return  # (called again before each test: the tests may import Triton after interception began)
+    from triton.runtime.autotuner import Autotuner
     from triton.runtime.jit import JITFunction
 
     original = JITFunction.run
@@ -220,6 +224,8 @@ def _intercept_triton(state: _State) -> None:
         bound = {**dict(zip(names, args)), **{k: v for k, v in kwargs.items() if k in names}}
         grid3 = _grid(grid(bound) if callable(grid) else grid)
         _check_launch(state, grid3, self, bound)
+        if state.checking_only:
+            return None  # a configuration the autotuner "times" on the cpu backend: checked, not run
         if state.backend == "cpu":
             from tilecheck.runtime import launch as cpu_launch
 
@@ -227,6 +233,48 @@ def _intercept_triton(state: _State) -> None:
         return original(self, *args, grid=grid, warmup=warmup, **kwargs)
 
     JITFunction.run = run
+    if state.backend == "cpu":
+        state.original_autotune_run = Autotuner.run
+        Autotuner.run = _checked_autotune(state, Autotuner.run)
+
+
+def _checked_autotune(state: _State, original: Any) -> Any:
+    """Triton's autotuner without a GPU: it would time every configuration with the driver's
+    benchmarker. Here each configuration's launch is checked and not run, and the rule of cuTile's
+    checked search applies: the first configuration whose check passes is chosen (every one that
+    passes "takes" 0.0; one Triton cannot compile, inf). A race or a refused unknown in any
+    configuration fails the test, as on the GPU."""
+    from tilecheck.ir import FrontendError
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        tally: list[bool] = []
+
+        def bench(kernel_call: Any, quantiles: Any = (0.5,), **_: Any) -> list[float]:
+            __tracebackhide__ = True
+            state.checking_only += 1
+            try:
+                kernel_call()
+            except FrontendError:
+                tally.append(False)
+                return [float("inf")] * len(quantiles)
+            finally:
+                state.checking_only -= 1
+            tally.append(True)
+            return [0.0] * len(quantiles)
+
+        self.__dict__["do_bench"] = bench  # Autotuner.do_bench is a cached_property: this instance's
+        try:
+            result = original(self, *args, **kwargs)
+        finally:
+            self.__dict__.pop("do_bench", None)
+        if tally:
+            state.note(self.base_fn.__name__, "autotuned",
+                       f"{len(tally)} configuration(s) checked, {sum(tally)} passed; chose {self.best_config}: "
+                       "the first that passes its check (--tilecheck-backend=cpu times nothing)")
+        return result
+
+    return run
 
 
 def _release(state: _State) -> None:
@@ -236,6 +284,11 @@ def _release(state: _State) -> None:
 
         JITFunction.run = state.original_triton_run
         state.original_triton_run = None
+        if state.original_autotune_run is not None:
+            from triton.runtime.autotuner import Autotuner
+
+            Autotuner.run = state.original_autotune_run
+            state.original_autotune_run = None
     if state.active == 0 and state.original_launch is not None:
         import cuda.tile as ct
         from cuda.tile import tune

@@ -200,14 +200,47 @@ def test_a_triton_launch_runs_on_the_cpu():
 def test_a_grid_function_and_a_racy_launch():
     src, dst = np.arange(128, dtype=np.float32), np.zeros(128, np.float32)
     copy_halved[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](src, dst, 128)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64})], key=["n"])
+@triton.jit
+def copy_tuned(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 16})], key=["n"])
+@triton.jit
+def copy_tuned_halved(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    # BLOCK 32: blocks 2k and 2k+1 write the same tile; BLOCK 16 would be a plain copy
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst_ptr + (pid // 2) * BLOCK + tl.arange(0, BLOCK), tl.load(src_ptr + offs, mask=offs < n))
+
+
+def test_an_autotuned_launch_without_a_gpu():
+    src, dst = np.arange(100, dtype=np.float32), np.zeros(100, np.float32)
+    copy_tuned[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](src, dst, 100)
+    assert (dst == src).all()
+    assert copy_tuned.best_config.kwargs == {"BLOCK": 16}  # the first that passes its check
+
+
+def test_an_autotuned_configuration_that_races():
+    src, dst = np.arange(128, dtype=np.float32), np.zeros(128, np.float32)
+    copy_tuned_halved[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](src, dst, 128)
 '''
 
 
 def test_the_plugin_checks_triton_launches_and_runs_them_on_the_cpu(pytester):
     pytester.makepyfile(test_triton_launches=TRITON_TESTS)
     result = pytester.runpytest_subprocess("--tilecheck-launches", "--tilecheck-backend=cpu")
-    result.assert_outcomes(passed=1, failed=1)
+    result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(["*RaceError*", "*write-write*"])
+    # Triton's autotuner would time each configuration with a GPU driver: each is checked instead,
+    # and the racy configuration fails its test even though another configuration is race-free
+    result.stdout.fnmatch_lines(["copy_tuned: 3 verified, 1 autotuned",
+                              "*without_a_gpu: 2 configuration(s) checked, 2 passed; chose BLOCK: 16,*"])
+    result.stdout.fnmatch_lines(["*FAILED*test_an_autotuned_configuration_that_races*"])
 
 
 @settings(max_examples=examples(300), deadline=None, derandomize=True,
