@@ -33,7 +33,7 @@ _STATE = pytest.StashKey["_State"]()
 # outcomes of a checked launch, in the order the summary lists them
 _OUTCOMES = {
     "refused": "refused",
-    "at-launch": "race-free at the launch only (tilecheck.detect)",
+    "at-launch": "race-free at the launch only (on its own data, or run by tilecheck.detect)",
     "unknown": "unknown (not verified; launched: allowed by configuration)",
     "autotuned": "autotuned",
 }
@@ -317,7 +317,7 @@ def _check_launch(state: _State, grid: tuple[int, int, int], kernel: Any, args: 
     from tilecheck.errors import TilecheckError
     from tilecheck.ir import FrontendError
     from tilecheck.requirements import configured
-    from tilecheck.runtime.launcher import LaunchWarning, UnverifiedError, check_launch
+    from tilecheck.runtime.launcher import LaunchWarning, UnverifiedError, check_launch, launch_only
 
     name = _kernel_name(kernel)
     allowed = _unknown_allowed(state, name)
@@ -339,7 +339,7 @@ def _check_launch(state: _State, grid: tuple[int, int, int], kernel: Any, args: 
     except TilecheckError as exc:
         state.note(name, "refused", str(exc).splitlines()[0])
         raise
-    if report.level == "this launch":
+    if launch_only(report):
         text = str(caught[0].message) if caught else f"{report.kernel}: race-free at this launch"
         state.note(report.kernel, "at-launch", text)
     elif report.status == "unknown":

@@ -326,3 +326,28 @@ def test_tiles_of_high_rank_are_unknown_statically_and_decided_at_the_launch():
     report = tc.verify(_sort_rows, args, (2,))
     assert report.status == "verified" and report.level == "this launch's data", report
     assert any("rank 9" in note for note in report.notes), report.notes
+
+
+@triton.jit
+def _online_softmax_denominator(x_ptr, d_ptr, n_cols, BLOCK: tl.constexpr):
+    # Liger's cross entropy, first pass: the masked load makes the sum's operand non-contiguous
+    x_ptr += tl.program_id(0).to(tl.int64) * n_cols
+    m = float("-inf")
+    d = 0.0
+    for i in range(0, n_cols, BLOCK):
+        offs = i + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n_cols, other=float("-inf")).cast(tl.float32)
+        m_new = tl.maximum(m, tl.max(x))
+        d = d * tl.exp2((m - m_new) * 1.4426950408889634) + tl.sum(tl.exp2((x - m_new) * 1.4426950408889634))
+        m = m_new
+    tl.store(d_ptr + tl.program_id(0), d)
+
+
+def test_a_long_sum_is_as_accurate_as_a_tree_reduction():
+    rows, n = 4, 32000
+    x = np.random.default_rng(0).standard_normal(rows * n).astype(np.float32)
+    d = np.zeros(rows, np.float32)
+    tc.launch((rows,), _online_softmax_denominator, dict(x_ptr=x, d_ptr=d, n_cols=n, BLOCK=32768), backend="cpu")
+    exact = np.exp(x.reshape(rows, n).astype(np.float64) - x.reshape(rows, n).max(1, keepdims=True)).sum(1)
+    # float32 summed pairwise (numpy) or as a tree (a GPU): ~1e-7; one element at a time: ~1e-5
+    np.testing.assert_allclose(d, exact, rtol=1e-6)

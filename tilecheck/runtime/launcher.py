@@ -12,6 +12,7 @@ import numpy as np
 from tilecheck.arrays import flat_arguments, is_torch_tensor, space_of
 from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
+from tilecheck.interp.detect import LEVEL as EXACT_LEVEL
 from tilecheck.interp.detect import detect
 from tilecheck.interp.engine import Interpreter
 from tilecheck.ir import triton as triton_frontend
@@ -132,7 +133,13 @@ def check_launch(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int],
         raise AliasingError(prefix + "; ".join(f.message for f in aliasing))
     report = verified_report(module, code, args, grid, assume)
     if report.status != "verified" and _on_host(args):
-        # decided for this launch, data included: refused only if the launch itself races
+        # decided for this launch, data included: refused only if the launch itself races. First
+        # statically, with the index arrays' given contents (a few solver queries: Liger's cross
+        # entropy over 8192 x 32000 logits would cost the exact detector minutes and tens of GiB)
+        on_data = _verified_on_data(kernel, args, grid, assume, report)
+        if on_data is not None:
+            warnings.warn(LaunchWarning(_not_at_this_launch(report, on_data)), stacklevel=3)
+            return module, on_data
         launch_report = detect(kernel, args, grid, assume=assume)
         if launch_report.failed:
             raise RaceError(launch_report)
@@ -168,8 +175,31 @@ def _on_host(args: Sequence[Any]) -> bool:
     return all(space_of(a) != "cuda" for a in flat_arguments(args))
 
 
-def _not_at_this_launch(report: Report) -> str:
-    """The static finding, and that the launch at hand does not have it."""
+def _verified_on_data(kernel: Any, args: Sequence[Any], grid: tuple[int, int, int],
+                      assume: Sequence[Precondition], report: Report) -> Report | None:
+    """The launch verified on its own contents by verify's data step, for a static verdict that
+    rests on them (a defect that needs other contents, or an undecided query); None otherwise.
+    Not cached: it holds for these contents only."""
+    from tilecheck.verifier import launch_data
+    from tilecheck.verifier.api import verify
+
+    if not (launch_data.contents_dependent(report) or launch_data.undecided(report)):
+        return None
+    # the contract over the shapes was searched (or not) by the cached verify: not again here
+    on_data = verify(kernel, args, grid, assume=assume, every_shape=False, cache=False)
+    return on_data if on_data.status == "verified" else None
+
+
+def launch_only(report: Report) -> bool:
+    """A verdict that holds for one launch only: its data, or its exact run."""
+    from tilecheck.verifier import launch_data
+
+    return report.level in (EXACT_LEVEL, launch_data.LEVEL)
+
+
+def _not_at_this_launch(report: Report, decided: Report | None = None) -> str:
+    """The static finding, and that the launch at hand does not have it (``decided``: the data
+    step's report that verified it; None: tilecheck.detect's run)."""
     if report.failed:
         f = next(f for f in report.findings if f.is_defect)
         where = f.loc.outermost().short()
@@ -182,6 +212,8 @@ def _not_at_this_launch(report: Report) -> str:
     else:
         reason = report.reasons[0] if report.reasons else "no reason given"
         text = f"{report.kernel}: the static check could not verify it ({reason})"
+    if decided is not None:
+        return text + f"; not at this launch: verified on its own contents ({decided.level})"
     return text + "; not at this launch (tilecheck.detect ran it and found no race)"
 
 
@@ -254,7 +286,7 @@ def checked_module(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int
     else:
         assume = configured(kernel, *assume_table(Path.cwd()))
         module, report = check_launch(kernel, args, grid, prefix=prefix, assume=assume)
-        if report.level == "this launch":  # decided on this launch's data: decide the next one again
+        if launch_only(report):  # decided on this launch's data: decide the next one again
             key = None
     if key is not None:
         if len(_CHECKED) >= _CHECKED_MAX:
