@@ -8,7 +8,7 @@ disagreement (``verify`` says verified, ``detect`` finds a race or an out-of-bou
 to ``--out`` as a runnable module: kernel, ``make_args()``, ``GRID``, ``ASSUME``, and both reports in a
 trailing comment. The first ``--minimize`` ones per set of detect's finding kinds are also reduced
 statement by statement (``*.min.py``, ``tests/oracle_minimize.py``); those of an open class that already
-has a regression file (``tests.oracle_kernels.KNOWN``) are only counted. Launches where ``verify``
+has a regression file (``tests.oracle_relation.KNOWN``) are only counted. Launches where ``verify``
 reports a defect and ``detect`` none (false alarms, allowed) are counted. A third opinion on ``detect``: with
 ``--repeat R``, every false alarm and every ``--sample``-th launch both call safe is also run R times
 under adversarial schedules; a nondeterministic output where ``detect`` found nothing at all is
@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT))
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 import tilecheck
-from tests.oracle_kernels import Outcome, cases, known_class, load
+from tests.oracle_kernels import cases
+from tests.oracle_relation import Outcome, known_class, load
 from tests.oracle_minimize import minimize, source_features
 
 MINIMIZE_TRIES = 120  # smaller modules tried per minimised disagreement (each one a verify and a detect)

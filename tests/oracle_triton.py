@@ -7,7 +7,7 @@ A kernel moves values between a float input ``x``, a float output ``y`` and an i
 and stores, adds atomically, or updates in place at another, under an optional mask, a branch on the
 program id, or a loop. The index expressions range from disjoint per program (``pid * B + ar``)
 to overlapping ones (``pid // 2 * B + ar``, a shift, a clamp, an ignored grid axis), so about half
-the launches race. Modules are loaded and checked with ``tests.oracle_kernels.load`` / ``check``.
+the launches race. Modules are loaded and checked with ``tests.oracle_relation.load`` / ``check``.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from tests.oracle_kernels import OracleCase
+from tests.oracle_relation import OracleCase
 
 _HEADER = '''import numpy as np
 import triton

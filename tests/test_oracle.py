@@ -11,7 +11,7 @@ Each disagreement found (by this test or by ``scripts/oracle_long.py``) is kept 
 ``tests/data/oracle/``: the kernel, ``make_args()``, ``GRID``, ``ASSUME``, ``TRUTH`` (``"race"``,
 ``"out-of-bounds"`` or ``"race-free"``, from ``run_repeated`` and reading the kernel) and, while the
 bug is open, ``XFAIL`` (the reason): those run as strict xfails, so they flip when the bug is fixed.
-While a class is open, ``tests.oracle_kernels.KNOWN`` recognises it so the property test stays green
+While a class is open, ``tests.oracle_relation.KNOWN`` recognises it so the property test stays green
 on it. The same files hold bugs both checkers share (found by reading the grammar's cases against
 the Tile IR memory model), which the relation cannot see.
 """
@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 
-from tests.oracle_kernels import cases, check, known_class, load, load_file
+from tests.oracle_kernels import cases
+from tests.oracle_relation import check, known_class, load, load_file
 from tests.tiers import examples
 
 DATA = Path(__file__).parent / "data" / "oracle"

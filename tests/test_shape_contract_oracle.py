@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
 import tilecheck
-from tests.oracle_kernels import MAX_BLOCKS, cases, load
+from tests.oracle_kernels import MAX_BLOCKS, cases
+from tests.oracle_relation import load
 from tests.tiers import examples
 from tilecheck.ir.cutile import module_for
 from tilecheck.verifier import shape_contract as sc

@@ -11,7 +11,7 @@ import tilecheck as tc  # noqa: E402
 from corpus.kernels import triton_kernels as tk  # noqa: E402
 from tilecheck.errors import TilecheckError  # noqa: E402
 from tilecheck.ir.triton import bind, is_triton_kernel  # noqa: E402
-from tests.oracle_kernels import check, load  # noqa: E402
+from tests.oracle_relation import check, load  # noqa: E402
 from tests.oracle_triton import triton_cases  # noqa: E402
 from tests.tiers import examples  # noqa: E402
 
