@@ -238,3 +238,41 @@ def test_two_lanes_of_one_scatter_on_one_element_are_not_proved_apart():
     args = (np.arange(32, dtype=np.float32), np.zeros(32, np.float32), 8)
     report = tilecheck.verify(halve_into, args, (4, 1, 1), every_shape=False)
     assert report.status == "race" and any(f.kind == "unordered-in-block" for f in report.races), report
+
+
+def test_two_blocks_enumeration_finds_sharing_an_element_pin_the_solvers_query(monkeypatch):
+    # the lower partner's block writes work[i ^ j], which the upper partner's block reads (j >= T):
+    # enumeration finds the first such element and its two blocks, and the solver is asked about
+    # those two only (xor-indexed partners over a whole grid cost it minutes at TileBench's sizes)
+    asked: list[tuple[str, bool, str]] = []
+    solve = obligations.Checker.solve
+
+    def spy(self, constraints, what, locs, key=None, **kw):
+        result = solve(self, constraints, what, locs, key, **kw)
+        if self.level.grid is not None and "across blocks" in what:
+            asked.append((what, kw.get("tentative", False), type(result).__name__))
+        return result
+
+    monkeypatch.setattr(obligations.Checker, "solve", spy)
+    work = np.random.default_rng(0).standard_normal(64).astype(np.float32)
+    report = tilecheck.verify(partner_exchange, (work, 64, 32, 64, 16), (4, 1, 1), every_shape=False)
+    assert report.status == "race", report
+    race = next(f for f in report.races if f.kind == "read-write")
+    assert "block (0, 0, 0) writes work[32], and block (2, 0, 0) reads it too" in tilecheck.report.describe(race.witness)
+    assert tilecheck.replay(race).reproduced
+    assert asked and all(tentative and answer == "Sat" for _, tentative, answer in asked), asked
+
+
+def test_a_clash_is_the_first_shared_element_and_two_of_its_blocks():
+    # element keys of two accesses: x touches 5 from blocks 0 and 1, y touches 5 from block 1 and
+    # 7 from block 2; the first shared key is 5, and x's block 0 with y's block 1 share it
+    keys_x, blocks_x = np.array([[9], [5], [5]]), np.array([3, 0, 1])
+    keys_y, blocks_y = np.array([[7], [5]]), np.array([2, 1])
+    clash = enumeration._clash(keys_x, blocks_x, lambda i: {"row": i}, keys_y, blocks_y, lambda j: {"row": j})
+    assert clash == enumeration.Clash({"row": 1}, {"row": 1})
+    # one block alone on every key: nothing shared across blocks
+    assert enumeration._clash(keys_x[:2], blocks_x[:2], dict, keys_y[:1], blocks_y[:1], dict) is True
+    # the only sharer of key 5 on y's side is x's first block: x's other block is taken
+    clash = enumeration._clash(np.array([[5], [5]]), np.array([1, 0]), lambda i: {"x": i},
+                               np.array([[5]]), np.array([1]), lambda j: {"y": j})
+    assert clash == enumeration.Clash({"x": 1}, {"y": 0})

@@ -12,15 +12,18 @@ It only ever proves: anything it cannot evaluate exactly (a loop that is not a `
 bounds, a tile index that reads memory or a loop-carried value, an unaligned tile, a division by
 zero, too many instances) returns None and the solver decides, as before. Conditions it cannot
 evaluate (a mask, a branch on loaded data) are taken as true: more instances than run, which can
-only make it answer None. Two instances of different blocks on one tile also give None (the
-solver then finds the witness, or that a mask excludes it).
+only make it answer None. Two instances of different blocks on one element (one tile) are a
+``Clash``: not a verdict, but the blocks, iterations and lanes to pin the solver's query to. With
+them fixed, a witness that a whole grid of xor-indexed partners hides (a bitonic sort's 16384
+blocks: minutes of bit-blasting, or no answer) is a query about two known blocks; a mask the
+enumeration took as true makes that query unsatisfiable, and the unpinned one is asked as before.
 """
 from __future__ import annotations
 
 import functools
-
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
@@ -30,6 +33,9 @@ from tilecheck.verifier.symbolic.values import LANES
 
 # instances (block, iteration) one access may have for enumeration to be tried: a few MB of numpy
 MAX_ROWS = 1 << 20
+# lanes of every instance, for accesses compared element by element: a 16384-block grid of
+# 1024-lane tiles (TileBench's largest bitonic sort), a few hundred MB of numpy per access
+MAX_ELEMENTS = 1 << 24
 # values past this are out of the arithmetic the kernel can do in int64 without wrapping around
 LIMIT = 1 << 62
 
@@ -38,50 +44,75 @@ class _Unsupported(Exception):
     pass
 
 
+Row = Callable[[int], dict[str, int]]  # an instance's variable values (by name) from its row number
+
+
+@dataclass(frozen=True)
+class Clash:
+    """Two instances in different blocks that touch one element (one tile), found by enumeration:
+    each one's block ids, loop variables and (element by element) lanes, by the access's own
+    variable names (``footprints.BLOCK_IDS``, the loops' variables, ``LANES``)."""
+
+    x: dict[str, int]
+    y: dict[str, int]
+
+
 def disjoint(access_x: Access, access_y: Access, grid: tuple[int, int, int],
              concrete: list[tuple[smt.Expr, smt.Expr]], memory: dict[str, np.ndarray] | None = None) -> bool:
     """No element is touched by an instance of ``access_x`` and an instance of ``access_y`` in two
-    different blocks, for certain (False: not shown; the solver decides). ``memory``: the contents
-    of arrays (by content-function name) that reads take their given values from, a question
-    about this launch's data; without it a tile index that reads memory is not evaluated."""
+    different blocks, for certain (False: not shown; the solver decides)."""
+    return compare(access_x, access_y, grid, concrete, memory) is True
+
+
+def compare(access_x: Access, access_y: Access, grid: tuple[int, int, int],
+            concrete: list[tuple[smt.Expr, smt.Expr]], memory: dict[str, np.ndarray] | None = None
+            ) -> bool | Clash | None:
+    """True: no element is touched by instances of ``access_x`` and ``access_y`` in two different
+    blocks, for certain. A ``Clash``: two such instances that touch one (the first element or tile
+    in address order), to pin the solver's query to. None: not evaluated (the solver decides).
+    ``memory``: the contents of arrays (by content-function name) that reads take their given
+    values from, a question about this launch's data; without it a tile index that reads memory is
+    not evaluated."""
     try:
         if not (_tiled(access_x) and _tiled(access_y)):
-            return _elements_disjoint(access_x, access_y, grid, concrete, memory or {})
-        keys_x, blocks_x = _tiles(access_x, grid, concrete, memory or {})
+            return _elements_compared(access_x, access_y, grid, concrete, memory or {})
+        keys_x, blocks_x, row_x = _tiles(access_x, grid, concrete, memory or {})
         if access_y is access_x:
-            keys_y, blocks_y = keys_x, blocks_x
+            keys_y, blocks_y, row_y = keys_x, blocks_x, row_x
         else:
             if _extents(access_x) != _extents(access_y):
-                return False
-            keys_y, blocks_y = _tiles(access_y, grid, concrete, memory or {})
+                return None
+            keys_y, blocks_y, row_y = _tiles(access_y, grid, concrete, memory or {})
     except _Unsupported:
-        return False
+        return None
     if keys_x.shape[1] != keys_y.shape[1]:
-        return False
+        return None
     if not len(keys_x) or not len(keys_y):
         return True
     # aligned tiles of one size either coincide or are disjoint: compare the starts
     extents = np.array(_extents(access_x), np.int64)
     both = np.concatenate([keys_x, keys_y])
     if ((both - both[0]) % extents).any():
-        return False
-    return not _shared_across_blocks(keys_x, blocks_x, keys_y, blocks_y)
+        return None
+    return _clash(keys_x, blocks_x, row_x, keys_y, blocks_y, row_y)
 
 
 def _extents(access: Access) -> tuple[int, ...]:
     return tuple(t[2] for t in access.tiles) if access.tiles and all(access.tiles) else ()
 
 
-def _shared_across_blocks(keys_x: np.ndarray, blocks_x: np.ndarray, keys_y: np.ndarray,
-                          blocks_y: np.ndarray) -> bool:
-    """Some tile start is in ``keys_x`` for one block and in ``keys_y`` for another."""
+def _clash(keys_x: np.ndarray, blocks_x: np.ndarray, row_x: Row, keys_y: np.ndarray, blocks_y: np.ndarray,
+           row_y: Row) -> bool | Clash:
+    """True when no key is in ``keys_x`` for one block and in ``keys_y`` for another; else the
+    ``Clash`` of the first such key (in sorted order): a row of each side, in different blocks."""
     keys = np.concatenate([keys_x, keys_y])
     # one column (element offsets): numpy's one-dimensional unique, not its far slower row-wise one
     _, group = np.unique(keys[:, 0] if keys.shape[1] == 1 else keys, axis=None if keys.shape[1] == 1 else 0,
                          return_inverse=True)
     group = group.reshape(-1)
     n = int(group.max()) + 1
-    side = np.concatenate([np.zeros(len(keys_x), bool), np.ones(len(keys_y), bool)])
+    nx = len(keys_x)
+    side = np.concatenate([np.zeros(nx, bool), np.ones(len(keys_y), bool)])
     blocks = np.concatenate([blocks_x, blocks_y])
     big = np.iinfo(np.int64).max
     lo = [np.full(n, big), np.full(n, big)]
@@ -91,9 +122,27 @@ def _shared_across_blocks(keys_x: np.ndarray, blocks_x: np.ndarray, keys_y: np.n
         np.minimum.at(lo[s], group[mine], blocks[mine])
         np.maximum.at(hi[s], group[mine], blocks[mine])
     present = (hi[0] >= 0) & (hi[1] >= 0)
-    # both sides touch the tile, and not all from one and the same block
+    # both sides touch the key, and not all from one and the same block
     single = (lo[0] == hi[0]) & (lo[1] == hi[1]) & (lo[0] == lo[1])
-    return bool((present & ~single).any())
+    clashing = np.flatnonzero(present & ~single)
+    if not len(clashing):
+        return True
+    g = clashing[0]
+    xs, ys = np.flatnonzero(group[:nx] == g), np.flatnonzero(group[nx:] == g)
+    i = xs[0]
+    others = ys[blocks_y[ys] != blocks_x[i]]
+    if len(others):
+        j = others[0]
+    else:  # every y row of the key is in x's first block: another x row is in another block
+        j = ys[0]
+        i = xs[blocks_x[xs] != blocks_y[j]][0]
+    return Clash(row_x(int(i)), row_y(int(j)))
+
+
+def _rows(env: dict[str, np.ndarray], active: np.ndarray) -> Row:
+    """The variable values of the ``k``-th active row of ``env``."""
+    where = np.flatnonzero(active)
+    return lambda k: {name: int(np.broadcast_to(values, active.shape)[where[k]]) for name, values in env.items()}
 
 
 def _tiled(access: Access) -> bool:
@@ -101,16 +150,17 @@ def _tiled(access: Access) -> bool:
     return access.coords is not None and bool(access.tiles) and all(access.tiles)
 
 
-def _elements_disjoint(access_x: Access, access_y: Access, grid: tuple[int, int, int],
-                       concrete: list[tuple[smt.Expr, smt.Expr]], memory: dict[str, np.ndarray]) -> bool:
-    """``disjoint`` element by element, for accesses that are not aligned tiles (a gather or a
+def _elements_compared(access_x: Access, access_y: Access, grid: tuple[int, int, int],
+                       concrete: list[tuple[smt.Expr, smt.Expr]], memory: dict[str, np.ndarray]) -> bool | Clash:
+    """``compare`` element by element, for accesses that are not aligned tiles (a gather or a
     scatter at computed offsets, e.g. a sorting network's partners ``i ^ j``): every lane of every
     instance evaluated, its element's offset compared."""
-    keys_x, blocks_x = _elements(access_x, grid, concrete, memory)
-    keys_y, blocks_y = (keys_x, blocks_x) if access_y is access_x else _elements(access_y, grid, concrete, memory)
+    keys_x, blocks_x, row_x = _elements(access_x, grid, concrete, memory)
+    keys_y, blocks_y, row_y = (keys_x, blocks_x, row_x) if access_y is access_x else \
+        _elements(access_y, grid, concrete, memory)
     if not len(keys_x) or not len(keys_y):
         return True
-    return not _shared_across_blocks(keys_x, blocks_x, keys_y, blocks_y)
+    return _clash(keys_x, blocks_x, row_x, keys_y, blocks_y, row_y)
 
 
 def apart_in_block(access_x: Access, access_y: Access, grid: tuple[int, int, int],
@@ -118,37 +168,49 @@ def apart_in_block(access_x: Access, access_y: Access, grid: tuple[int, int, int
     """No block has an element that ``access_x`` and ``access_y`` both touch (for one access: that
     two of its lanes touch), for certain; accesses outside loops only (an instance per block).
     False: not shown, the solver decides."""
+    return in_block(access_x, access_y, grid, concrete, memory) is True
+
+
+def in_block(access_x: Access, access_y: Access, grid: tuple[int, int, int],
+             concrete: list[tuple[smt.Expr, smt.Expr]], memory: dict[str, np.ndarray] | None = None
+             ) -> bool | Clash | None:
+    """``apart_in_block`` as ``compare`` answers: True (apart), a ``Clash`` (two lanes of one
+    block on one element, the first such pair in address order), or None (not evaluated)."""
     if access_x.loops or access_y.loops:
-        return False
+        return None
     try:
-        keys_x, blocks_x = _elements(access_x, grid, concrete, memory or {})
-        keys_y, blocks_y = (keys_x, blocks_x) if access_y is access_x else \
+        keys_x, blocks_x, row_x = _elements(access_x, grid, concrete, memory or {})
+        keys_y, blocks_y, row_y = (keys_x, blocks_x, row_x) if access_y is access_x else \
             _elements(access_y, grid, concrete, memory or {})
     except _Unsupported:
-        return False
+        return None
     # (block, element) as one integer: in-bounds offsets are below the largest one seen, plus one
     span = int(max(keys_x.max(initial=0), keys_y.max(initial=0))) + 1
     if span * math.prod(grid) >= LIMIT:
-        return False
+        return None
     x = blocks_x * span + keys_x[:, 0]
     if access_y is access_x:
-        return len(np.unique(x)) == len(x)
-    both = np.concatenate([np.unique(x), np.unique(blocks_y * span + keys_y[:, 0])])
-    return len(np.unique(both)) == len(both)
+        order = np.argsort(x, kind="stable")
+        repeats = np.flatnonzero(x[order][1:] == x[order][:-1])
+        if not len(repeats):
+            return True
+        return Clash(row_x(int(order[repeats[0]])), row_x(int(order[repeats[0] + 1])))
+    _, i, j = np.intersect1d(x, blocks_y * span + keys_y[:, 0], return_indices=True)
+    return True if not len(i) else Clash(row_x(int(i[0])), row_y(int(j[0])))
 
 
 def _elements(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
-              memory: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+              memory: dict[str, np.ndarray], limit: int = MAX_ELEMENTS) -> tuple[np.ndarray, np.ndarray, Row]:
     """The element offsets (one column) every active, in-bounds lane of every instance of ``access``
-    touches, and the linear block id of each (the race queries ask about in-bounds elements: a
-    pointer op's active out-of-bounds lane is an obligation of its own)."""
+    touches, the linear block id of each, and each one's variable values (the race queries ask
+    about in-bounds elements: a pointer op's active out-of-bounds lane is an obligation of its own)."""
     from tilecheck.verifier.symbolic.engine import data_shape
 
     shape = data_shape(access.op)
     if access.approximate or len(shape) != access.rank:
         raise _Unsupported
     lanes = math.prod(shape)
-    if math.prod(grid) * lanes > MAX_ROWS:
+    if math.prod(grid) * lanes > limit:
         raise _Unsupported
     env, rows = _blocks(grid)
     if shape:
@@ -158,15 +220,15 @@ def _elements(access: Access, grid: tuple[int, int, int], concrete: list[tuple[s
             env[lane.decl().name()] = np.tile(values.astype(np.int64), rows)
         rows *= lanes
     evaluate = _Evaluator(env, concrete, memory)
-    env, rows = _iterations(access, env, rows, evaluate)
+    env, rows = _iterations(access, env, rows, evaluate, limit)
     active = evaluate.condition(access.active, rows) & evaluate.condition(access.in_bounds, rows)
     linear = evaluate.ints(access.linear, rows)
-    return linear[active][:, None], _linear_block(env, grid)[active]
+    return linear[active][:, None], _linear_block(env, grid)[active], _rows(env, active)
 
 
 def _blocks(grid: tuple[int, int, int]) -> tuple[dict[str, np.ndarray], int]:
     """Every block of ``grid``, one row each: the block id variables' values."""
-    if math.prod(grid) > MAX_ROWS:
+    if math.prod(grid) > MAX_ELEMENTS:
         raise _Unsupported  # too many blocks to list (a 2**31-block grid would not fit in memory)
     ids = np.indices(grid).reshape(3, -1).astype(np.int64)
     return {b.decl().name(): row for b, row in zip(BLOCK_IDS, ids)}, ids.shape[1]
@@ -176,8 +238,8 @@ def _linear_block(env: dict[str, np.ndarray], grid: tuple[int, int, int]) -> np.
     return (env["bid0"] * grid[1] + env["bid1"]) * grid[2] + env["bid2"]
 
 
-def _iterations(access: Access, env: dict[str, np.ndarray], rows: int, evaluate: "_Evaluator"
-                ) -> tuple[dict[str, np.ndarray], int]:
+def _iterations(access: Access, env: dict[str, np.ndarray], rows: int, evaluate: "_Evaluator",
+                limit: int = MAX_ROWS) -> tuple[dict[str, np.ndarray], int]:
     """Each row repeated for every iteration of the access's loops (``for`` loops with exact bounds
     only), the loop variables' values added; the evaluator reads the new rows."""
     for loop in access.loops:
@@ -188,7 +250,7 @@ def _iterations(access: Access, env: dict[str, np.ndarray], rows: int, evaluate:
             raise _Unsupported
         trips = np.maximum((ub - lb + step - 1) // step, 0)
         total = int(trips.sum())
-        if total > MAX_ROWS:
+        if total > limit:
             raise _Unsupported
         which = np.repeat(np.arange(rows), trips)
         offset = np.arange(total) - np.repeat(np.cumsum(trips) - trips, trips)
@@ -200,10 +262,11 @@ def _iterations(access: Access, env: dict[str, np.ndarray], rows: int, evaluate:
 
 
 def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
-           memory: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The tile starts (rows of element coordinates) every instance of ``access`` touches, and the
-    linear block id of each, over every block of ``grid`` and every iteration of its loops."""
-    if not _tiled(access) or access.approximate:
+           memory: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, Row]:
+    """The tile starts (rows of element coordinates) every instance of ``access`` touches, the
+    linear block id of each, over every block of ``grid`` and every iteration of its loops, and
+    each one's variable values."""
+    if not _tiled(access) or access.approximate or math.prod(grid) > MAX_ROWS:
         raise _Unsupported
     for _, step, extent, _, _ in access.tiles:
         if step < 1 or extent > step:
@@ -219,7 +282,7 @@ def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.
             start = start + evaluate.ints(origin, rows)
         starts.append(start)
     keys = np.stack(starts, axis=1) if starts else np.zeros((rows, 0), np.int64)
-    return keys[active], _linear_block(env, grid)[active]
+    return keys[active], _linear_block(env, grid)[active], _rows(env, active)
 
 
 class _Evaluator:

@@ -124,6 +124,16 @@ def instantiate(access: Access, block_tag: str, shared_loops: dict[int, smt.IntE
                     sub(access.active), sub(access.in_bounds), tiles)
 
 
+def pinned(instance: Instance, values: dict[str, int]) -> list[smt.BoolExpr]:
+    """``instance``'s variables equal to an enumerated instance's ``values`` (by the access's own
+    variable names: block ids, loop variables, lanes)."""
+    access = instance.access
+    names = [*(b.decl().name() for b in BLOCK_IDS), *(loop.var.decl().name() for loop in access.loops),
+             *(lane.decl().name() for lane in LANES[:access.rank])]
+    own = [*instance.block, *instance.loop_vars, *instance.lanes]
+    return [var == values[name] for name, var in zip(names, own) if name in values]
+
+
 def rename_blocks(term: smt.Expr, block_tag: str) -> smt.Expr:
     return smt.substitute(term, *zip(BLOCK_IDS, block_vars(block_tag)))
 

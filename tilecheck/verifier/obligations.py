@@ -24,11 +24,12 @@ from tilecheck.verifier.footprints import (
     block_vars,
     common_loops,
     instantiate,
+    pinned,
     rename_blocks,
     same_element,
 )
 from tilecheck.verifier.locks import LockExclusion, SpinLock
-from tilecheck.verifier.synchronisation import Synchronising, keeps_value
+from tilecheck.verifier.synchronisation import AtomicOrder, Synchronising
 from tilecheck.verifier.witnesses import WitnessBuilding
 from tilecheck.verifier.preconditions import Precondition, constraints
 from tilecheck.report import Finding
@@ -36,8 +37,6 @@ from tilecheck.verifier.symbolic.engine import GRID, Footprints
 from tilecheck.ir.order import OrderGraph
 from tilecheck.ir.summary import CROSS_BLOCK_SCOPES
 
-_FLOAT_ORDER_DEPENDENT = ("addf",)
-_SWAP_MODES = ("xchg", "cas")
 # the largest grid extent per axis a launch can have (CUDA: 2^31 - 1 blocks in x, 65535 in y and z)
 GRID_LIMITS = ((1 << 31) - 1, 65535, 65535)
 # each query looking for a witness in the given contents (an optional improvement of the witness)
@@ -98,7 +97,7 @@ class _Abort(Exception):
     pass
 
 
-class Checker(WitnessBuilding, LockExclusion):
+class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
     """Runs every obligation of one kernel at one level.
 
     With ``stop_early`` (a level that a more specific one follows), the first race or unknown
@@ -383,11 +382,16 @@ class Checker(WitnessBuilding, LockExclusion):
         constraints += locked
         kind = "write-write" if x.writes and y.writes else "read-write"
         key = ("across", x.index, y.index)
-        if (not locked and self.level.grid is not None and key not in self.known_proved
-                and enumeration.disjoint(x, y, self.level.grid, self.concrete, self._pinned_memory)):
+        found = None
+        if not locked and self.level.grid is not None and key not in self.known_proved:
+            found = enumeration.compare(x, y, self.level.grid, self.concrete, self._pinned_memory)
+        if found is True:
             self.result.proved.add(key)  # every tile of the case enumerated: no two blocks share one
             return
-        result = self.solve(constraints, f"{kind} across blocks", (x.op.loc, y.op.loc), key)
+        result, constraints = self._pinned_first(found, a, b, constraints, f"{kind} across blocks",
+                                                 (x.op.loc, y.op.loc))
+        if not isinstance(result, smt.Sat):
+            result = self.solve(constraints, f"{kind} across blocks", (x.op.loc, y.op.loc), key)
         if isinstance(result, smt.Sat) and (sync := self.synchronising().ordering(x, y)) is not None:
             release, acquire = sync
             self.result.unknowns.append(
@@ -403,6 +407,17 @@ class Checker(WitnessBuilding, LockExclusion):
             message = (f"two blocks {'write' if kind == 'write-write' else 'write and read'} the same "
                        f"element of '{self.names.get(x.array, x.array)}' with no ordering between blocks")
             self.add(kind, message, writer, other, result, constraints)
+
+    def _pinned_first(self, found: Any, a: Instance, b: Instance, constraints: list[smt.BoolExpr], what: str,
+                      locs: tuple[Loc, ...]) -> tuple[smt.Result | None, list[smt.BoolExpr]]:
+        """With an enumerated ``Clash``, the query asked about its two instances first (a small,
+        tentative question: a mask the enumeration took as true can make it unsatisfiable). Its
+        model, and the constraints the witness is then made canonical under; else None."""
+        if not isinstance(found, enumeration.Clash):
+            return None, constraints
+        pins = [*pinned(a, found.x), *pinned(b, found.y)]
+        result = self.solve([*constraints, *pins], what, locs, tentative=True, limit=self.rlimit)
+        return (result, [*constraints, *pins]) if isinstance(result, smt.Sat) else (None, constraints)
 
     def synchronising(self) -> Synchronising:
         if self._sync is None:
@@ -442,11 +457,16 @@ class Checker(WitnessBuilding, LockExclusion):
             constraints.append(smt.Or(*[p != q for p, q in zip(a.lanes, b.lanes)]) if a.lanes else
                                smt.BoolVal(False))
         key = ("inside", x.index, y.index, depth, relation)
-        if (relation is None and self.level.grid is not None and key not in self.known_proved
-                and enumeration.apart_in_block(x, y, self.level.grid, self.concrete, self._pinned_memory)):
+        found = None
+        if relation is None and self.level.grid is not None and key not in self.known_proved:
+            found = enumeration.in_block(x, y, self.level.grid, self.concrete, self._pinned_memory)
+        if found is True:
             self.result.proved.add(key)  # every lane of every block enumerated: no element shared
             return
-        result = self.solve(constraints, "ordering inside a block", (x.op.loc, y.op.loc), key)
+        result, constraints = self._pinned_first(found, a, b, constraints, "ordering inside a block",
+                                                 (x.op.loc, y.op.loc))
+        if not isinstance(result, smt.Sat):
+            result = self.solve(constraints, "ordering inside a block", (x.op.loc, y.op.loc), key)
         if isinstance(result, smt.Sat):
             if x is y and relation is None:
                 message = (f"one {x.op.name} writes the same element of '{self.names.get(x.array)}' from two "
@@ -455,44 +475,6 @@ class Checker(WitnessBuilding, LockExclusion):
                 message = (f"{x.op.name} and {y.op.name} of one block touch the same element of "
                            f"'{self.names.get(x.array)}' and no token orders them (the compiler may reorder)")
             self.add("unordered-in-block", message, a, b, result, constraints)
-
-    def order_dependent(self, x: Access, y: Access) -> None:
-        """Atomics from two blocks on one element whose result depends on their order: float adds
-        (rounding), exchanges and compare-and-swaps (which value remains), integer ones of two
-        different kinds (an add and a max). Integer add, min, max and the bitwise ones commute
-        with themselves. The acquire and release of a recognised spin lock, and the atomics on an
-        array a steering acquire waits on (flags, locks, tickets), are protocol, not results; a
-        compare-and-swap that writes the value it compares with only reads."""
-        if keeps_value(x) or keeps_value(y) or x.array in self.synchronising().flags:
-            return  # a read, or the protocol of a flag, lock or counter that blocks wait on
-        modes = (x.atomic_mode, y.atomic_mode)
-        is_float = x.element is not None and x.element.is_float
-        lock_ops = {lock.acquire.op for lock in self.locks} | {lock.release.op for lock in self.locks}
-        if x.op in lock_ops or y.op in lock_ops:
-            return
-        floats = is_float and any(m in _FLOAT_ORDER_DEPENDENT for m in modes)
-        swaps = any(m in _SWAP_MODES for m in modes)
-        stores = not x.is_atomic and not y.is_atomic and x.writes and y.writes  # strong (relaxed) stores
-        # two integer read-modify-writes of different kinds (an add and a max) do not commute
-        mixed = (x.is_atomic and y.is_atomic and None not in modes and modes[0] != modes[1]
-                 and not floats and not swaps)
-        if not floats and not swaps and not stores and not mixed:
-            return
-        pair = self.two_blocks(x, y)
-        if pair is None:
-            return
-        a, b, constraints = pair
-        result = self.solve(constraints, "order-dependent atomics", (x.op.loc, y.op.loc),
-                            ("order", x.index, y.index))
-        if isinstance(result, smt.Sat):
-            what = (f"float atomic {x.atomic_mode}" if floats else f"{x.ordering} stores" if stores
-                    else f"integer atomics of different kinds ({modes[0]} and {modes[1]})" if mixed
-                    else f"atomic {'/'.join(dict.fromkeys(m for m in modes if m in _SWAP_MODES))}")
-            why = ("the result depends on their order (rounding)" if floats
-                   else "they do not commute, so the result depends on their order" if mixed
-                   else "which value remains depends on their order")
-            self.add("order-dependent-atomic", f"{what} from several blocks on one element of "
-                     f"'{self.names.get(x.array)}': {why}", a, b, result, constraints)
 
     def all_in_bounds(self) -> None:
         """The bounds obligations asked as one disjunction first (a kernel has one per access, and

@@ -79,3 +79,57 @@ def steered_results(ch: Any) -> None:
         if isinstance(result, smt.Sat):
             ch.add("order-dependent-atomic", steered_message(x.op, how, use, ch.names.get(x.array, "?")),
                    a, b, result, constraints)
+
+
+_FLOAT_ORDER_DEPENDENT = ("addf",)
+_SWAP_MODES = ("xchg", "cas")
+
+
+class AtomicOrder:
+    """``Checker``'s ``order-dependent-atomic`` obligation; it uses the checker's ``locks``,
+    ``names``, ``synchronising``, ``two_blocks``, ``solve`` and ``add``."""
+
+    locks: list[SpinLock]
+    names: dict[int, str]
+    synchronising: Any
+    two_blocks: Any
+    solve: Any
+    add: Any
+
+    def order_dependent(self, x: Access, y: Access) -> None:
+        """Atomics from two blocks on one element whose result depends on their order: float adds
+        (rounding), exchanges and compare-and-swaps (which value remains), integer ones of two
+        different kinds (an add and a max). Integer add, min, max and the bitwise ones commute
+        with themselves. The acquire and release of a recognised spin lock, and the atomics on an
+        array a steering acquire waits on (flags, locks, tickets), are protocol, not results; a
+        compare-and-swap that writes the value it compares with only reads."""
+        if keeps_value(x) or keeps_value(y) or x.array in self.synchronising().flags:
+            return  # a read, or the protocol of a flag, lock or counter that blocks wait on
+        modes = (x.atomic_mode, y.atomic_mode)
+        is_float = x.element is not None and x.element.is_float
+        lock_ops = {lock.acquire.op for lock in self.locks} | {lock.release.op for lock in self.locks}
+        if x.op in lock_ops or y.op in lock_ops:
+            return
+        floats = is_float and any(m in _FLOAT_ORDER_DEPENDENT for m in modes)
+        swaps = any(m in _SWAP_MODES for m in modes)
+        stores = not x.is_atomic and not y.is_atomic and x.writes and y.writes  # strong (relaxed) stores
+        # two integer read-modify-writes of different kinds (an add and a max) do not commute
+        mixed = (x.is_atomic and y.is_atomic and None not in modes and modes[0] != modes[1]
+                 and not floats and not swaps)
+        if not floats and not swaps and not stores and not mixed:
+            return
+        pair = self.two_blocks(x, y)
+        if pair is None:
+            return
+        a, b, constraints = pair
+        result = self.solve(constraints, "order-dependent atomics", (x.op.loc, y.op.loc),
+                            ("order", x.index, y.index))
+        if isinstance(result, smt.Sat):
+            what = (f"float atomic {x.atomic_mode}" if floats else f"{x.ordering} stores" if stores
+                    else f"integer atomics of different kinds ({modes[0]} and {modes[1]})" if mixed
+                    else f"atomic {'/'.join(dict.fromkeys(m for m in modes if m in _SWAP_MODES))}")
+            why = ("the result depends on their order (rounding)" if floats
+                   else "they do not commute, so the result depends on their order" if mixed
+                   else "which value remains depends on their order")
+            self.add("order-dependent-atomic", f"{what} from several blocks on one element of "
+                     f"'{self.names.get(x.array)}': {why}", a, b, result, constraints)
