@@ -20,7 +20,7 @@ limit=${LIGER_TIMEOUT:-420}
 cd "$src"
 for op in $ops; do
   start=$(date +%s)
-  out=$(TILECHECK_NO_CACHE=1 PYTHONPATH="$src/src:$src" timeout "$limit" "$python" -m pytest -q -p no:cacheprovider \
+  out=$(TILECHECK_NO_CACHE=1 PYTHONPATH="$src/src:$src" timeout -s INT -k 60 "$limit" "$python" -m pytest -q -p no:cacheprovider \
         "test/transformers/test_$op.py" --tilecheck-cpu-device 2>&1)
   rc=$?
   echo "=== $op rc=$rc $(( $(date +%s) - start ))s"

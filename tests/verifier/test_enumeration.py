@@ -276,3 +276,37 @@ def test_a_clash_is_the_first_shared_element_and_two_of_its_blocks():
     clash = enumeration._clash(np.array([[5], [5]]), np.array([1, 0]), lambda i: {"x": i},
                                np.array([[5]]), np.array([1]), lambda j: {"y": j})
     assert clash == enumeration.Clash({"x": 1}, {"y": 0})
+
+
+def _overflow_questions(monkeypatch) -> list[tuple[bool, str]]:
+    asked: list[tuple[bool, str]] = []
+    solve = obligations.Checker.solve
+
+    def spy(self, constraints, what, locs, key=None, **kw):
+        result = solve(self, constraints, what, locs, key, **kw)
+        if self.level.grid is not None and what == "integer overflow":
+            asked.append((kw.get("tentative", False), type(result).__name__))
+        return result
+
+    monkeypatch.setattr(obligations.Checker, "solve", spy)
+    return asked
+
+
+def test_overflow_obligations_of_a_swizzle_are_proved_by_enumeration(monkeypatch):
+    # t % size, size = min(num_m - first, GROUP): interval arithmetic cannot keep the divisor
+    # positive; every block and iteration of the given case, evaluated, stays in int32
+    asked = _overflow_questions(monkeypatch)
+    report = tilecheck.verify(swizzled_copy, _args(), (4, 1, 1), every_shape=False)
+    assert report.status == "verified", report
+    assert asked == [], asked
+
+
+def test_an_overflow_enumeration_finds_is_the_witness_of_a_pinned_query(monkeypatch):
+    from tests.interp import kernels as K
+
+    asked = _overflow_questions(monkeypatch)
+    args = (np.arange(8 * 4, dtype=np.float32), np.zeros(1024 * 4, np.float32), 4)
+    report = tilecheck.verify(K.truncated_index, args, (8, 1, 1), every_shape=False)
+    (finding,) = [f for f in report.findings if f.kind == "overflow"]
+    assert "trunci computes 128 in block (2, 0, 0)" in finding.message  # the least block that wraps
+    assert asked == [(True, "Sat")], asked  # one question, about the instance enumeration found

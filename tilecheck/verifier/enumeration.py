@@ -23,7 +23,8 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -238,11 +239,12 @@ def _linear_block(env: dict[str, np.ndarray], grid: tuple[int, int, int]) -> np.
     return (env["bid0"] * grid[1] + env["bid1"]) * grid[2] + env["bid2"]
 
 
-def _iterations(access: Access, env: dict[str, np.ndarray], rows: int, evaluate: "_Evaluator",
+def _iterations(access: Access | Sequence[Any], env: dict[str, np.ndarray], rows: int, evaluate: "_Evaluator",
                 limit: int = MAX_ROWS) -> tuple[dict[str, np.ndarray], int]:
     """Each row repeated for every iteration of the access's loops (``for`` loops with exact bounds
-    only), the loop variables' values added; the evaluator reads the new rows."""
-    for loop in access.loops:
+    only), the loop variables' values added; the evaluator reads the new rows. (``access``: an
+    access, or the loops themselves.)"""
+    for loop in getattr(access, "loops", access):
         if loop.bounds is None or not loop.exact or loop.limit is not None:
             raise _Unsupported
         lb, ub, step = (evaluate.ints(t, rows) for t in loop.bounds)
@@ -259,6 +261,38 @@ def _iterations(access: Access, env: dict[str, np.ndarray], rows: int, evaluate:
         env[loop.var.decl().name()] = lb[which] + offset * step[which]
         rows = total
     return env, rows
+
+
+def overflow(term: smt.IntExpr, lo: int, hi: int, live: smt.BoolExpr, loops: Sequence[Any], shape: tuple[int, ...],
+             grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]]) -> bool | dict[str, int] | None:
+    """An integer result's overflow obligation at the given case (``term`` must stay in ``[lo, hi]``
+    wherever ``live`` holds), every block, iteration of its ``for`` loops and lane evaluated: True
+    when it never leaves the range; the variable values of the first instance that does (to pin
+    the solver's query to, for its witness); None when not evaluated (a value read from memory or
+    a loop-carried one, a ``while`` loop, too many instances, a division by zero where ``live``
+    could not be evaluated)."""
+    try:
+        env, rows = _blocks(grid)
+        lanes = math.prod(shape)
+        if rows * lanes > MAX_ELEMENTS:
+            raise _Unsupported
+        if shape:
+            which = np.repeat(np.arange(rows), lanes)
+            env = {name: values[which] for name, values in env.items()}
+            for lane, values in zip(LANES, np.indices(shape).reshape(len(shape), -1)):
+                env[lane.decl().name()] = np.tile(values.astype(np.int64), rows)
+            rows *= lanes
+        env, rows = _iterations(loops, env, rows, _Evaluator(env, concrete), MAX_ELEMENTS)
+        live_rows = _Evaluator(env, concrete).condition(live, rows)
+        env = {name: values[live_rows] for name, values in env.items()}
+        rows = int(live_rows.sum())
+        values = _Evaluator(env, concrete).ints(term, rows)
+    except _Unsupported:
+        return None
+    outside = np.flatnonzero((values < lo) | (values > hi))
+    if not len(outside):
+        return True
+    return {name: int(v[outside[0]]) for name, v in env.items()}
 
 
 def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from tilecheck.ir.summary import address_slice
 from tilecheck.report import Finding, contents_items
-from tilecheck.verifier import smt
-from tilecheck.verifier.footprints import block_vars, rename_blocks
+from tilecheck.verifier import enumeration, smt
+from tilecheck.verifier.footprints import BLOCK_IDS, block_vars, rename_blocks
+from tilecheck.verifier.symbolic.engine import data_shape
 
 if TYPE_CHECKING:
     from tilecheck.verifier.obligations import Checker
@@ -74,14 +75,22 @@ def check_overflow(ch: Checker) -> None:
                if op in feeding and ("overflow", n) not in ch.known_proved]
     ch.result.proved |= {("overflow", n) for n, (op, *_) in enumerate(ch.fp.overflows)
                          if op in feeding and n not in pending}  # cannot wrap under fewer constraints
-    bounded = set()  # proved by interval arithmetic (``Checker.never_wraps``): not asked
+    bounded = set()  # proved by interval arithmetic (``Checker.never_wraps``) or enumeration: not asked
+    pins: dict[int, list[smt.BoolExpr]] = {}  # an instance enumeration found wrapping: its witness's
     for n in pending:
-        _, term, lo, hi, live = ch.fp.overflows[n]
+        op, term, lo, hi, live = ch.fp.overflows[n]
         if ch.never_wraps(rename_blocks(term, "b1"), lo, hi, rename_blocks(live, "b1")):
             bounded.add(n)
+        elif ch.level.grid is not None and not smt.reads_data(term):
+            found = enumeration.overflow(term, lo, hi, live, ch.fp.overflow_loops[n], data_shape(op),
+                                         ch.level.grid, ch.concrete)
+            if found is True:
+                bounded.add(n)
+            elif found is not None:
+                pins[n] = _pinned(found)
     ch.result.proved |= {("overflow", n) for n in bounded}
-    pending = _wrapping(ch, [n for n in pending if n not in bounded])
-    for n in pending:
+    asked = _wrapping(ch, [n for n in pending if n not in bounded and n not in pins])
+    for n in sorted({*asked, *pins}):
         op, term, lo, hi, live = ch.fp.overflows[n]
         key = ("overflow", n)
         value_term = rename_blocks(term, "b1")
@@ -90,7 +99,14 @@ def check_overflow(ch: Checker) -> None:
         contract = ch.level.grid is None  # a contract's box: the smallest block that wraps, per op
         if contract and smt.reads_data(term):
             continue  # not checked for a box (docs/semantics.md, "Grid contracts")
-        if not smt.reads_data(term):
+        if n in pins:  # the instance enumeration found: its model, the least block among those pinned
+            result = ch.solve([*constraints, *pins[n]], "integer overflow", (op.loc,), tentative=True,
+                              limit=ch.rlimit)
+            if isinstance(result, smt.Sat):
+                constraints = [*constraints, *pins[n]]
+        if n in pins and isinstance(result, smt.Sat):
+            value = result.eval(value_term)
+        elif not smt.reads_data(term):
             result = ch.solve(constraints, "integer overflow", (op.loc,))
             if isinstance(result, smt.Sat):  # the least block that wraps: a canonical witness
                 result = smt.minimize(constraints, list(block_vars("b1")), result)
@@ -115,6 +131,13 @@ def check_overflow(ch: Checker) -> None:
             "overflow", f"{op.name} computes {value} in block {where}{read}, outside the "
             f"{op.results[0].type} range [{lo}, {hi}]: it wraps around, and an address is computed "
             "from it", op.loc, (), None, ch.level.number))
+
+
+def _pinned(values: dict[str, int]) -> list[smt.BoolExpr]:
+    """An enumerated instance's values (by variable name: block ids, loop variables, lanes) as
+    constraints on block 'b1''s query."""
+    names = dict(zip((b.decl().name() for b in BLOCK_IDS), block_vars("b1")))
+    return [(names[name] if name in names else smt.Int(name)) == value for name, value in values.items()]
 
 
 def _wrapping(ch: Checker, pending: list[int]) -> list[int]:

@@ -78,6 +78,8 @@ class Footprints:
     overflows: list[tuple[Op, smt.IntExpr, int, int, smt.BoolExpr]] = field(default_factory=list)
     # loop-carried scalars without a closed form, by function name: their defining facts
     carried: dict[str, Carried] = field(default_factory=dict)
+    # the loops around each of ``overflows`` (outermost first): what a concrete case enumerates
+    overflow_loops: list[tuple[LoopVar, ...]] = field(default_factory=list)
 
     def scalar_name(self, index: int) -> str:
         """What witnesses call a scalar argument: its parameter name, else ``arg<index>``."""
@@ -96,6 +98,7 @@ class State:
     facts: list[smt.BoolExpr] = field(default_factory=list)
     fact_ops: list[Op | None] = field(default_factory=list)
     overflows: list[tuple[Op, smt.IntExpr, int, int, smt.BoolExpr]] = field(default_factory=list)
+    overflow_loops: list[tuple[LoopVar, ...]] = field(default_factory=list)
     unsupported: list[Unsupported] = field(default_factory=list)
     memory: dict[int, smt.FuncDecl] = field(default_factory=dict)
     scalars: dict[int, smt.IntExpr] = field(default_factory=dict)
@@ -162,6 +165,7 @@ class State:
         lanes = [smt.And(LANES[d] >= 0, LANES[d] < n) for d, n in enumerate(shape)]
         self.overflows.append((op, term, -(1 << (bits - 1)), (1 << (bits - 1)) - 1,
                                smt.And(self.live(), *lanes, *self.limits())))
+        self.overflow_loops.append(tuple(self.ctx.loops))
 
     def unsupported_op(self, op: Op, reason: str) -> None:
         self.unsupported.append(Unsupported(op, reason))
@@ -296,7 +300,8 @@ def execute(module: Module, function: Function | None = None) -> Footprints:
     scalar_names = {p.first_arg: p.name for p in module.params if p.kind == "scalar"} \
         if function is module.entry else {}
     return Footprints(function, arrays, state.accesses, state.facts, state.scalars, state.unsupported,
-                      state.read_only, state.memory, scalar_names, state.fact_ops, state.overflows, state.carried)
+                      state.read_only, state.memory, scalar_names, state.fact_ops, state.overflows, state.carried,
+                      state.overflow_loops)
 
 
 def _trace_arg(value: Value, function: Function) -> int | None:
