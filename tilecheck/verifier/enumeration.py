@@ -66,17 +66,17 @@ def disjoint(access_x: Access, access_y: Access, grid: tuple[int, int, int],
 
 
 def compare(access_x: Access, access_y: Access, grid: tuple[int, int, int],
-            concrete: list[tuple[smt.Expr, smt.Expr]], memory: dict[str, np.ndarray] | None = None
-            ) -> bool | Clash | None:
+            concrete: list[tuple[smt.Expr, smt.Expr]], memory: dict[str, np.ndarray] | None = None,
+            cache: dict[Any, Any] | None = None) -> bool | Clash | None:
     """True: no element is touched by instances of ``access_x`` and ``access_y`` in two different
     blocks, for certain. A ``Clash``: two such instances that touch one (the first element or tile
     in address order), to pin the solver's query to. None: not evaluated (the solver decides).
     ``memory``: the contents of arrays (by content-function name) that reads take their given
     values from, a question about this launch's data; without it a tile index that reads memory is
-    not evaluated."""
+    not evaluated. ``cache``: a dict kept for one level, so that each access is enumerated once."""
     try:
         if not (_tiled(access_x) and _tiled(access_y)):
-            return _elements_compared(access_x, access_y, grid, concrete, memory or {})
+            return _elements_compared(access_x, access_y, grid, concrete, memory or {}, cache)
         keys_x, blocks_x, row_x = _tiles(access_x, grid, concrete, memory or {})
         if access_y is access_x:
             keys_y, blocks_y, row_y = keys_x, blocks_x, row_x
@@ -152,13 +152,14 @@ def _tiled(access: Access) -> bool:
 
 
 def _elements_compared(access_x: Access, access_y: Access, grid: tuple[int, int, int],
-                       concrete: list[tuple[smt.Expr, smt.Expr]], memory: dict[str, np.ndarray]) -> bool | Clash:
+                       concrete: list[tuple[smt.Expr, smt.Expr]], memory: dict[str, np.ndarray],
+                       cache: dict[Any, Any] | None) -> bool | Clash:
     """``compare`` element by element, for accesses that are not aligned tiles (a gather or a
     scatter at computed offsets, e.g. a sorting network's partners ``i ^ j``): every lane of every
     instance evaluated, its element's offset compared."""
-    keys_x, blocks_x, row_x = _elements(access_x, grid, concrete, memory)
+    keys_x, blocks_x, row_x = _elements_of(access_x, grid, concrete, memory, cache)
     keys_y, blocks_y, row_y = (keys_x, blocks_x, row_x) if access_y is access_x else \
-        _elements(access_y, grid, concrete, memory)
+        _elements_of(access_y, grid, concrete, memory, cache)
     if not len(keys_x) or not len(keys_y):
         return True
     return _clash(keys_x, blocks_x, row_x, keys_y, blocks_y, row_y)
@@ -173,16 +174,16 @@ def apart_in_block(access_x: Access, access_y: Access, grid: tuple[int, int, int
 
 
 def in_block(access_x: Access, access_y: Access, grid: tuple[int, int, int],
-             concrete: list[tuple[smt.Expr, smt.Expr]], memory: dict[str, np.ndarray] | None = None
-             ) -> bool | Clash | None:
+             concrete: list[tuple[smt.Expr, smt.Expr]], memory: dict[str, np.ndarray] | None = None,
+             cache: dict[Any, Any] | None = None) -> bool | Clash | None:
     """``apart_in_block`` as ``compare`` answers: True (apart), a ``Clash`` (two lanes of one
     block on one element, the first such pair in address order), or None (not evaluated)."""
     if access_x.loops or access_y.loops:
         return None
     try:
-        keys_x, blocks_x, row_x = _elements(access_x, grid, concrete, memory or {})
+        keys_x, blocks_x, row_x = _elements_of(access_x, grid, concrete, memory or {}, cache)
         keys_y, blocks_y, row_y = (keys_x, blocks_x, row_x) if access_y is access_x else \
-            _elements(access_y, grid, concrete, memory or {})
+            _elements_of(access_y, grid, concrete, memory or {}, cache)
     except _Unsupported:
         return None
     # (block, element) as one integer: in-bounds offsets are below the largest one seen, plus one
@@ -200,6 +201,25 @@ def in_block(access_x: Access, access_y: Access, grid: tuple[int, int, int],
     return True if not len(i) else Clash(row_x(int(i[0])), row_y(int(j[0])))
 
 
+def _elements_of(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
+                 memory: dict[str, np.ndarray], cache: dict[Any, Any] | None) -> tuple[np.ndarray, np.ndarray, Row]:
+    """``_elements``, each access's offsets and blocks computed once per ``cache`` (one level: the
+    same grid, case and contents), for the several pairs it is in. The instances' variable values
+    are not kept (every column of every lane): a clash's are computed again, once per race."""
+    if cache is None:
+        return _elements(access, grid, concrete, memory)
+    key = ("elements", access.index)
+    if key not in cache:
+        try:
+            cache[key] = _elements(access, grid, concrete, memory)[:2]
+        except _Unsupported:
+            cache[key] = None
+    if cache[key] is None:
+        raise _Unsupported
+    keys, blocks = cache[key]
+    return keys, blocks, lambda k: _elements(access, grid, concrete, memory)[2](k)
+
+
 def _elements(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
               memory: dict[str, np.ndarray], limit: int = MAX_ELEMENTS) -> tuple[np.ndarray, np.ndarray, Row]:
     """The element offsets (one column) every active, in-bounds lane of every instance of ``access``
@@ -213,18 +233,26 @@ def _elements(access: Access, grid: tuple[int, int, int], concrete: list[tuple[s
     lanes = math.prod(shape)
     if math.prod(grid) * lanes > limit:
         raise _Unsupported
-    env, rows = _blocks(grid)
-    if shape:
-        which = np.repeat(np.arange(rows), lanes)
-        env = {name: values[which] for name, values in env.items()}
-        for lane, values in zip(LANES, np.indices(shape).reshape(len(shape), -1)):
-            env[lane.decl().name()] = np.tile(values.astype(np.int64), rows)
-        rows *= lanes
+    env, rows = _lane_rows(grid, shape)
     evaluate = _Evaluator(env, concrete, memory)
     env, rows = _iterations(access, env, rows, evaluate, limit)
     active = evaluate.condition(access.active, rows) & evaluate.condition(access.in_bounds, rows)
     linear = evaluate.ints(access.linear, rows)
     return linear[active][:, None], _linear_block(env, grid)[active], _rows(env, active)
+
+
+def _lane_rows(grid: tuple[int, int, int], shape: tuple[int, ...]) -> tuple[dict[str, np.ndarray], int]:
+    """Every lane of a ``shape`` tile in every block of ``grid``, one row each (block-major): the
+    block ids' and lanes' values."""
+    env, rows = _blocks(grid)
+    if shape:
+        lanes = math.prod(shape)
+        which = np.repeat(np.arange(rows), lanes)
+        env = {name: values[which] for name, values in env.items()}
+        for lane, values in zip(LANES, np.indices(shape).reshape(len(shape), -1)):
+            env[lane.decl().name()] = np.tile(values.astype(np.int64), rows)
+        rows *= lanes
+    return env, rows
 
 
 def _blocks(grid: tuple[int, int, int]) -> tuple[dict[str, np.ndarray], int]:
@@ -260,6 +288,7 @@ def _iterations(access: Access | Sequence[Any], env: dict[str, np.ndarray], rows
             env[name] = env[name][which]
         env[loop.var.decl().name()] = lb[which] + offset * step[which]
         rows = total
+        evaluate.rows_changed()
     return env, rows
 
 
@@ -272,16 +301,9 @@ def overflow(term: smt.IntExpr, lo: int, hi: int, live: smt.BoolExpr, loops: Seq
     a loop-carried one, a ``while`` loop, too many instances, a division by zero where ``live``
     could not be evaluated)."""
     try:
-        env, rows = _blocks(grid)
-        lanes = math.prod(shape)
-        if rows * lanes > MAX_ELEMENTS:
+        if math.prod(grid) * math.prod(shape) > MAX_ELEMENTS:
             raise _Unsupported
-        if shape:
-            which = np.repeat(np.arange(rows), lanes)
-            env = {name: values[which] for name, values in env.items()}
-            for lane, values in zip(LANES, np.indices(shape).reshape(len(shape), -1)):
-                env[lane.decl().name()] = np.tile(values.astype(np.int64), rows)
-            rows *= lanes
+        env, rows = _lane_rows(grid, shape)
         env, rows = _iterations(loops, env, rows, _Evaluator(env, concrete), MAX_ELEMENTS)
         live_rows = _Evaluator(env, concrete).condition(live, rows)
         env = {name: values[live_rows] for name, values in env.items()}
@@ -329,27 +351,38 @@ class _Evaluator:
         self.env = env
         self.concrete = concrete
         self.memory = memory or {}
+        # values by node id, shared by the terms evaluated over the same rows (an access's active
+        # lanes, bounds and offset compute one partner index ``i ^ j``); the terms are kept alive,
+        # so that their ids name the same nodes
+        self._memo: dict[int, Any] = {}
+        self._alive: list[smt.Expr] = []
+
+    def rows_changed(self) -> None:
+        """``env`` now has other rows: what was computed over the old ones no longer applies."""
+        self._memo.clear()
+        self._alive.clear()
 
     def ints(self, term: smt.Expr, rows: int) -> np.ndarray:
-        value = self._value(smt.substituted(term, self.concrete))
+        root, nodes = self._dag(term)
+        value = self._eval(root, nodes, self._memo)
         return np.broadcast_to(np.asarray(value, np.int64), (rows,))
 
     def condition(self, term: smt.BoolExpr, rows: int) -> np.ndarray:
         """Where ``term`` may hold: its conjuncts that can be evaluated (the others: anywhere)."""
         mask = np.ones(rows, bool)
-        root, nodes = smt.dag(smt.substituted(term, self.concrete))
-        memo: dict[int, Any] = {}
+        root, nodes = self._dag(term)
         for part in _conjuncts(root, nodes):
             try:
-                value = self._eval(part, nodes, memo)
+                value = self._eval(part, nodes, self._memo)
             except _Unsupported:
                 continue
             mask &= np.broadcast_to(np.asarray(value, bool), (rows,))
         return mask
 
-    def _value(self, term: smt.Expr) -> Any:
-        root, nodes = smt.dag(term)
-        return self._eval(root, nodes, {})
+    def _dag(self, term: smt.Expr) -> tuple[int, dict[int, smt.Node]]:
+        term = smt.substituted(term, self.concrete)
+        self._alive.append(term)
+        return smt.dag(term)
 
     def _eval(self, key: int, nodes: dict[int, smt.Node], memo: dict[int, Any]) -> Any:
         if key in memo:

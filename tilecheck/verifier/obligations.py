@@ -147,6 +147,7 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         self._apps: dict[int, tuple[smt.Expr, dict[str, list[smt.Expr]], set[int]]] = {}
         self._shared: set[int] = set()
         self._sync: Synchronising | None = None
+        self._enumerated: dict[Any, Any] = {}  # each access's enumerated elements (enumeration.compare)
         self.protected: dict[int, list[SpinLock]] = {}
         for lock in locks:
             for index in lock.protected:
@@ -384,7 +385,8 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         key = ("across", x.index, y.index)
         found = None
         if not locked and self.level.grid is not None and key not in self.known_proved:
-            found = enumeration.compare(x, y, self.level.grid, self.concrete, self._pinned_memory)
+            found = enumeration.compare(x, y, self.level.grid, self.concrete, self._pinned_memory,
+                                        self._enumerated)
         if found is True:
             self.result.proved.add(key)  # every tile of the case enumerated: no two blocks share one
             return
@@ -459,7 +461,8 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         key = ("inside", x.index, y.index, depth, relation)
         found = None
         if relation is None and self.level.grid is not None and key not in self.known_proved:
-            found = enumeration.in_block(x, y, self.level.grid, self.concrete, self._pinned_memory)
+            found = enumeration.in_block(x, y, self.level.grid, self.concrete, self._pinned_memory,
+                                         self._enumerated)
         if found is True:
             self.result.proved.add(key)  # every lane of every block enumerated: no element shared
             return
