@@ -13,7 +13,12 @@
 set -uo pipefail
 src=${1:?usage: scripts/liger_tests.sh LIGER_SRC [op ...]}
 shift
-ops=${*:-softmax sparsemax relu_squared kl_div jsd tvd swiglu geglu rms_norm layer_norm group_norm poly_norm dyt cross_entropy embedding rope fused_add_rms_norm}
+# every test file of Liger's Triton ops (its cute, cutedsl and cutile variants and the model-level
+# tests left out), the quick ones first
+ops=${*:-softmax sparsemax relu_squared dyt tvd swiglu geglu layer_norm group_norm poly_norm embedding rope \
+  fused_add_rms_norm qwen2vl_mrope llama4_rope multi_token_attention fused_neighborhood_attention mm_int8int2 \
+  modulated_rms_norm mhc attn_res grpo_loss tiled_mlp fused_moe fused_linear_jsd fused_linear_cross_entropy \
+  fused_linear_scaled_cross_entropy kl_div jsd rms_norm cross_entropy}
 python=${PYTHON:-$(dirname "$0")/../.venv/bin/python}
 python="$(cd "$(dirname "$python")" && pwd)/$(basename "$python")"  # absolute, the venv's own link
 limit=${LIGER_TIMEOUT:-420}
