@@ -351,3 +351,28 @@ def test_a_long_sum_is_as_accurate_as_a_tree_reduction():
     exact = np.exp(x.reshape(rows, n).astype(np.float64) - x.reshape(rows, n).max(1, keepdims=True)).sum(1)
     # float32 summed pairwise (numpy) or as a tree (a GPU): ~1e-7; one element at a time: ~1e-5
     np.testing.assert_allclose(d, exact, rtol=1e-6)
+
+
+@triton.jit
+def _keyed_add(x, y):
+    # a segmented sum packed in one integer (key << 16 | count): no identity element
+    same = (x & 0xFFFF0000) == (y & 0xFFFF0000)
+    return tl.where(same, x + (y & 0xFFFF), y)
+
+
+@triton.jit
+def _segment_ranks(keys_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    packed = (tl.load(keys_ptr + offs).to(tl.uint32) << 16) | 1
+    tl.store(out_ptr + offs, (tl.associative_scan(packed, 0, _keyed_add) & 0xFFFF).to(tl.int32))
+
+
+def test_a_scan_whose_combine_has_no_identity_runs_from_the_first_element():
+    # Liger's MoE router: tl.associative_scan with a segment-aware add, whose identity is not one
+    # the frontend can name; a scan needs none
+    keys = np.array([0, 0, 0, 2, 2, 5, 5, 5, 5, 7, 8, 8, 8, 8, 8, 9], np.int32)
+    args = dict(keys_ptr=keys, out_ptr=np.zeros(16, np.int32), BLOCK=16)
+    tc.launch((1,), _segment_ranks, args, backend="cpu")
+    expected = np.array([1, 2, 3, 1, 2, 1, 2, 3, 4, 1, 1, 2, 3, 4, 5, 1], np.int32)
+    np.testing.assert_array_equal(args["out_ptr"], expected)
+    assert tc.verify(_segment_ranks, dict(args), (1,)).status == "verified"

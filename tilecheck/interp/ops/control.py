@@ -143,15 +143,24 @@ def _combiner(op):
 
 
 def _fold(interp, ctx, op, operands, axis, reverse, scan):
-    """Generic reduction/scan: apply the body element by element along ``axis``."""
+    """Generic reduction/scan: apply the body element by element along ``axis``, from the
+    identities, or without them (a combine that has none) from the first element."""
     body = op.regions[0].block
     n = len(operands)
     identities = [np.asarray(i.value if not i.type.is_float else _bits_to_float(i), numpy_dtype(r.type))
                   for i, r in zip(op.attrs.get("identities", ()), op.results)]
     length = operands[0].shape[axis]
-    acc = [np.broadcast_to(ident, np.delete(np.array(x.shape), axis)).copy() for ident, x in zip(identities, operands)]
     outs = [np.empty(x.shape, numpy_dtype(r.type)) for x, r in zip(operands, op.results)] if scan else None
-    order = range(length - 1, -1, -1) if reverse else range(length)
+    order = list(range(length - 1, -1, -1) if reverse else range(length))
+    if len(identities) == n:
+        acc = [np.broadcast_to(ident, np.delete(np.array(x.shape), axis)).copy()
+               for ident, x in zip(identities, operands)]
+    else:
+        first, order = order[0], order[1:]
+        acc = [np.take(x, first, axis=axis).astype(numpy_dtype(r.type)) for x, r in zip(operands, op.results)]
+        if scan:
+            for out, a in zip(outs, acc):
+                np.moveaxis(out, axis, 0)[first] = a
     for i in order:
         items = [np.take(x, i, axis=axis) for x in operands]
         env = dict(zip(body.args[:n], acc)) | dict(zip(body.args[n:], items))

@@ -481,7 +481,13 @@ def reduction(L: Lowering, top: TOp) -> None:
     if n != 1:
         raise Unsupported(f"{top.name} of {n} tensors together (argmin/argmax-style combines)")
     element = scalar_of(tile_of(inputs[0]))
-    identity = _identity(region.ops, [name for name, _ in region.args], element)
+    try:
+        identities: tuple[object, ...] = (typed_value(element, _identity(region.ops, [n for n, _ in region.args],
+                                                                           element)),)
+    except Unsupported:
+        # a combine of several ops (Liger's segmented add for tl.associative_scan): it has no
+        # identity to name, and needs none: the fold starts from the first element
+        identities = ()
     result_types = [tile_type(t) for t in types_of(type_text)[n:]]
     lhs = tuple(Value(T.TileType((), scalar_of(tile_of(v)))) for v in inputs)
     block_args = lhs + tuple(Value(a.type) for a in lhs)
@@ -496,7 +502,7 @@ def reduction(L: Lowering, top: TOp) -> None:
     L.region(region, terminator=finish)
     body = Block(block_args, L.ops)
     L.ops = saved_ops
-    attrs: dict[str, object] = {"dim": axis, "identities": (typed_value(element, identity),)}
+    attrs: dict[str, object] = {"dim": axis, "identities": identities}
     name = "reduce" if top.name == "tt.reduce" else "scan"
     if name == "scan":
         attrs["reverse"] = (attr_text(operands, "reverse") or "false").startswith("true")
