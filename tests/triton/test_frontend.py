@@ -376,3 +376,27 @@ def test_a_scan_whose_combine_has_no_identity_runs_from_the_first_element():
     expected = np.array([1, 2, 3, 1, 2, 1, 2, 3, 4, 1, 1, 2, 3, 4, 5, 1], np.int32)
     np.testing.assert_array_equal(args["out_ptr"], expected)
     assert tc.verify(_segment_ranks, dict(args), (1,)).status == "verified"
+
+
+@triton.jit
+def _pick_and_sum(x_ptr, w_ptr, out_ptr, n, N: tl.constexpr, BLOCK: tl.constexpr):
+    # Liger's attn_res: tl.sum of a 1-D tile inside an `if` of an unrolled tl.static_range; Triton
+    # prints the same value names in each unrolled body (a reshape's result in one, a combine's
+    # argument in another), so a name's uses are looked for in its own block only
+    cols = tl.arange(0, BLOCK)
+    w = tl.load(w_ptr + tl.arange(0, N))
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for i in tl.static_range(0, N):
+        if i < n:
+            a_i = tl.sum(tl.where(tl.arange(0, N) == i, w, 0.0))
+            acc += a_i * tl.load(x_ptr + i * BLOCK + cols)
+    tl.store(out_ptr + tl.program_id(0) * BLOCK + cols, acc)
+
+
+def test_a_sum_in_each_body_of_an_unrolled_loop_is_lowered():
+    x = np.arange(4 * 8, dtype=np.float32)
+    w = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    args = dict(x_ptr=x, w_ptr=w, out_ptr=np.zeros(8, np.float32), n=3, N=4, BLOCK=8)
+    assert tc.verify(_pick_and_sum, dict(args), (1,)).status == "verified"
+    tc.launch((1,), _pick_and_sum, args, backend="cpu")
+    np.testing.assert_allclose(args["out_ptr"], (w[:3, None] * x.reshape(4, 8)[:3]).sum(0))

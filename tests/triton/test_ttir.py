@@ -73,3 +73,40 @@ def test_text_helpers_respect_brackets_and_strings():
 def test_malformed_ttir_is_a_frontend_error(text, message):
     with pytest.raises(FrontendError, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_ttir(text, "k")
+
+
+SIBLINGS = '''module {
+  tt.func public @k(%c: i1, %t: tensor<4xf32>) {
+    scf.if %c {
+      %a = tt.reshape %t allow_reorder : tensor<4xf32> -> tensor<4xf32>
+      %s = "tt.reduce"(%a) <{axis = 0 : i32}> ({
+      ^bb0(%u: f32, %v: f32):
+        %w = arith.addf %u, %v : f32
+        tt.reduce.return %w : f32
+      }) : (tensor<4xf32>) -> f32
+      scf.yield
+    }
+    scf.if %c {
+      %s = "tt.reduce"(%t) <{axis = 0 : i32}> ({
+      ^bb0(%u: f32, %a: f32):
+        %w = arith.addf %u, %a : f32
+        tt.reduce.return %w : f32
+      }) : (tensor<4xf32>) -> f32
+      scf.yield
+    }
+    tt.return
+  }
+}
+'''
+
+
+def test_a_names_uses_are_looked_for_where_it_is_visible():
+    # Triton prints the same names in sibling regions (an unrolled tl.static_range's bodies): the
+    # reshape's %a is used by its reduce only, not by the other body's combine argument %a
+    from tilecheck.ir.triton.builder import Lowering
+
+    func, locs = parse_ttir(SIBLINGS, "k")
+    lowering = Lowering(func, locs, [])
+    reshape = next(op for op in lowering.all_ops() if op.name == "tt.reshape")
+    users = [op.name for op in lowering.scope_of(reshape) if op is not reshape and "%a" in value_refs(op.rest)]
+    assert users == ["tt.reduce"], users

@@ -142,6 +142,31 @@ class Lowering:
         finally:
             self.cfg.pop()
 
+    def scope_of(self, top: TOp) -> list[TOp]:
+        """The TTIR ops that can use ``top``'s results: those of its block, nested ones included.
+        (Triton's names repeat across sibling regions: an unrolled ``tl.static_range`` prints
+        ``%a_i_24`` in each of its ``scf.if`` bodies, and one body's block argument may share the
+        name of another body's value.)"""
+        def walk(ops: Sequence[TOp]) -> list[TOp]:
+            out: list[TOp] = []
+            for op in ops:
+                out.append(op)
+                for inner in op.regions:
+                    out += walk([*inner.ops, *(o for b in inner.blocks.values() for o in b.ops)])
+            return out
+
+        def find(region: TRegion) -> list[TOp] | None:
+            for ops in (region.ops, *(b.ops for b in region.blocks.values())):
+                if any(op is top for op in ops):
+                    return walk(ops)
+                for op in ops:
+                    for inner in op.regions:
+                        found = find(inner)
+                        if found is not None:
+                            return found
+            return None
+        return find(self.func.body) or self.all_ops()
+
     def all_ops(self) -> list[TOp]:
         """Every TTIR op of the function, nested ones included (for questions about uses)."""
         out: list[TOp] = []

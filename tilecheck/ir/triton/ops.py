@@ -268,7 +268,7 @@ def _only_reduced(L: Lowering, top: TOp) -> bool:
     allow_reorder first): the element order the compiler picks cannot change what a reduction whose
     combine is recognised (commutative) computes, so the reshape may keep the order."""
     name = top.results[0] if top.results else None
-    users = [op for op in L.all_ops() if name in value_refs(op.rest)]
+    users = [op for op in L.scope_of(top) if op is not top and name in value_refs(op.rest)]
     return bool(users) and all(op.name == "tt.reduce" for op in users)
 
 

@@ -224,8 +224,9 @@ class State:
 
     def run_op(self, op: Op) -> None:
         rule = RULES.get(op.name)
-        if op.opdef is None:
-            self.unsupported_op(op, f"unknown op '{op.name}'")
+        if op.opdef is None:  # (a frontend that keeps an op it cannot map says why)
+            why = op.attrs.get("reason")
+            self.unsupported_op(op, f"unknown op '{op.name}'" + (f" ({why})" if why else ""))
             results: tuple[SymValue, ...] = tuple(self.havoc(r.type) for r in op.results)
         elif rule is None:
             if op.opdef.effect is not Effect.NONE:
