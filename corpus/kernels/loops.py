@@ -119,3 +119,59 @@ def grouped_rows_scan(sizes, x, y, TM: ConstInt, TD: ConstInt):
     start = ct.sum(ct.where(lanes == g, starts, 0))
     size = ct.sum(ct.where(lanes == g, all_sizes, 0))
     _copy_rows(x, y, start, size, TM, TD)
+
+
+def _experts():
+    sizes = [3, 0, 5, 2, 8, 1, 4, 0, 6, 2, 3, 7]  # rows per expert, as a mixture-of-experts router sends them
+    total = sum(sizes)
+    return (np.array(sizes, np.int32), np.arange(total * 8, dtype=np.float32).reshape(total, 8),
+            np.zeros((total, 8), np.float32), len(sizes), 2, 8)
+
+
+def _walk_experts(sizes, t, E: ConstInt, TM: ConstInt, OWN: ConstInt):
+    """Tile t's expert (its size, the tile's index in it, the expert's first row), found by walking
+    the experts and carrying the first row, the tiles before and the match, each step reading the
+    others (inlined into each kernel). ``OWN`` 1: the first row also counts the matched expert's
+    rows (the racy twin's slip)."""
+    first_row = 0
+    tiles_before = 0
+    size = 0
+    local = 0
+    for e in range(E):
+        m = ct.load(sizes, index=(e,), shape=(1,)).item()
+        tiles = ct.cdiv(m, TM)
+        if t < tiles_before + tiles:
+            if size == 0:  # the first match
+                size = m
+                local = t - tiles_before
+        if t >= tiles_before + tiles * (1 - OWN):
+            first_row = first_row + m
+        tiles_before = tiles_before + tiles
+    return size, local, first_row
+
+
+def _copy_expert_tile(x, y, size, local, first_row, TM: ConstInt, TD: ConstInt):
+    if size > 0:
+        rows = first_row + local * TM + ct.arange(TM, dtype=ct.int32)
+        cols = ct.arange(TD, dtype=ct.int32)
+        inside = (local * TM + ct.arange(TM, dtype=ct.int32) < size)[:, None]
+        tile = ct.gather(x, (rows[:, None], cols[None, :]), mask=inside)
+        ct.scatter(y, (rows[:, None], cols[None, :]), tile, mask=inside)
+
+
+@tilecheck.case(grid=(16, 1, 1), args=_experts)
+@ct.kernel
+def expert_walk(sizes, x, y, E: ConstInt, TM: ConstInt, TD: ConstInt):
+    # a persistent grouped GEMM's scheduling (unsloth's MoE kernels): tile t finds its expert by a
+    # walk over the experts, then copies its rows of that expert
+    size, local, first_row = _walk_experts(sizes, ct.bid(0), E, TM, 0)
+    _copy_expert_tile(x, y, size, local, first_row, TM, TD)
+
+
+@tilecheck.case(grid=(16, 1, 1), args=_experts)
+@ct.kernel
+def expert_walk_counts_own_rows(sizes, x, y, E: ConstInt, TM: ConstInt, TD: ConstInt):
+    # racy: the walk also adds the matched expert's rows to its first row, so an expert's tiles land
+    # on later experts' rows (and past them)
+    size, local, first_row = _walk_experts(sizes, ct.bid(0), E, TM, 1)
+    _copy_expert_tile(x, y, size, local, first_row, TM, TD)

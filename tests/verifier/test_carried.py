@@ -1,6 +1,8 @@
 """Loop-carried scalars followed iteration by iteration (verifier/carried.py), and integer scans and
 reductions over a tile (symbolic/ops/control.py): verify's verdict on a launch agrees with the
 exact detector's, for generated data and grids."""
+import linecache
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -72,3 +74,30 @@ def test_carried_facts_are_unrolled_for_the_trip_count_the_level_fixes():
     # a bound the level does not fix (here the block id itself) is unrolled up to the cap
     facts = prefix.unrolled([smt.Int("bid0_b1"), smt.IntVal(0), smt.IntVal(0)], [], carried.MAX_FACTS)
     assert len(facts) == 1 + carried.MAX_ITERATIONS
+
+
+def test_carried_values_that_read_one_another_are_computed_once_per_iteration(monkeypatch):
+    # expert_walk's loop carries a first row, a tile count and a match, each step reading the others;
+    # 54 experts of -40M rows make the first row wrap at the 55th: the given case computes the carried
+    # values iteration by iteration, each iteration once (about 6 terms per iteration; recomputing
+    # each read from the first iteration took ~3,100 and ran out of this bound)
+    from tilecheck.verifier import given_case
+
+    monkeypatch.setattr(given_case, "EVALUATION_STEPS", 1000)
+    sizes = np.full(60, -40_000_000, np.int32)
+    sizes[-1] = 2
+    args = (sizes, np.zeros((16, 8), np.float32), np.zeros((16, 8), np.float32), 60, 2, 8)
+    report = tilecheck.verify(L.expert_walk, args, (4, 1, 1))
+    (overflow,) = [f for f in report.findings if f.kind == "overflow"]
+    assert "computes -2160000000" in overflow.message and "first_row = first_row + m" in linecache.getline(overflow.loc.file, overflow.loc.line), str(report)
+
+
+def test_an_overflow_in_a_loop_carried_address_is_checked():
+    # the first row is summed by the loop and only then feeds the scatter's rows: the slice of ops
+    # feeding an address follows a loop's results back to the body's continue (and an if's yields)
+    sizes = np.array([-2**28] * 11 + [2], np.int32)
+    args = (sizes, np.zeros((16, 8), np.float32), np.zeros((16, 8), np.float32), 12, 2, 8)
+    report = tilecheck.verify(L.expert_walk, args, (4, 1, 1))
+    assert report.status != "verified" and any(f.kind == "overflow" for f in report.findings), str(report)
+    clean = tilecheck.verify(L.expert_walk, L._experts(), (16, 1, 1))
+    assert clean.status == "verified", str(clean)

@@ -140,10 +140,35 @@ def address_slice(function: Any) -> set[Any]:
         seen.add(id(v))
         if hasattr(v.owner, "operands"):  # an op result
             ops.add(v.owner)
-            work += list(v.owner.operands)
+            work += list(v.owner.operands) + _results_from(v.owner, v.index)
             continue
         work += _flowing_into(function, v)
     return ops
+
+
+def exits(ops: list[Any], name: str) -> list[Any]:
+    """The ``name`` ops (continue, break) of the loop whose body holds ``ops``: in nested ifs, not
+    in nested loops (theirs)."""
+    out = []
+    for inner in ops:
+        if inner.name == name:
+            out.append(inner)
+        elif inner.name not in ("for", "loop"):
+            for region in inner.regions:
+                out += exits(region.block.ops, name)
+    return out
+
+
+def _results_from(op: Any, k: int) -> list[Any]:
+    """The values a region op's result ``k`` is made of, inside its regions: a ``for``'s last
+    ``continue``, a ``loop``'s ``break``, an ``if``'s ``yield`` in either branch."""
+    if op.name == "if":
+        terminators = [t for region in op.regions for t in region.block.ops if t.name == "yield"]
+    elif op.name in ("for", "loop") and op.regions:
+        terminators = exits(op.regions[0].block.ops, "continue" if op.name == "for" else "break")
+    else:
+        return []
+    return [t.operands[k] for t in terminators if k < len(t.operands)]
 
 
 def _flowing_into(function: Any, arg: Any) -> list[Any]:
@@ -160,8 +185,7 @@ def _flowing_into(function: Any, arg: Any) -> list[Any]:
                 return [parent.operand(n) for n in ("lowerBound", "upperBound", "step") if parent.operand(n)]
             inits = parent.operand_group("initValues")
             out = [inits[k]] if k < len(inits) else []
-            out += [t.operands[k] for top in region.block.ops for t in top.walk()
-                    if t.name == "continue" and k < len(t.operands)]
+            out += [t.operands[k] for t in exits(region.block.ops, "continue") if k < len(t.operands)]
             return out
     return []
 

@@ -89,17 +89,21 @@ class Carried:
             v = smt.substituted(v + step, [])
         return out
 
-    def value(self, args: Sequence[int], evaluate: Callable[[smt.Expr], Any]) -> int | bool | None:
+    def value(self, args: Sequence[int], evaluate: Callable[[smt.Expr], Any],
+              known: dict[tuple[int, ...], Any] | None = None) -> int | bool | None:
         """The function's value at concrete ``args``, computed iteration by iteration with
         ``evaluate`` (a term with no template variables left -> its value, or None): None where an
-        iteration's outcome is not known or past ``MAX_ITERATIONS``."""
+        iteration's outcome is not known or past ``MAX_ITERATIONS``. ``known``: the function's
+        values computed before (arguments -> value), taken instead of recomputed, and given each
+        iteration's value computed here."""
+        known = {} if known is None else known
         ctx = [smt.IntVal(a) for a in args[:len(self.outer)]]
         pairs = list(zip(self.outer, ctx))
 
-        def at(term: smt.Expr, v: int, known: tuple[smt.Expr, Any] | None = None) -> Any:
+        def at(term: smt.Expr, v: int, this: tuple[smt.Expr, Any] | None = None) -> Any:
             term = smt.substitute(term, *pairs, (self.var, smt.IntVal(v)))
-            if known is not None:
-                term = smt.substitute(term, (known[0], smt.value_of(known[1])))
+            if this is not None:  # the function's own value at iteration v
+                term = smt.substitute(term, (this[0], smt.value_of(this[1])))
             return evaluate(term)
 
         first = evaluate(smt.substitute(self.first, *pairs))
@@ -116,16 +120,22 @@ class Carried:
                     return None
             return None
         target = args[len(self.outer)]
-        x, v = evaluate(smt.substitute(self.init, *pairs)), first
+        prefix = tuple(args[:len(self.outer)])
+        x = known.get((*prefix, first))
+        x, v = evaluate(smt.substitute(self.init, *pairs)) if x is None else x, first
         for _ in range(MAX_ITERATIONS):
             if x is None or v == target:
                 return x if v == target else None
             if v > target:
                 return None
-            known = (self.func(*ctx, smt.IntVal(v)), x)
-            if at(self.proceeds, v, known) is not True:
+            known[(*prefix, v)] = x
+            if (*prefix, v + step) in known:  # this iteration computed before (it proceeded then)
+                x, v = known[(*prefix, v + step)], v + step
+                continue
+            this = (self.func(*ctx, smt.IntVal(v)), x)
+            if at(self.proceeds, v, this) is not True:
                 return None
-            x, v = at(self.following, v, known), v + step
+            x, v = at(self.following, v, this), v + step
         return None
 
 

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 PIN_ROUNDS = 16
 # arrays up to this many elements are pinned whole at once (a Z3 array of their contents)
 FULL_PIN_ELEMENTS = 256
+# terms one model's evaluation may evaluate (loop-carried values iteration by iteration included)
+EVALUATION_STEPS = 20_000
 
 
 def check_assumptions(ch: Checker) -> bool:
@@ -231,10 +233,26 @@ def pin(ch: Checker, reads: dict[int, list[smt.IntExpr]], sat: smt.Sat) -> list[
     return out
 
 
-def evaluate(ch: Checker, term: smt.Expr, sat: smt.Sat) -> Any:
+class Evaluation:
+    """One model's concrete values (``evaluate``): the loop-carried values computed so far, per
+    carried function and arguments, so that loops whose carried values read one another (an
+    expert walk carrying its offset, its tile count and its match) are computed once per iteration,
+    not again from the first iteration for every read; and the terms evaluated, bounded by
+    ``EVALUATION_STEPS`` (deterministic work, not time: past it a value is untracked)."""
+
+    def __init__(self) -> None:
+        self.carried: dict[str, dict[tuple[int, ...], Any]] = {}
+        self.steps = 0
+
+
+def evaluate(ch: Checker, term: smt.Expr, sat: smt.Sat, memo: Evaluation | None = None) -> Any:
     """``term`` at the model's blocks, lanes, iterations and symbols, with the given array contents
     (reads of reads resolved in turn): a Python int or bool, or None where it still depends on a
-    value the model does not track or on contents that are not given."""
+    value the model does not track, on contents that are not given, or past the work bound."""
+    memo = Evaluation() if memo is None else memo
+    memo.steps += 1
+    if memo.steps > EVALUATION_STEPS:
+        return None
     values = [(c, sat.eval(c)) for c in smt.constants(term)]
     concrete = smt.substituted(term, [(c, smt.value_of(v)) for c, v in values if isinstance(v, (bool, int))])
     arrays = {func.name(): ch.names.get(index, "") for index, func in ch.fp.memory.items()}
@@ -244,12 +262,16 @@ def evaluate(ch: Checker, term: smt.Expr, sat: smt.Sat) -> Any:
             coords = tuple(smt.literal(c) for c in app.children())
             if any(not isinstance(c, int) or isinstance(c, bool) for c in coords):
                 continue
-            name = arrays.get(app.decl().name())
+            func = app.decl().name()
+            name = arrays.get(func)
             given = None
             if name is not None:
                 given = ch.confirmer.value(name, coords) if ch.confirmer else None
-            elif (loop := ch.fp.carried.get(app.decl().name())) is not None:
-                given = loop.value(coords, lambda t: evaluate(ch, t, sat))  # a loop-carried value, computed
+            elif (loop := ch.fp.carried.get(func)) is not None:  # a loop-carried value, computed
+                known = memo.carried.setdefault(func, {})
+                given = known[coords] if coords in known else loop.value(
+                    coords, lambda t: evaluate(ch, t, sat, memo), known)
+                known[coords] = given
             if given is not None:
                 pairs.append((app, smt.value_of(given)))
         if not pairs:

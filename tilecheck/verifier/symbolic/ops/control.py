@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tilecheck.ir import Op
 from tilecheck.ir import types as T
+from tilecheck.ir.summary import exits as loop_exits
 from tilecheck.verifier import smt
 from tilecheck.verifier.carried import Carried
 from tilecheck.verifier.symbolic.ops.shape import reshaped, shape_of
@@ -177,7 +178,7 @@ def loop_(state, op: Op, *inits: SymValue):
     # a loop that can break runs up to the iteration where it stops (a break, or a return that ends
     # the block), no further; a block whose loop never stops would not finish: its iterations are
     # not modelled
-    exit_ = smt.fresh_function("exit", len(outer)) if _exits(body.ops, "break") else None
+    exit_ = smt.fresh_function("exit", len(outer)) if loop_exits(body.ops, "break") else None
     loop = LoopVar(op, var, var >= 0, True, var <= exit_(*outer) if exit_ is not None else None)
     with state.in_region(var >= 0, loop):
         slots = _bind_carried(state, op, body.args, inits, var, zero, one, True)
@@ -220,20 +221,7 @@ def single_trip(loop: Op) -> bool:
 
 def _continues(ops) -> list[Op]:
     """The ``continue`` ops of the loop whose body holds ``ops``: in nested ifs, not nested loops."""
-    return _exits(ops, "continue")
-
-
-def _exits(ops, name: str) -> list[Op]:
-    """The ``name`` ops (continue, break) of the loop whose body holds ``ops``: in nested ifs, not
-    nested loops."""
-    out = []
-    for inner in ops:
-        if inner.name == name:
-            out.append(inner)
-        elif inner.name not in ("for", "loop"):
-            for region in inner.regions:
-                out += _exits(region.block.ops, name)
-    return out
+    return loop_exits(ops, "continue")
 
 
 def _merge(state, cond: smt.BoolExpr, result, a: SymValue, b: SymValue) -> SymValue:
