@@ -400,3 +400,21 @@ def test_a_sum_in_each_body_of_an_unrolled_loop_is_lowered():
     assert tc.verify(_pick_and_sum, dict(args), (1,)).status == "verified"
     tc.launch((1,), _pick_and_sum, args, backend="cpu")
     np.testing.assert_allclose(args["out_ptr"], (w[:3, None] * x.reshape(4, 8)[:3]).sum(0))
+
+
+@triton.jit
+def _swap_pairs(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    # Liger's llama4 rope: a row of (re, im) pairs split into its two halves, joined back swapped
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    pairs = tl.reshape(tl.load(x_ptr + offs), (BLOCK // 2, 2))
+    re, im = tl.split(pairs)
+    tl.store(out_ptr + offs, tl.reshape(tl.join(im, -re), (BLOCK,)))
+
+
+def test_a_split_tile_is_its_halves_along_the_last_dimension():
+    x = np.arange(64, dtype=np.float32)
+    args = dict(x_ptr=x, out_ptr=np.zeros(64, np.float32), BLOCK=16)
+    tc.launch((4,), _swap_pairs, args, backend="cpu")
+    expected = np.stack([x[1::2], -x[0::2]], axis=1).reshape(-1)
+    np.testing.assert_array_equal(args["out_ptr"], expected)
+    assert tc.verify(_swap_pairs, dict(args), (4,)).status == "verified"

@@ -299,6 +299,27 @@ def join(L: Lowering, top: TOp) -> None:
     L.bind(top, L.emit("cat", {"lhs": [parts[0]], "rhs": [parts[1]]}, [t], {"dim": len(t.shape) - 1}).results)
 
 
+@handles("tt.split")
+def split(L: Lowering, top: TOp) -> None:
+    """``tl.split``: a tile whose last dimension is 2 -> its two halves along it (join's inverse).
+    Each is an ``extract`` of the subtile at index 0 or 1 of the last dimension, reshaped to drop it
+    (the verifier takes an extract's values as unknown: exact on the interpreter, sound statically)."""
+    operands, _ = signature(top)
+    (x,) = operands_of(L, operands)[:1]
+    source = tile_of(x)
+    if not source.shape or source.shape[-1] != 2:
+        raise Unsupported(f"tt.split of a {source}: its last dimension must be 2")
+    half = with_shape(source, (*source.shape[:-1], 1))
+    out = with_shape(source, source.shape[:-1])
+    index = T.TileType((), T.I32)
+    parts = []
+    for k in (0, 1):
+        indices = [L.constant(0, index)] * (len(source.shape) - 1) + [L.constant(k, index)]
+        piece = L.emit("extract", {"source": [x], "indices": indices}, [half]).result
+        parts.append(L.emit("reshape", {"source": [piece]}, [out]).result)
+    L.bind(top, parts)
+
+
 def _keep_origin(L: Lowering, top: TOp, operands: str) -> None:
     refs = value_refs(operands)
     if refs and refs[0] in L.origin:
