@@ -5,7 +5,8 @@
 #   scripts/liger_tests.sh LIGER_SRC [op ...]
 #
 # LIGER_SRC: an export of github.com/linkedin/Liger-Kernel (its src/ and test/; the tests' helpers
-# need transformers and tokenizers). The tests run under --tilecheck-cpu-device: torch.cuda answers as
+# need transformers and tokenizers: transformers 4.57.1, as newer ones raise their own errors in the
+# rope tests before any launch). The tests run under --tilecheck-cpu-device: torch.cuda answers as
 # an H100, so Liger's infer_device() says "cuda" and its CUDA-only branches (bf16 cases, the SM
 # count some launches size their grid by) run as on a GPU, with device="cuda" tensors in host
 # memory. Each test file runs with a limit of LIGER_TIMEOUT seconds (default 420); the summary per
