@@ -24,6 +24,8 @@ python=${PYTHON:-$(dirname "$0")/../.venv/bin/python}
 python="$(cd "$(dirname "$python")" && pwd)/$(basename "$python")"  # absolute, the venv's own link
 limit=${LIGER_TIMEOUT:-420}
 cd "$src"
+kernels=$(mktemp)  # every file's per-kernel verdict lines, summed up at the end
+trap 'rm -f "$kernels"' EXIT
 for op in $ops; do
   start=$(date +%s)
   out=$(TILECHECK_NO_CACHE=1 PYTHONPATH="$src/src:$src" timeout -s INT -k 60 "$limit" "$python" -m pytest -q -p no:cacheprovider \
@@ -31,4 +33,7 @@ for op in $ops; do
   rc=$?
   echo "=== $op rc=$rc $(( $(date +%s) - start ))s"
   echo "$out" | grep -v "^  autotuned:" | grep -E "passed|failed|skipped|error|verified|refused|unknown|at-launch|launch check" | tail -12
+  echo "$out" | grep -E "^[A-Za-z_][A-Za-z_0-9]*: [0-9]+ " >> "$kernels"
 done
+echo "=== per kernel, over the files run (launches: verdicts)"
+sort "$kernels"
