@@ -1,7 +1,9 @@
 """The symbolic integer ops against numpy's two's-complement arithmetic (issue 12 item 10): bitwise
 and/or/xor (arithmetic form for a constant with few set bits, bit-vectors otherwise), unsigned
 division, remainder, logical shift right, and min/max under the IR's signedness."""
+import cuda.tile as ct
 import numpy as np
+import pytest
 import z3
 
 import tilecheck
@@ -80,3 +82,51 @@ def test_an_unsigned_extension_is_the_bit_pattern():
     # uint32(b - 4) is 2^32 - 4 + b for b < 4, which the truncation back to 32 bits wraps
     assert report.status == "unknown"
     assert any(f.kind == "overflow" and "4294967292" in f.message for f in report.findings)
+
+
+BIG = 1 << 30
+
+
+@ct.kernel
+def _sum_in_a_for(x, y, off: int):
+    # a loop-carried value: the loop's result is what its continue passes on
+    r = ct.bid(0) + off
+    for _ in range(2):
+        r = r + BIG  # wraps when off >= 2^30
+        r = r - BIG
+    ct.store(y, index=(r - off,), tile=ct.load(x, index=(ct.bid(0),), shape=(4,)))
+
+
+@ct.kernel
+def _sum_in_an_if(x, y, off: int):
+    # an if's result is what either branch yields
+    b = ct.bid(0)
+    if b > 0:
+        r = b + off + BIG  # wraps when off >= 2^30
+        r = r - BIG
+    else:
+        r = b + off
+    ct.store(y, index=(r - off,), tile=ct.load(x, index=(b,), shape=(4,)))
+
+
+@ct.kernel
+def _sum_in_a_while(x, y, off: int):
+    # a while loop's result is what its break passes on
+    r = ct.bid(0) + off
+    n = 0
+    while n < 2:
+        r = r + BIG  # wraps when off >= 2^30
+        r = r - BIG
+        n = n + 1
+    ct.store(y, index=(r - off,), tile=ct.load(x, index=(ct.bid(0),), shape=(4,)))
+
+
+@pytest.mark.parametrize("kernel", [_sum_in_a_for, _sum_in_an_if, _sum_in_a_while])
+def test_arithmetic_inside_a_region_that_feeds_an_address_is_checked_for_overflow(kernel):
+    # the value reaches the store through a for's, an if's or a while's result: the slice of ops
+    # feeding an address follows region results into their bodies (it followed a for's result to
+    # its initial value only); off = 2^30 wraps inside the region, off = 0 does not
+    args = (np.arange(4 * 4, dtype=np.float32), np.zeros(4 * 4, np.float32))
+    report = tilecheck.verify(kernel, (*args, BIG), (4, 1, 1))
+    assert report.status != "verified" and any(f.kind == "overflow" for f in report.findings), str(report)
+    assert tilecheck.verify(kernel, (*args, 0), (4, 1, 1)).status == "verified"
