@@ -101,3 +101,17 @@ def test_an_overflow_in_a_loop_carried_address_is_checked():
     assert report.status != "verified" and any(f.kind == "overflow" for f in report.findings), str(report)
     clean = tilecheck.verify(L.expert_walk, L._experts(), (16, 1, 1))
     assert clean.status == "verified", str(clean)
+
+
+def test_an_evaluation_past_its_work_bound_is_unknown_not_verified(monkeypatch):
+    # the same wrapping walk with a bound its evaluation cannot meet: the overflow claim stays
+    # undecided (an unknown naming an untracked value), never a proof
+    from tilecheck.verifier import given_case
+
+    monkeypatch.setattr(given_case, "EVALUATION_STEPS", 10)
+    sizes = np.full(60, -40_000_000, np.int32)
+    sizes[-1] = 2
+    args = (sizes, np.zeros((16, 8), np.float32), np.zeros((16, 8), np.float32), 60, 2, 8)
+    report = tilecheck.verify(L.expert_walk, args, (4, 1, 1), data=False)
+    assert report.status == "unknown", str(report)
+    assert any("integer overflow" in r and "does not track" in r for r in report.reasons), report.reasons
