@@ -121,8 +121,9 @@ class Carried:
             return None
         target = args[len(self.outer)]
         prefix = tuple(args[:len(self.outer)])
-        x = known.get((*prefix, first))
-        x, v = evaluate(smt.substitute(self.init, *pairs)) if x is None else x, first
+        x, v = known.get((*prefix, first)), first
+        if x is None:
+            x = evaluate(smt.substitute(self.init, *pairs))
         for _ in range(MAX_ITERATIONS):
             if x is None or v == target:
                 return x if v == target else None

@@ -269,9 +269,9 @@ def evaluate(ch: Checker, term: smt.Expr, sat: smt.Sat, memo: Evaluation | None 
                 given = ch.confirmer.value(name, coords) if ch.confirmer else None
             elif (loop := ch.fp.carried.get(func)) is not None:  # a loop-carried value, computed
                 known = memo.carried.setdefault(func, {})
-                given = known[coords] if coords in known else loop.value(
-                    coords, lambda t: evaluate(ch, t, sat, memo), known)
-                known[coords] = given
+                if coords not in known:
+                    known[coords] = loop.value(coords, lambda t: evaluate(ch, t, sat, memo), known)
+                given = known[coords]
             if given is not None:
                 pairs.append((app, smt.value_of(given)))
         if not pairs:
