@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tilecheck
 from tests.interp import kernels as K
@@ -197,3 +199,39 @@ def test_integer_atomics_of_two_kinds_on_one_element_are_order_dependent():
             assert ("order-dependent-atomic" in kinds) is expected, str(report)
             if expected:
                 assert any("(add and max)" in f.message or "(max and add)" in f.message for f in report.findings)
+
+
+def _findings(report):
+    return [(f.kind, str(f.loc), tilecheck.report.describe(f.witness)) for f in report.findings]
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16), blocks=st.lists(st.integers(0, 63), max_size=4), duplicates=st.integers(0, 3),
+       limit=st.sampled_from([8, 24, 100]))
+def test_in_block_hits_searched_as_blocks_finish_are_those_of_the_whole_run(seed, blocks, duplicates, limit):
+    # the detector searches a finished block's full records for in-block hits and drops them once
+    # DETAIL_ROWS are held, so memory stays bounded: the findings must be those of one search over
+    # every record (the least block's witness per pair of ops), and the records held stay bounded
+    from tilecheck.interp import recorder as R
+
+    rng = np.random.default_rng(seed)
+    dest = rng.permutation(512).astype(np.int32)
+    for b in blocks:  # two lanes of block b write one element
+        dest[b * 8 + rng.integers(1, 8)] = dest[b * 8]
+    for _ in range(duplicates):  # a lane writes where a lane of any block does
+        dest[rng.integers(512)] = dest[rng.integers(512)]
+    x, y = np.arange(512, dtype=np.float32), np.zeros(512, np.float32)
+    whole = tilecheck.detect(K.scatter_rows, (x, dest, y, 8), (64, 1, 1))
+    held = []
+    finished = R.Recorder.finished
+
+    def spy(self, blocks):
+        held.append(self.detail_rows)
+        finished(self, blocks)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(R, "DETAIL_ROWS", limit)
+        m.setattr(R.Recorder, "finished", spy)
+        streamed = tilecheck.detect(K.scatter_rows, (x, dest, y, 8), (64, 1, 1))
+    assert _findings(streamed) == _findings(whole)
+    assert streamed.status == whole.status
+    assert held and max(held) <= limit + max(8, limit)  # one block makes 8 records of its scatter

@@ -30,7 +30,7 @@ from tilecheck.interp import witness
 from tilecheck.interp.engine import Interpreter, InterpreterError
 from tilecheck.interp.wave import TripLimitError
 from tilecheck.interp.memory import as_host_array
-from tilecheck.interp.pairs import conflicts, new_sync, static_facts
+from tilecheck.interp.pairs import InBlockSearch, conflicts, new_sync, static_facts
 from tilecheck.interp.recorder import Recorder
 from tilecheck.interp.runs import copies
 from tilecheck.interp.schedule import Schedule
@@ -84,7 +84,8 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
     try:
         for seed in orders:
             first = _run(module, args, grid3, seed, Recorder(grid3, locks, None, detail, written,
-                                                             new_sync(function)), max_elements, failed)
+                                                             new_sync(function), InBlockSearch(pairs)),
+                         max_elements, failed)
             runs += 1
             watch = conflicts(first)
             recorder = first

@@ -116,7 +116,8 @@ class Interpreter:
         if blocks is None:
             blocks = self.all_blocks()
         waves = self.schedule.waves(blocks, self.needs_single_block_waves(), alive)
-        self.schedule.drive(waves, self.wave, alive, waiting=self.waits())
+        width = self.recorder.wave_width if self.recorder is not None else None
+        self.schedule.drive(waves, self.wave, alive, waiting=self.waits(), width=width)
 
     def waits(self) -> bool:
         """Some block may spin until another raises a flag, or branch on what others did first (an
@@ -145,6 +146,8 @@ class Interpreter:
             else:
                 ctx.env[value] = np.broadcast_to(np.asarray(arg, dtype=numpy_dtype(value.type)), (width,))
         yield from self.region(ctx, self.function.body)
+        if self.recorder is not None:
+            self.recorder.finished(blocks)
 
     # ---- execution -----------------------------------------------------------------------------
     def region(self, ctx: WaveContext, block: Block) -> Steps:

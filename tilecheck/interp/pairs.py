@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from tilecheck.interp.recorder import ATOMIC, READ, Event, Recorder
+from tilecheck.interp.recorder import ATOMIC, READ, Event, Recorder, Records
 from tilecheck.interp.sync import Sync, Undecided
 from tilecheck.ir import Function, Op
 from tilecheck.ir.opdefs import Effect
@@ -223,17 +223,57 @@ def _synchronised(rec: Recorder, col: Columns, i: int, j: int) -> bool:
 
 
 # ---- inside one block -----------------------------------------------------------------------------------
-def in_block_hits(rec: Recorder, pairs: list[UnorderedPair]
-                  ) -> Iterator[tuple[UnorderedPair, tuple[int, Columns], tuple[int, Columns]]]:
+Hit = tuple[int, Columns]  # a record: its row in columns
+
+
+class InBlockSearch:
+    """The in-block hits of one run, searched for as its blocks finish (``Recorder.finished``): an
+    in-block pair is two records of one block, so a finished block's records are searched and
+    dropped, and only the least hit per pair is kept. Memory is then bounded by the records of the
+    blocks not yet searched, not by the launch's accesses."""
+
+    def __init__(self, pairs: list[UnorderedPair]) -> None:
+        self.pairs = pairs
+        self.best: dict[int, tuple[int, Hit, Hit]] = {}  # per pair: (x's block-element key, x, y)
+
+    def absorb(self, rec: Recorder, finished: np.ndarray | None) -> None:
+        """Search the detail records of the blocks ``finished`` (linear ids; None: every block) and
+        drop them from ``rec``."""
+        columns = {op: r.columns() for op, r in rec.detail.items()}
+        mine = {op: (np.isin(c["block"], finished) if finished is not None else np.ones(len(c["block"]), bool))
+                for op, c in columns.items()}
+        for n, pair in enumerate(self.pairs):
+            if pair.x not in columns or pair.y not in columns:
+                continue
+            cx, cy = _rows(columns[pair.x], mine[pair.x]), _rows(columns[pair.y], mine[pair.y])
+            hit = _first_unordered(rec, pair, cx, cy)
+            if hit is None:
+                continue
+            (i, hx), (j, hy) = hit
+            x, y = _rows(hx, [i]), _rows(hy, [j])
+            key = int(_block_element_keys(rec, x)[0])
+            if n not in self.best or key < self.best[n][0]:  # the least (block, element) over all blocks
+                self.best[n] = (key, (0, x), (0, y))
+        for op, c in columns.items():
+            rec.detail[op] = Records.of(_rows(c, ~mine[op]))
+
+    def hits(self, rec: Recorder) -> Iterator[tuple[UnorderedPair, Hit, Hit]]:
+        self.absorb(rec, None)
+        for n, pair in enumerate(self.pairs):
+            if n in self.best:
+                yield pair, self.best[n][1], self.best[n][2]
+
+
+def _rows(col: Columns, which: Any) -> Columns:
+    return {name: column[which] for name, column in col.items()}
+
+
+def in_block_hits(rec: Recorder, pairs: list[UnorderedPair]) -> Iterator[tuple[UnorderedPair, Hit, Hit]]:
     """Per pair of ops nothing orders inside a block that the run saw meet unordered:
     ``(pair, (i, x's columns), (j, y's columns))`` at the least (block, element)."""
-    for pair in pairs:
-        rx, ry = rec.detail.get(pair.x), rec.detail.get(pair.y)
-        if rx is None or ry is None:
-            continue
-        hit = _first_unordered(rec, pair, rx.columns(), ry.columns())
-        if hit is not None:
-            yield pair, hit[0], hit[1]
+    if rec.in_block is None:
+        rec.in_block = InBlockSearch(pairs)
+    return rec.in_block.hits(rec)
 
 
 def _first_unordered(rec: Recorder, pair: UnorderedPair, cx: Columns, cy: Columns) -> Any:
@@ -288,9 +328,11 @@ def _first_unordered(rec: Recorder, pair: UnorderedPair, cx: Columns, cy: Column
 
 def _iterations(rec: Recorder, events: np.ndarray, loops: tuple[Op, ...]) -> np.ndarray:
     """Per record, its iteration number in each of ``loops`` (rows of a matrix)."""
-    table = np.array([_iteration(e, loops) for e in rec.events],
-                     np.int64).reshape(len(rec.events), len(loops))
-    return table[events] if len(events) else np.zeros((0, len(loops)), np.int64)
+    if not len(events):
+        return np.zeros((0, len(loops)), np.int64)
+    seen, index = np.unique(events, return_inverse=True)  # the events these records come from only
+    table = np.array([_iteration(rec.events[e], loops) for e in seen.tolist()], np.int64).reshape(len(seen), len(loops))
+    return table[index.reshape(-1)]
 
 
 def _block_element_keys(rec: Recorder, col: Columns) -> np.ndarray:

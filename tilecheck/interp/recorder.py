@@ -44,6 +44,13 @@ def _mode_code(mode: str) -> int:
 # bmin, bmax (int32), plain, writes (bool), lmin, lmax (int64), fmin, fmax (int32), amode (int16),
 # and a temporary or two while an access is summarised
 SUMMARY_BYTES_PER_ELEMENT = 40
+# full records of the ops in in-block pairs (``detail_ops``) held at once: past this many, the finished
+# blocks' records are searched for in-block hits and dropped (``Recorder.finished``), and a wave holds
+# no more blocks than add about this many (``Recorder.wave_width``). Memory is then bounded by these
+# rows (offset, block, lock, event, lane: 40 bytes each), not by the launch's accesses: GRPO's in-place
+# backward over 1 x 1024 x 151936 logits kept 311M rows (the process was killed at 24 GB)
+DETAIL_ROWS = 4_000_000
+DETAIL_ROW_BYTES = 40
 
 
 @dataclass
@@ -99,6 +106,11 @@ class Records:
             return {n: np.zeros(0, np.int64) for n in names}
         return {n: np.concatenate(getattr(self, n)) for n in names}
 
+    @classmethod
+    def of(cls, columns: dict[str, np.ndarray]) -> Records:
+        """The records of ``columns`` (as ``columns()`` gives them)."""
+        return cls(*([columns[n]] for n in ("offset", "block", "lock", "event", "lane")))
+
 
 @dataclass
 class OutOfBounds:
@@ -113,7 +125,8 @@ class OutOfBounds:
 class Recorder:
     def __init__(self, grid: tuple[int, int, int], lock_arrays: set[int],
                  watch: dict[int, np.ndarray] | None = None, detail_ops: Iterable[Op] = (),
-                 written: set[int | None] | None = None, sync: Sync | None = None) -> None:
+                 written: set[int | None] | None = None, sync: Sync | None = None,
+                 in_block: Any = None) -> None:
         self.grid = grid
         # release/acquire synchronisation as executed (None: the kernel has none)
         self.sync = sync
@@ -132,6 +145,13 @@ class Recorder:
         self.events: list[Event] = []
         self.records: dict[int, Records] = {}  # watched elements (cross-block witnesses)
         self.detail: dict[Op, Records] = {}  # every access of ``detail_ops`` (in-block witnesses)
+        # what searches the detail records for in-block hits as blocks finish (``pairs.InBlockSearch``);
+        # None: they are all kept until the run ends
+        self.in_block = in_block
+        self.detail_rows = 0  # detail records held now
+        self._detail_total = 0  # and ever made, for the rows a block makes
+        self._blocks_done = 0
+        self._finished: list[np.ndarray] = []  # blocks ended whose detail records are still held
         self.oob: dict[Op, OutOfBounds] = {}  # the first out-of-bounds access of each op
         # the first order-dependent atomic (float add, xchg, CAS) per array
         self.float_ops: dict[int, Op] = {}
@@ -153,10 +173,35 @@ class Recorder:
         made: locks, float atomics, modes), for the interpreter's memory budget. An array no op
         writes, and that shares memory with none that is written, gets no summary (it cannot
         conflict): a grouped GEMM's 671M-element weight was counted at 25 GiB and the launch refused."""
+        detail = 2 * DETAIL_ROWS * DETAIL_ROW_BYTES if self.detail_ops and self.in_block is not None else 0
         if not self.summarise:
-            return 0
-        return SUMMARY_BYTES_PER_ELEMENT * sum(len(mem.flat) for i, mem in arrays.items()
-                                               if i in self.alias or not self._untracked(i))
+            return detail
+        return detail + SUMMARY_BYTES_PER_ELEMENT * sum(len(mem.flat) for i, mem in arrays.items()
+                                                        if i in self.alias or not self._untracked(i))
+
+    def wave_width(self, n: int) -> int:
+        """How many of the next ``n`` blocks may run as one wave: all, unless detail records are
+        searched as blocks finish; then as many as add about ``DETAIL_ROWS`` records at the rate the
+        finished blocks made them (one block until one has finished)."""
+        if not self.detail_ops or self.in_block is None:
+            return n
+        if not self._blocks_done:
+            return 1
+        per_block = max(1, -(-self._detail_total // self._blocks_done))
+        return max(1, min(n, DETAIL_ROWS // per_block))
+
+    def finished(self, blocks: np.ndarray) -> None:
+        """The blocks of a wave (their ids, one row each) have ended. Past ``DETAIL_ROWS`` detail
+        records, the finished blocks' ones are searched for in-block hits and dropped (an in-block
+        pair is two records of one block, so a finished block's records pair with no later one)."""
+        if self.in_block is None or not self.detail_ops:
+            return
+        self._blocks_done += len(blocks)
+        self._finished.append(linear_block_ids(blocks, self.grid))
+        if self.detail_rows > DETAIL_ROWS:
+            self.in_block.absorb(self, np.concatenate(self._finished))
+            self._finished = []
+            self.detail_rows = sum(sum(len(c) for c in r.offset) for r in self.detail.values())
 
     def bind(self, arrays: dict[int, Any]) -> None:
         """Learn the launch's arrays (``ArrayMemory`` by argument): their sizes, and which share memory."""
@@ -254,6 +299,8 @@ class Recorder:
                            lanes[sel])
         if keep_all:
             self._keep(self.detail.setdefault(op, Records()), o, b, locks, None, event, lanes)
+            self.detail_rows += len(o)
+            self._detail_total += len(o)
 
     def out_of_bounds(self, ctx: Any, op: Op, array: int, offsets: np.ndarray, bad: np.ndarray) -> None:
         if op in self.oob:

@@ -72,18 +72,23 @@ class Schedule:
 
     # ---- waves -> one execution ----------------------------------------------------------------
     def drive(self, waves: list[np.ndarray], start: Callable[[np.ndarray], Generator[None, None, Any]],
-              alive: int | None = None, waiting: bool = False) -> None:
+              alive: int | None = None, waiting: bool = False,
+              width: Callable[[int], int] | None = None) -> None:
         """Run the waves (``start(wave)`` gives its steps). An interleaving schedule starts waves, in
         order, while the blocks of the started, unfinished ones stay within ``alive`` (one wave at
         least), and steps a random started one: memory stays bounded by ``alive`` blocks. Blocks
         that may wait for one another (``waiting``: a spin on a flag) are never run one after the
         other to completion, which could wait forever: the default schedule then steps the started
-        waves in turn (round robin), deterministically."""
+        waves in turn (round robin), deterministically. ``width(n)``: how many of a wave's next ``n``
+        blocks may start together (the rest start as a wave of their own, later)."""
         if not (self.adversarial and self.interleave) and not waiting:
             self.alone = True
             for wave in waves:
-                for _ in start(wave):
-                    pass
+                while len(wave):
+                    n = len(wave) if width is None else width(len(wave))
+                    for _ in start(wave[:n]):
+                        pass
+                    wave = wave[n:]
             return
         limit = alive or sum(len(w) for w in waves)
         pending = list(reversed(waves))
@@ -93,6 +98,10 @@ class Schedule:
         while live or pending:
             while pending and (not live or held + len(pending[-1]) <= limit):
                 wave = pending.pop()
+                n = len(wave) if width is None else width(len(wave))
+                if n < len(wave):
+                    pending.append(wave[n:])
+                    wave = wave[:n]
                 live.append((len(wave), start(wave)))
                 held += len(wave)
             i = int(self.rng.integers(len(live))) if self.adversarial else turn % len(live)
