@@ -418,3 +418,37 @@ def test_a_split_tile_is_its_halves_along_the_last_dimension():
     expected = np.stack([x[1::2], -x[0::2]], axis=1).reshape(-1)
     np.testing.assert_array_equal(args["out_ptr"], expected)
     assert tc.verify(_swap_pairs, dict(args), (4,)).status == "verified"
+
+
+@triton.jit
+def _rows_by_host_descriptor(dx, dy, STEP: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    # host descriptors over 1 x M x N arrays, blocks [1, BM, BN]: Triton drops the unit dimension of
+    # the tile a descriptor loads, and the reshape back to store
+    pid = tl.program_id(0)
+    t = tl.reshape(dx.load([0, pid * BM, 0]), [BM, BN]) + 1
+    dy.store([0, pid * STEP, 0], tl.reshape(t, [1, BM, BN]))
+
+
+def _host_descriptor(array, block):
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    # Triton's own constructor validates torch tensors (data_ptr); the frontend takes any array
+    d = TensorDescriptor.__new__(TensorDescriptor)
+    d.base, d.shape, d.block_shape = array, list(array.shape), list(block)
+    d.strides = [s // array.itemsize for s in array.strides]
+    d.padding, d.round_f32_to_tf32 = "zero", False
+    return d
+
+
+@pytest.mark.parametrize("step, status", [(16, "verified"), (8, "race")])
+def test_host_tensor_descriptors_are_views_of_their_base(step, status):
+    x, y = np.arange(40 * 16, dtype=np.float32).reshape(1, 40, 16), np.zeros((1, 40, 16), np.float32)
+    args = dict(dx=_host_descriptor(x, (1, 16, 16)), dy=_host_descriptor(y, (1, 16, 16)), STEP=step, BM=16, BN=16)
+    report = tc.verify(_rows_by_host_descriptor, args, (3,))
+    assert report.status == status, report
+    assert tc.detect(_rows_by_host_descriptor, args, (3,)).status == status
+    if status == "race":
+        assert report.races[0].witness.array == "dy"
+    else:
+        tc.launch((3,), _rows_by_host_descriptor, args, backend="cpu")
+        np.testing.assert_array_equal(y, x + 1)  # the last block's rows past 40 are neither read nor written

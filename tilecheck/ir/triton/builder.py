@@ -2,6 +2,7 @@
 the program's last memory op, each pointer's array (lower.py says what the lowering does)."""
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,10 +21,18 @@ _OPAQUE = T.ScalarType("opaque")  # the type of a value whose TTIR type has no T
 class Param:
     """A parameter as the lowering sees it: a pointer (array) or a scalar, with its entry arguments."""
 
-    def __init__(self, name: str, type_text: str, index_type: T.ScalarType) -> None:
+    def __init__(self, name: str, type_text: str, index_type: T.ScalarType, descriptor: int = 0) -> None:
         self.name = name
         self.type_text = type_text
         self.index_type = index_type  # of an array's extent and stride arguments
+        # a host tensor descriptor of this rank (``!tt.tensordesc<BxT>``): an array over its base,
+        # viewed through the shape and stride arguments that follow it
+        self.descriptor = descriptor
+        if descriptor:
+            element = re.fullmatch(r"!tt\.tensordesc<(?:\d+x)*([^,>]+)(?:,.*)?>", type_text.strip())
+            if element is None:
+                raise UnsupportedType(type_text)
+            type_text = f"!tt.ptr<{element.group(1)}>"
         self.type = tile_type(type_text)
         self.is_array = isinstance(self.type.element, T.PointerType)
 
@@ -115,6 +124,12 @@ class Lowering:
             self.env[self.func.args[i][0]] = ptr
             if p.is_array:
                 self.origin[self.func.args[i][0]] = i
+        for i, p in enumerate(self.params):
+            if p.descriptor:  # its shape and strides are the parameters after it
+                names = [self.func.args[i + 1 + k][0] for k in range(2 * p.descriptor)]
+                self.descriptors[self.func.args[i][0]] = (
+                    self.func.args[i][0], [self.env[n] for n in names[:p.descriptor]],
+                    [self.env[n] for n in names[p.descriptor:]])
         self.loc = self.locs.resolve(self.func.loc_text)
         self.token = self.emit("make_token", {}, [T.TOKEN]).result
         # what cuTile's frontend states of an array's arguments (the given case must satisfy it)

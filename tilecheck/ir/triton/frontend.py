@@ -92,6 +92,19 @@ def bind(kernel: Any, args: Any) -> Bound:
         if signature[p.name] == "constexpr":
             kparams.append(KernelParam(p.name, "constant", None, 0, next_arg, v))
             canonical.append(v)
+        elif signature[p.name].startswith("tensordesc"):
+            # Triton passes a host descriptor as its base pointer, then its shape (i32) and strides
+            # (i64); the view's bounds are the descriptor's own, checked by its loads and stores
+            flat, span = _flat(name, p.name, v.base)
+            index_types.append(f"i{index_bits((span,), (1,))}")
+            kparams.append(KernelParam(p.name, "array", _dtype_name(flat), 1, next_arg, None, (span,), (1,)))
+            canonical.append(flat)
+            next_arg += 3
+            for what, values_, dtype in (("shape", v.shape, "int32"), ("stride", v.strides, "int64")):
+                for d, n in enumerate(values_):
+                    kparams.append(KernelParam(f"{p.name}.{what}.{d}", "scalar", dtype, 0, next_arg, int(n)))
+                    canonical.append(int(n))
+                    next_arg += 1
         elif signature[p.name].startswith("*"):
             flat, span = _flat(name, p.name, v)
             bits = index_bits((span,), (1,))
@@ -157,7 +170,16 @@ def _dtype_name(arr: Any) -> str:
     return str(arr.dtype).removeprefix("torch.")
 
 
+def _is_descriptor(v: Any) -> bool:
+    """A host-side ``triton.tools.tensor_descriptor.TensorDescriptor`` (TMA): a view of ``base``."""
+    return type(v).__name__ == "TensorDescriptor" and all(
+        hasattr(v, a) for a in ("base", "shape", "strides", "block_shape"))
+
+
 def _triton_type(kernel: str, param: str, v: Any) -> str:
+    if _is_descriptor(v):
+        element = _triton_type(kernel, f"{param}.base", v.base).removeprefix("*")
+        return f"tensordesc<{element}[{', '.join(str(int(n)) for n in v.block_shape)}]>"
     if isinstance(v, bool):
         return "i1"
     if isinstance(v, int):
@@ -233,15 +255,23 @@ def _lower_text(text: str, name: str, signature: dict[str, str], index_types: tu
     from tilecheck.ir.triton.ttir import parse_ttir
 
     func, locs = parse_ttir(text, name)
-    runtime = [n for n, s in signature.items() if s != "constexpr"]
+    runtime: list[tuple[str, str]] = []  # (name, signature) per TTIR argument
+    for n, sig in signature.items():
+        if sig == "constexpr":
+            continue
+        runtime.append((n, sig))
+        if sig.startswith("tensordesc"):  # then its shape and strides, as Triton expands a host descriptor
+            rank = sig.count(",") + 1
+            runtime += [(f"{n}.shape.{d}", "i32") for d in range(rank)]
+            runtime += [(f"{n}.stride.{d}", "i64") for d in range(rank)]
     if len(func.args) != len(runtime):
         raise FrontendError(f"kernel '{name}': the TTIR takes {len(func.args)} arguments, the launch "
-                            f"passes {len(runtime)} ({', '.join(runtime)})")
+                            f"passes {len(runtime)} ({', '.join(n for n, _ in runtime)})")
     widths = iter(index_types)
     params = []
-    for (_, type_text), pname in zip(func.args, runtime):
-        is_pointer = signature[pname].startswith("*")
+    for (_, type_text), (pname, sig) in zip(func.args, runtime):
+        is_pointer = sig.startswith("*") or sig.startswith("tensordesc")
         index_type = T.ScalarType(next(widths)) if is_pointer else T.I32
-        params.append(Param(pname, type_text, index_type))
+        params.append(Param(pname, type_text, index_type, sig.count(",") + 1 if sig.startswith("tensordesc") else 0))
     return lower(func, locs, params)
 

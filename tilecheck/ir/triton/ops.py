@@ -21,7 +21,7 @@ from tilecheck.ir.triton.registry import (
     types_of,
 )
 from tilecheck.ir.triton.ttir import TOp, split_top, value_refs
-from tilecheck.ir.triton.types import tile_type, with_element
+from tilecheck.ir.triton.types import tile_type, with_element, with_shape
 
 
 # ---- constants -----------------------------------------------------------------------------------
@@ -453,6 +453,11 @@ def _descriptor_tile(L: Lowering, text: str, block: tuple[int, ...]) -> tuple[Va
         raise Unsupported("a tensor descriptor not made in this kernel")
     base_name, shape, strides = L.descriptors[name]
     offsets = [L.value(r) for r in value_refs(text.split("[", 1)[1].split("]", 1)[0])]
+    if len(offsets) == len(shape) == len(strides) > len(block):
+        # Triton drops a block's leading unit dimensions from the tile it loads ([1, M, K] -> [M, K])
+        pointers, inside = _descriptor_tile(L, text, (1,) * (len(offsets) - len(block)) + tuple(block))
+        return tuple(L.emit("reshape", {"source": [v]}, [with_shape(tile_of(v), tuple(block))]).result
+                     for v in (pointers, inside))
     if not (len(offsets) == len(shape) == len(strides) == len(block)):
         raise Unsupported("a tensor descriptor access of another rank than its block")
     i64, i1 = T.TileType(block, T.I64), T.TileType(block, T.I1)
