@@ -142,3 +142,35 @@ def test_confirmation_runs_copy_a_write_only_output_once():
     assert np.array_equal(second[2], args[2])
     # without a scratch dictionary every written array is copied anew
     assert copies(module, args, only_written=True)[1] is not first[1]
+
+
+def test_a_confirmation_run_lets_go_of_its_copies_when_it_ends(monkeypatch):
+    # a run object can outlive its call (a compile's frames may hold it in a cycle until a
+    # collection): the copies of the written arrays must go when the run ends, not then
+    import gc
+    import weakref
+
+    from tilecheck.interp import runs as R
+
+    kept, made = [], []
+    init, copies = R._BlockRun.__init__, R.copies
+
+    def keep(self, *a, **k):
+        init(self, *a, **k)
+        kept.append(self)  # as a reference cycle would
+
+    def spy(*a, **k):
+        out = copies(*a, **k)
+        made.extend(weakref.ref(x) for x in out if isinstance(x, np.ndarray))
+        return out
+    monkeypatch.setattr(R._BlockRun, "__init__", keep)
+    monkeypatch.setattr(R, "copies", spy)
+    x, y = np.arange(32, dtype=np.float32), np.zeros(32, np.float32)
+    gc.disable()
+    try:
+        touched = R.touched_by(K.same_tile_same_values, (x, y, 16), (2, 1, 1), [(0, 0, 0), (1, 0, 0)], "y", (0,))
+        assert set(touched) == {(0, 0, 0), (1, 0, 0)}
+        assert kept and made
+        assert all(ref() is None for ref in made if ref() is not x)  # the copy of y is gone
+    finally:
+        gc.enable()

@@ -5,7 +5,7 @@ witness's index contents into copies of the arguments."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -42,16 +42,7 @@ def copies(module: Module, args: tuple[Any, ...], only_written: bool = False,
     gets the copy an earlier run left there: what it holds decides nothing in a run (no address, no
     branch), so the confirmation runs of one verify copy a large output once, not once each."""
     leaves: list[np.ndarray] = []
-
-    def collect(a: Any) -> None:
-        if isinstance(a, (tuple, list)):  # tuple arguments, and the arrays of list arguments
-            for x in a:
-                collect(x)
-        elif _is_array(a):
-            leaves.append(as_host_array("argument", a))
-
-    for a in args:
-        collect(a)
+    _collect(args, leaves)
     written = _written_leaves(module, len(leaves)) if only_written else None
     if written is not None and not any(
             _overlap(leaves[i], leaves[j])
@@ -66,13 +57,23 @@ def copies(module: Module, args: tuple[Any, ...], only_written: bool = False,
         copies = iter(made)
     else:
         copies = iter(copies_keeping_overlaps(leaves))
+    return tuple(_rebuild(a, copies) for a in args)
 
-    def rebuild(a: Any) -> Any:
-        if isinstance(a, (tuple, list)):
-            return type(a)(rebuild(x) for x in a)
-        return next(copies) if _is_array(a) else a
 
-    return tuple(rebuild(a) for a in args)
+# module functions, not closures: a recursive closure is a reference cycle, and this one held the
+# copies of the arguments until a collection (a GB per confirmation run on Liger's cross entropy)
+def _collect(a: Any, leaves: list[np.ndarray]) -> None:
+    if isinstance(a, (tuple, list)):  # tuple arguments, and the arrays of list arguments
+        for x in a:
+            _collect(x, leaves)
+    elif _is_array(a):
+        leaves.append(as_host_array("argument", a))
+
+
+def _rebuild(a: Any, copies: Iterator[Any]) -> Any:
+    if isinstance(a, (tuple, list)):
+        return type(a)(_rebuild(x, copies) for x in a)
+    return next(copies) if _is_array(a) else a
 
 
 def _written_leaves(module: Module, count: int) -> list[bool] | None:
@@ -131,7 +132,12 @@ def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tup
     element of ``array`` (by coordinates, or by element offset) and how: block -> {"read", "write",
     "atomic"} (with ``by_op``: {(effect, op's location, event, lane)}, one per touch). The confirmation channel for a witness:
     both of its blocks must touch its element, with its ops."""
-    run = _BlockRun(kernel, args, grid, blocks, scratch)
+    with _BlockRun(kernel, args, grid, blocks, scratch) as run:
+        return _touches(run, array, element, offset, by_op)
+
+
+def _touches(run: _BlockRun, array: str, element: tuple[int, ...] | None, offset: int | None,
+             by_op: bool) -> dict[tuple[int, ...], set[Any]]:
     index = next((i for i, mem in run.interp.arrays.items() if mem.name == array), None)
     if index is None:
         raise TilecheckError(f"{run.module.name} has no array argument '{array}'")
@@ -164,11 +170,11 @@ def leaves_array(kernel: Any, args: Sequence[Any], grid: Any, block: tuple[int, 
                  loc: Any, scratch: dict[int, tuple[Any, np.ndarray]] | None = None) -> bool:
     """Run ``block`` (as ``touched_by`` runs blocks) on copies of ``args``: does the op at ``loc``
     touch an element outside its array there? The confirmation channel for an out-of-bounds witness."""
-    run = _BlockRun(kernel, args, grid, [block], scratch)
-    run.run()
-    block3 = tuple(block) + (0,) * (3 - len(block))
-    return any(op.name == op_name and op.loc == loc and tuple(oob.block) == block3
-               for op, oob in run.recorder.oob.items())
+    with _BlockRun(kernel, args, grid, [block], scratch) as run:
+        run.run()
+        block3 = tuple(block) + (0,) * (3 - len(block))
+        return any(op.name == op_name and op.loc == loc and tuple(oob.block) == block3
+                   for op, oob in run.recorder.oob.items())
 
 
 class _BlockRun:
@@ -195,6 +201,17 @@ class _BlockRun:
         self.recorder.summarise = False
         self.recorder.bind(self.interp.arrays)
         self.interp.recorder = self.recorder
+        del run_args  # this frame may outlive the call (see __exit__): it must not hold the copies
+
+    def __enter__(self) -> _BlockRun:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        # the copies go now, not when a collection finds them: a frame a compile keeps (cuda-tile's)
+        # can hold this run in a cycle, and a confirmation per witness copies the written arrays
+        # again (Liger's in-place cross entropy: 1 GB logits a copy, 24 GB before a collection)
+        self.interp.arrays.clear()
+        self.interp.arg_values = ()
 
     def run(self) -> None:
         if self.waits:
