@@ -32,3 +32,28 @@ def test_vocab_parallel_ce_tp1_matches_torch():
     ref = torch.nn.functional.cross_entropy(logits.detach().reshape(-1, v).double(), target.reshape(-1), reduction="none")
     assert torch.allclose(loss.detach().double().reshape(-1) if loss.dim() else loss.detach().double(),
                           ref if loss.dim() else ref[target.reshape(-1) != -100].mean(), atol=1e-3)
+
+
+def test_swiglu_fused_gate_up_forward_and_backward():
+    # reached through liger_kernel.ops only (Megatron's fused fc1 output), by no module or test
+    from liger_kernel.ops.swiglu import swiglu_fused_gate_up_backward, swiglu_fused_gate_up_forward
+
+    torch.manual_seed(0)
+    y = torch.randn(8, 64, 2 * 384, device="cuda")
+    _, c = swiglu_fused_gate_up_forward(y)
+    gate, up = y[..., :384], y[..., 384:]
+    assert torch.allclose(c, torch.nn.functional.silu(gate) * up, atol=1e-5)
+    assert swiglu_fused_gate_up_backward(y, torch.ones_like(c)).numel() == y.numel()
+
+
+def test_gemm_swiglu_inference():
+    # LigerMLP's forward without gradients takes the inference kernel; the module asserts is_cuda,
+    # which CPU tensors standing in for CUDA ones cannot satisfy, so its op is called directly
+    from liger_kernel.ops.mlp import gemm_swiglu
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 64, 128, device="cuda")
+    wg, wu = torch.randn(256, 128, device="cuda") / 16, torch.randn(256, 128, device="cuda") / 16
+    a, _ = gemm_swiglu(x, wg, wu, 1.0, store_preact=False)
+    assert torch.allclose(a, torch.nn.functional.silu(x @ wg.T) * (x @ wu.T), atol=1e-3)
+
