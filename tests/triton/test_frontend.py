@@ -452,3 +452,34 @@ def test_host_tensor_descriptors_are_views_of_their_base(step, status):
     else:
         tc.launch((3,), _rows_by_host_descriptor, args, backend="cpu")
         np.testing.assert_array_equal(y, x + 1)  # the last block's rows past 40 are neither read nor written
+
+
+def test_the_ttir_stage_alone_gives_the_ttir_of_the_whole_pipeline(monkeypatch):
+    # the frontend runs Triton's pipeline to its ttir stage only (no cubin); the text must be what
+    # triton.compile gives, and on a Triton whose internals differ the whole pipeline runs instead
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from tilecheck.ir.triton import frontend
+
+    src = ASTSource(fn=_scale, signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "s": "fp32", "BLOCK": "constexpr"},
+                    constexprs={"BLOCK": 16})
+    target = GPUTarget("cuda", frontend.TARGET_ARCH, 32)
+    whole = triton.compile(src, target=target).asm["ttir"]
+    assert frontend._ttir_stage(triton, src, target) == whole
+    assert "tt.load" in whole and "loc(" in whole  # the locations findings are reported at
+
+    import triton.compiler.compiler as compiler
+
+    real, calls = compiler.make_backend, []
+
+    class Moved:  # a backend whose internals are not where this Triton keeps them
+        def __getattr__(self, name):
+            raise AttributeError(name)
+
+    def first_moved(target):
+        calls.append(target)
+        return Moved() if len(calls) == 1 else real(target)
+    monkeypatch.setattr(compiler, "make_backend", first_moved)
+    assert frontend._ttir_stage(triton, src, target) == whole
+    assert len(calls) >= 2  # the stage alone, then the whole pipeline

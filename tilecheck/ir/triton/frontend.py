@@ -243,11 +243,35 @@ def ttir(fn: Any, name: str, signature: dict[str, str], constexprs: dict[str, An
         src = ASTSource(fn=fn, signature=signature, constexprs=constexprs)
         with warnings.catch_warnings():  # e.g. Triton 3.9's notice on FP fusion, a later stage's concern
             warnings.simplefilter("ignore", UserWarning)
-            return triton.compile(src, target=GPUTarget("cuda", TARGET_ARCH, 32)).asm["ttir"]
+            return _ttir_stage(triton, src, GPUTarget("cuda", TARGET_ARCH, 32))
     except Exception as exc:  # Triton's compile errors have many types; each one is the user's kernel
         message = str(exc).strip().splitlines()
         detail = "\n".join(message[-12:]) if message else type(exc).__name__
         raise FrontendError(f"Triton could not compile kernel '{name}': {detail}") from None
+
+
+def _ttir_stage(triton: Any, src: Any, target: Any) -> str:
+    """The TTIR of ``src``: Triton's pipeline run to its ``ttir`` stage only. ``triton.compile`` runs
+    every stage, down to ptxas making a cubin, 6-8 times the work (an autotuned kernel compiles once
+    per configuration); the stages are Triton's internals, so on a Triton whose internals differ
+    the whole pipeline runs instead (the same text)."""
+    try:
+        from triton._C.libtriton import ir
+        from triton.compiler.compiler import make_backend
+
+        backend = make_backend(target)
+        options = backend.parse_options(dict(src.parse_options()))
+        stages: dict[str, Any] = {}
+        backend.add_stages(stages, options, src.language)
+        make_ttir = stages["ttir"]
+        context = ir.context()
+        ir.load_dialects(context)
+        backend.load_dialects(context)
+        codegen, module_map = backend.get_codegen_implementation(options), backend.get_module_map()
+        module = src.make_ir(target, options, codegen, module_map, context)
+    except (ImportError, AttributeError, KeyError, TypeError):
+        return triton.compile(src, target=target).asm["ttir"]
+    return str(make_ttir(module, {}))
 
 
 def _lower_text(text: str, name: str, signature: dict[str, str], index_types: tuple[str, ...]) -> Function:
