@@ -246,3 +246,25 @@ def test_cpu_device_in_process():
     if not real_available():
         with pytest.raises((RuntimeError, AssertionError)):
             torch.ones(1, device="cuda")
+
+
+@needs_torch
+def test_cuda_autocast_casts_the_cpu_tensors_that_stand_in():
+    # a CUDA autocast region leaves CPU tensors alone, so a bf16 input met an fp32 weight unconverted
+    # (Liger's fused linear JSD amp tests: "expected m1 and m2 to have the same dtype")
+    from tilecheck.cpu_device import CpuDevice
+
+    real = torch.autocast
+    device = CpuDevice(parse_arch("sm_90"))
+    device.install()
+    try:
+        x, w = torch.ones(2, 4, dtype=torch.bfloat16, device="cuda"), torch.ones(3, 4, device="cuda")
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            assert torch.nn.functional.linear(x, w).dtype == torch.bfloat16
+        with torch.amp.autocast("cuda", dtype=torch.bfloat16):
+            assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.bfloat16
+        with torch.autocast(device_type="cpu", enabled=False):
+            assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.float32
+    finally:
+        device.uninstall()
+    assert torch.autocast is real and torch.amp.autocast is real

@@ -11,6 +11,8 @@ While installed:
   capability, name and properties (SM count, memory, L2, shared memory), streams and events
   (``record``/``synchronize``/``elapsed_time``, timed with the CPU's clock), ``synchronize``,
   memory statistics (zero) and seeding (the CPU generator);
+- ``torch.autocast(device_type="cuda")`` (and ``torch.amp.autocast``) casts on the CPU, where the
+  tensors are;
 - ``cuda.tile.launch`` is not touched here: the plugin runs it on the interpreter, checked.
 
 What it cannot do: tensors still *are* CPU tensors (``t.is_cuda`` is False, ``t.device`` is
@@ -101,6 +103,10 @@ class CpuDevice:
         for name, value in _torch_cuda_api(torch, self.gpu).items():
             self._saved.append((torch.cuda, name, getattr(torch.cuda, name, _MISSING)))
             setattr(torch.cuda, name, value)
+        autocast = _cpu_autocast(torch)
+        for module in (torch, torch.amp):
+            self._saved.append((module, "autocast", module.autocast))
+            module.autocast = autocast
 
     def uninstall(self) -> None:
         if self._mode is None:
@@ -117,6 +123,18 @@ class CpuDevice:
 
 
 _MISSING = object()
+
+
+def _cpu_autocast(torch: Any) -> Any:
+    """``torch.autocast`` whose ``device_type="cuda"`` is the CPU's: the tensors a CUDA region
+    computes on are CPU tensors here, and CUDA autocast would leave their dtypes mixed."""
+    base = torch.autocast
+
+    class CpuAutocast(base):  # type: ignore[misc, valid-type]
+        def __init__(self, device_type: Any, *args: Any, **kwargs: Any) -> None:
+            super().__init__("cpu" if is_cuda_device(device_type) else device_type, *args, **kwargs)
+
+    return CpuAutocast
 
 
 def is_cuda_device(device: Any) -> bool:
