@@ -193,8 +193,10 @@ def matmul_shared_row(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.con
     tl.store(c_ptr + rm[:, None] * N + tl.arange(0, BN)[None, :], acc)
 
 
+
 # a per-sequence factor read at [b, l] through the caller's strides, as Liger's GRPO sequence-level
-# backward reads its loss gradient: right when the (B, 1) factor is expanded to (B, L) (stride 0)
+# backward reads its loss gradient: right when the (B, 1) factor is expanded to (B, L) (stride 0);
+# the second case passes it with its own strides (1, 1), and program (b, l) reads element b + l, past B
 _B2, _L2 = 2, 16
 _SCALE = lambda s1: lambda: dict(scale_ptr=np.arange(1, _B2 + 1, dtype=np.float32),  # noqa: E731
                                  x_ptr=np.ones(_B2 * _L2 * 32, np.float32), out_ptr=np.zeros(_B2 * _L2 * 32, np.float32),
@@ -202,18 +204,9 @@ _SCALE = lambda s1: lambda: dict(scale_ptr=np.arange(1, _B2 + 1, dtype=np.float3
 
 
 @tilecheck.case(grid=(_B2, _L2), args=_SCALE(0))
-@triton.jit
-def scale_rows_expanded(scale_ptr, x_ptr, out_ptr, stride0, stride1, L: tl.constexpr, BLOCK: tl.constexpr):
-    b, l = tl.program_id(0), tl.program_id(1)
-    s = tl.load(scale_ptr + b * stride0 + l * stride1)
-    offs = (b * L + l) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * s)
-
-
 @tilecheck.case(grid=(_B2, _L2), args=_SCALE(1))
 @triton.jit
-def scale_rows_unexpanded(scale_ptr, x_ptr, out_ptr, stride0, stride1, L: tl.constexpr, BLOCK: tl.constexpr):
-    # the (B, 1) factor passed with its own strides (1, 1): program (b, l) reads element b + l, past B
+def scale_rows(scale_ptr, x_ptr, out_ptr, stride0, stride1, L: tl.constexpr, BLOCK: tl.constexpr):
     b, l = tl.program_id(0), tl.program_id(1)
     s = tl.load(scale_ptr + b * stride0 + l * stride1)
     offs = (b * L + l) * BLOCK + tl.arange(0, BLOCK)
