@@ -92,26 +92,22 @@ def bind(kernel: Any, args: Any) -> Bound:
         if signature[p.name] == "constexpr":
             kparams.append(KernelParam(p.name, "constant", None, 0, next_arg, v))
             canonical.append(v)
-        elif signature[p.name].startswith("tensordesc"):
-            # Triton passes a host descriptor as its base pointer, then its shape (i32) and strides
-            # (i64); the view's bounds are the descriptor's own, checked by its loads and stores
-            flat, span = _flat(name, p.name, v.base)
-            index_types.append(f"i{index_bits((span,), (1,))}")
-            kparams.append(KernelParam(p.name, "array", _dtype_name(flat), 1, next_arg, None, (span,), (1,)))
-            canonical.append(flat)
-            next_arg += 3
-            for what, values_, dtype in (("shape", v.shape, "int32"), ("stride", v.strides, "int64")):
-                for d, n in enumerate(values_):
-                    kparams.append(KernelParam(f"{p.name}.{what}.{d}", "scalar", dtype, 0, next_arg, int(n)))
-                    canonical.append(int(n))
-                    next_arg += 1
-        elif signature[p.name].startswith("*"):
-            flat, span = _flat(name, p.name, v)
+        elif signature[p.name].startswith(("*", "tensordesc")):
+            descriptor = signature[p.name].startswith("tensordesc")
+            flat, span = _flat(name, p.name, v.base if descriptor else v)
             bits = index_bits((span,), (1,))
             index_types.append(f"i{bits}")
             kparams.append(KernelParam(p.name, "array", _dtype_name(flat), 1, next_arg, None, (span,), (1,)))
             canonical.append(flat)
             next_arg += 3
+            # Triton passes a host descriptor as its base pointer, then its shape (i32) and strides
+            # (i64); the view's bounds are the descriptor's own, checked by its loads and stores
+            for what, values_, dtype in ((("shape", v.shape, "int32"), ("stride", v.strides, "int64"))
+                                         if descriptor else ()):
+                for d, n in enumerate(values_):
+                    kparams.append(KernelParam(f"{p.name}.{what}.{d}", "scalar", dtype, 0, next_arg, int(n)))
+                    canonical.append(int(n))
+                    next_arg += 1
         else:
             kparams.append(KernelParam(p.name, "scalar", _SCALAR_DTYPES[signature[p.name]], 0, next_arg, v))
             canonical.append(v)
@@ -279,23 +275,22 @@ def _lower_text(text: str, name: str, signature: dict[str, str], index_types: tu
     from tilecheck.ir.triton.ttir import parse_ttir
 
     func, locs = parse_ttir(text, name)
-    runtime: list[tuple[str, str]] = []  # (name, signature) per TTIR argument
+    runtime: list[tuple[str, str, int]] = []  # (name, signature, descriptor rank) per TTIR argument
     for n, sig in signature.items():
         if sig == "constexpr":
             continue
-        runtime.append((n, sig))
-        if sig.startswith("tensordesc"):  # then its shape and strides, as Triton expands a host descriptor
-            rank = sig.count(",") + 1
-            runtime += [(f"{n}.shape.{d}", "i32") for d in range(rank)]
-            runtime += [(f"{n}.stride.{d}", "i64") for d in range(rank)]
+        rank = sig.count(",") + 1 if sig.startswith("tensordesc") else 0
+        runtime.append((n, sig, rank))
+        # then a host descriptor's shape and strides, as Triton expands it
+        runtime += [(f"{n}.shape.{d}", "i32", 0) for d in range(rank)]
+        runtime += [(f"{n}.stride.{d}", "i64", 0) for d in range(rank)]
     if len(func.args) != len(runtime):
         raise FrontendError(f"kernel '{name}': the TTIR takes {len(func.args)} arguments, the launch "
-                            f"passes {len(runtime)} ({', '.join(n for n, _ in runtime)})")
+                            f"passes {len(runtime)} ({', '.join(n for n, _, _ in runtime)})")
     widths = iter(index_types)
     params = []
-    for (_, type_text), (pname, sig) in zip(func.args, runtime):
-        is_pointer = sig.startswith("*") or sig.startswith("tensordesc")
-        index_type = T.ScalarType(next(widths)) if is_pointer else T.I32
-        params.append(Param(pname, type_text, index_type, sig.count(",") + 1 if sig.startswith("tensordesc") else 0))
+    for (_, type_text), (pname, sig, rank) in zip(func.args, runtime):
+        index_type = T.ScalarType(next(widths)) if sig.startswith("*") or rank else T.I32
+        params.append(Param(pname, type_text, index_type, rank))
     return lower(func, locs, params)
 
