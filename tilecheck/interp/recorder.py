@@ -173,17 +173,22 @@ class Recorder:
         made: locks, float atomics, modes), for the interpreter's memory budget. An array no op
         writes, and that shares memory with none that is written, gets no summary (it cannot
         conflict): a grouped GEMM's 671M-element weight was counted at 25 GiB and the launch refused."""
-        detail = 2 * DETAIL_ROWS * DETAIL_ROW_BYTES if self.detail_ops and self.in_block is not None else 0
+        detail = 2 * DETAIL_ROWS * DETAIL_ROW_BYTES if self._searches_as_blocks_finish else 0
         if not self.summarise:
             return detail
         return detail + SUMMARY_BYTES_PER_ELEMENT * sum(len(mem.flat) for i, mem in arrays.items()
                                                         if i in self.alias or not self._untracked(i))
 
+    @property
+    def _searches_as_blocks_finish(self) -> bool:
+        """Some op is kept in full, and its records are searched (``in_block``) as blocks finish."""
+        return bool(self.detail_ops) and self.in_block is not None
+
     def wave_width(self, n: int) -> int:
         """How many of the next ``n`` blocks may run as one wave: all, unless detail records are
         searched as blocks finish; then as many as add about ``DETAIL_ROWS`` records at the rate the
         finished blocks made them (one block until one has finished)."""
-        if not self.detail_ops or self.in_block is None:
+        if not self._searches_as_blocks_finish:
             return n
         if not self._blocks_done:
             return 1
@@ -194,7 +199,7 @@ class Recorder:
         """The blocks of a wave (their ids, one row each) have ended. Past ``DETAIL_ROWS`` detail
         records, the finished blocks' ones are searched for in-block hits and dropped (an in-block
         pair is two records of one block, so a finished block's records pair with no later one)."""
-        if self.in_block is None or not self.detail_ops:
+        if not self._searches_as_blocks_finish:
             return
         self._blocks_done += len(blocks)
         self._finished.append(linear_block_ids(blocks, self.grid))
