@@ -27,7 +27,7 @@ from typing import Any
 import z3
 
 from tilecheck.errors import TilecheckError
-from tilecheck.verifier import limits
+from tilecheck.verifier import limits, z3walk
 
 Expr = z3.ExprRef
 IntExpr = z3.ArithRef
@@ -336,27 +336,12 @@ def _raise_if_interrupted(solver: z3.Solver) -> None:
         raise KeyboardInterrupt
 
 
-def _uninterpreted(terms: list[Expr], seen: set[int] | None = None) -> Iterator[tuple[Expr, int]]:
+def _uninterpreted(terms: list[Expr], seen: z3walk.Seen | None = None) -> Iterator[tuple[Expr, int]]:
     """Every distinct application of an uninterpreted symbol inside ``terms`` (constants too), with
-    its arity; subterms in ``seen`` (ids, updated) are skipped. Walks Z3's C API directly: the
-    Python wrappers' ``children()`` made these walks most of a query's time on big formulas."""
-    if not terms:
-        return
-    seen = set() if seen is None else seen
-    todo = [t.as_ast() for t in terms]
-    ctx = terms[0].ctx
-    c = ctx.ref()
-    while todo:
-        a = todo.pop()
-        i = _C.Z3_get_ast_id(c, a)
-        if i in seen or _C.Z3_get_ast_kind(c, a) != z3.Z3_APP_AST:
-            seen.add(i)
-            continue
-        seen.add(i)
-        n = _C.Z3_get_app_num_args(c, a)
-        if _C.Z3_get_decl_kind(c, _C.Z3_get_app_decl(c, a)) == z3.Z3_OP_UNINTERPRETED:
-            yield z3.z3._to_expr_ref(a, ctx), n
-        todo.extend(_C.Z3_get_app_arg(c, a, k) for k in range(n))
+    its arity; subterms in ``seen`` (ids, updated) are skipped. One walk of Z3's C API, in C when
+    it can be (``z3walk``): node by node through ctypes these walks were most of a query's time on
+    big formulas."""
+    return z3walk.uninterpreted(terms, seen)
 
 
 def uninterpreted_applications(term: Expr) -> Iterator[Expr]:
@@ -386,7 +371,7 @@ def applications_by_name(term: Expr) -> dict[str, list[Expr]]:
     return out
 
 
-def applications_of(terms: list[Expr], cache: dict[int, tuple[Expr, dict[str, list[Expr]], set[int]]],
+def applications_of(terms: list[Expr], cache: dict[int, tuple[Expr, dict[str, list[Expr]], z3walk.Seen]],
                     shared: set[int]) -> dict[str, list[Expr]]:
     """``applications_by_name`` over the conjunction of ``terms``, each application once. The
     conjuncts whose ids are in ``shared`` (the constraints every query of a level repeats: grid,
@@ -402,7 +387,7 @@ def applications_of(terms: list[Expr], cache: dict[int, tuple[Expr, dict[str, li
         else:
             todo.extend(reversed(parts))
     out: dict[str, list[Expr]] = {}
-    seen: set[int] = set()
+    seen = z3walk.Seen()
     rest = []
     for t in flat:
         key = t.get_id()
@@ -411,13 +396,13 @@ def applications_of(terms: list[Expr], cache: dict[int, tuple[Expr, dict[str, li
             continue
         hit = cache.get(key)
         if hit is None:
-            nodes: set[int] = set()
+            nodes = z3walk.Seen()
             found: dict[str, list[Expr]] = {}
             for app, n in _uninterpreted([t], nodes):
                 if n > 0:
                     found.setdefault(app.decl().name(), []).append(app)
             hit = cache[key] = (t, found, nodes)
-        seen |= hit[2]
+        seen.update(hit[2])
         for name, apps in hit[1].items():
             out.setdefault(name, []).extend(apps)
     listed = {app.get_id() for apps in out.values() for app in apps}
@@ -443,7 +428,7 @@ def constants(term: Expr) -> list[Expr]:
     return [t for t, n in _uninterpreted([term]) if n == 0]
 
 
-def new_applications(terms: list[Expr], seen: set[int]) -> dict[str, list[Expr]]:
+def new_applications(terms: list[Expr], seen: z3walk.Seen | None = None) -> dict[str, list[Expr]]:
     """``applications_by_name`` over ``terms``, skipping the subterms in ``seen`` (updated): for
     walking a growing set of formulas once."""
     out: dict[str, list[Expr]] = {}

@@ -1,0 +1,95 @@
+"""The term walks in C (``z3walk.c``) against the Python walk they replace: the same uninterpreted
+applications in the same order, whatever the terms share and whatever was seen before."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import z3
+from hypothesis import given, settings, strategies as st
+
+from tilecheck.verifier import smt, z3walk
+
+pytestmark = pytest.mark.skipif(not z3walk.native(), reason=f"no C walk here: {z3walk.why_not_native()}")
+
+
+@st.composite
+def term_pools(draw):
+    """A few Boolean terms over shared integer subterms, uninterpreted functions and constants."""
+    f = z3.Function("f", z3.IntSort(), z3.IntSort())
+    g = z3.Function("g", z3.IntSort(), z3.IntSort(), z3.IntSort())
+    pool = [z3.Int(f"x{i}") for i in range(3)] + [z3.IntVal(draw(st.integers(-3, 3)))]
+    for _ in range(draw(st.integers(1, 25))):
+        a, b = draw(st.sampled_from(pool)), draw(st.sampled_from(pool))
+        op = draw(st.sampled_from(["add", "mul", "f", "g", "ite", "div"]))
+        pool.append({"add": lambda: a + b, "mul": lambda: a * b, "f": lambda: f(a), "g": lambda: g(a, b),
+                     "ite": lambda: z3.If(a < b, a, b + 1), "div": lambda: a / 3}[op]())
+    terms = [draw(st.sampled_from(pool)) > draw(st.sampled_from(pool)) for _ in range(draw(st.integers(1, 4)))]
+    return terms, draw(st.integers(0, len(terms)))
+
+
+def _ids(found):
+    return [(smt.term_id(t), n) for t, n in found]
+
+
+@settings(max_examples=150, deadline=None)
+@given(term_pools())
+def test_the_c_walk_finds_what_the_python_walk_finds_in_its_order(case):
+    terms, split = case
+    # a first walk over some terms, then the rest skipping what it saw (as applications_of does)
+    native, python = z3walk.Seen(), set()
+    first_c = _ids(z3walk.uninterpreted(terms[:split], native))
+    first_py = _ids(z3walk._python_walk(terms[:split], python)) if split else []
+    assert first_c == first_py
+    assert _ids(z3walk.uninterpreted(terms[split:], native)) == _ids(z3walk._python_walk(terms[split:], python))
+    for t in terms:  # every node walked is in both sets
+        assert (smt.term_id(t) in native) == (smt.term_id(t) in python)
+
+
+def test_a_union_of_seen_sets_skips_what_either_saw():
+    x, y = z3.Ints("x y")
+    f = z3.Function("f", z3.IntSort(), z3.IntSort())
+    fx, fy = f(x), f(y)  # alive: Z3 gives a dead term's id to the next new one
+    left, right, both = z3walk.Seen(), z3walk.Seen(), z3walk.Seen()
+    assert _ids(z3walk.uninterpreted([fx > 0], left)) == [(smt.term_id(fx), 1), (smt.term_id(x), 0)]
+    list(z3walk.uninterpreted([fy > 0], right))
+    assert smt.term_id(fy) not in left
+    both.update(left)
+    both.update(right)
+    assert list(z3walk.uninterpreted([fx + fy > 0], both)) == []
+    assert smt.term_id(fy) in both and smt.term_id(fx) in both
+
+
+def _run(code: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=300)
+
+
+_PROBE = """
+    import z3
+    from tilecheck.verifier import smt, z3walk
+    f = z3.Function("f", z3.IntSort(), z3.IntSort())
+    x = z3.Int("x")
+    print(z3walk.native(), [str(t) for t, n in z3walk.uninterpreted([f(f(x)) > x])])
+    print(z3walk.why_not_native())
+"""
+
+
+def test_without_a_compiler_the_walk_is_the_python_one(tmp_path):
+    done = _run(_PROBE, CC="/bin/false", TILECHECK_NATIVE_DIR=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    first, why = done.stdout.splitlines()
+    assert first == "False ['x', 'f(f(x))', 'f(x)']"
+    assert "failed" in why
+    assert not list(tmp_path.glob("*.so")) and not list(tmp_path.glob("*.partial"))  # nothing half-written
+
+
+def test_processes_compiling_at_once_share_one_library(tmp_path):
+    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(_PROBE)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "TILECHECK_NATIVE_DIR": str(tmp_path)}) for _ in range(3)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err for _, err in outs]
+    assert all(out.splitlines()[0] == "True ['x', 'f(f(x))', 'f(x)']" for out, _ in outs)
+    assert len(list(tmp_path.glob("z3walk-*.so"))) == 1 and not list(tmp_path.glob("*.partial"))

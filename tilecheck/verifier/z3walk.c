@@ -1,0 +1,176 @@
+/* Walks of Z3 terms in C, for tilecheck/verifier/z3walk.py.
+ *
+ * Finding the uninterpreted applications of a query's formula (array contents, carried values)
+ * visits every node of its DAG; through ctypes that is five foreign calls per node, and it was the
+ * largest cost of verification outside Z3 itself. Here the same walk is one call.
+ *
+ * No Z3 header is needed: the Python side passes the addresses of the Z3 API functions the walk
+ * uses (those of the libz3 z3-solver loaded), so the walk always calls the library the context
+ * belongs to. The set of visited node ids is a bitmap owned by the caller (an ``idset``). */
+#include <stdlib.h>
+#include <string.h>
+
+typedef void *ctx_t;
+typedef void *ast_t;
+typedef void *decl_t;
+
+static unsigned (*get_ast_id)(ctx_t, ast_t);
+static int (*get_ast_kind)(ctx_t, ast_t);
+static unsigned (*get_app_num_args)(ctx_t, ast_t);
+static decl_t (*get_app_decl)(ctx_t, ast_t);
+static int (*get_decl_kind)(ctx_t, decl_t);
+static ast_t (*get_app_arg)(ctx_t, ast_t, unsigned);
+static int app_ast_kind, uninterpreted_kind;
+
+void tc_init(void **fns, int app_kind, int uninterpreted) {
+    get_ast_id = (unsigned (*)(ctx_t, ast_t))fns[0];
+    get_ast_kind = (int (*)(ctx_t, ast_t))fns[1];
+    get_app_num_args = (unsigned (*)(ctx_t, ast_t))fns[2];
+    get_app_decl = (decl_t (*)(ctx_t, ast_t))fns[3];
+    get_decl_kind = (int (*)(ctx_t, decl_t))fns[4];
+    get_app_arg = (ast_t (*)(ctx_t, ast_t, unsigned))fns[5];
+    app_ast_kind = app_kind;
+    uninterpreted_kind = uninterpreted;
+}
+
+/* node ids as a bitmap; [lo, hi) is the range of 64-bit words that may hold a bit */
+typedef struct {
+    unsigned long long *words;
+    size_t size, lo, hi;
+} idset;
+
+idset *tc_set_new(void) { return calloc(1, sizeof(idset)); }
+
+void tc_set_free(idset *s) {
+    if (s) {
+        free(s->words);
+        free(s);
+    }
+}
+
+static int grow(idset *s, size_t words) {
+    if (words <= s->size)
+        return 1;
+    size_t size = s->size ? s->size : 64;
+    while (size < words)
+        size *= 2;
+    unsigned long long *w = realloc(s->words, size * sizeof *w);
+    if (!w)
+        return 0;
+    memset(w + s->size, 0, (size - s->size) * sizeof *w);
+    s->words = w;
+    s->size = size;
+    return 1;
+}
+
+/* 1 when ``id`` was not in the set (now it is), 0 when it was, -1 when out of memory */
+static int insert(idset *s, unsigned id) {
+    size_t w = id >> 6;
+    if (!grow(s, w + 1))
+        return -1;
+    unsigned long long bit = 1ULL << (id & 63);
+    if (s->words[w] & bit)
+        return 0;
+    s->words[w] |= bit;
+    if (s->lo == s->hi) {
+        s->lo = w;
+        s->hi = w + 1;
+    } else {
+        if (w < s->lo)
+            s->lo = w;
+        if (w + 1 > s->hi)
+            s->hi = w + 1;
+    }
+    return 1;
+}
+
+int tc_set_has(const idset *s, unsigned id) {
+    size_t w = id >> 6;
+    return w < s->size && (s->words[w] >> (id & 63)) & 1;
+}
+
+/* dst |= src; 0 when out of memory */
+int tc_set_union(idset *dst, const idset *src) {
+    if (src->lo == src->hi)
+        return 1;
+    if (!grow(dst, src->hi))
+        return 0;
+    for (size_t w = src->lo; w < src->hi; w++)
+        dst->words[w] |= src->words[w];
+    if (dst->lo == dst->hi) {
+        dst->lo = src->lo;
+        dst->hi = src->hi;
+    } else {
+        if (src->lo < dst->lo)
+            dst->lo = src->lo;
+        if (src->hi > dst->hi)
+            dst->hi = src->hi;
+    }
+    return 1;
+}
+
+/* Every application of an uninterpreted symbol under ``roots`` whose node is not in ``seen``
+ * (constants too), in the order of a depth-first walk that pops the last pushed node first and
+ * pushes a node's arguments in order; every node visited joins ``seen``. The applications and
+ * their arities go to malloc'd arrays (``*apps``, ``*arities``; free with tc_free). Returns their
+ * number, or -1 when out of memory. */
+long tc_walk(ctx_t c, ast_t *roots, unsigned nroots, idset *seen, ast_t **apps, unsigned **arities) {
+    size_t cap = 256, top = 0, found = 0, fcap = 16;
+    ast_t *todo = malloc(cap * sizeof *todo);
+    ast_t *out = malloc(fcap * sizeof *out);
+    unsigned *arity = malloc(fcap * sizeof *arity);
+    if (!todo || !out || !arity)
+        goto oom;
+    for (unsigned i = 0; i < nroots; i++) {
+        if (top == cap) {
+            ast_t *t = realloc(todo, (cap *= 2) * sizeof *todo);
+            if (!t)
+                goto oom;
+            todo = t;
+        }
+        todo[top++] = roots[i];
+    }
+    while (top) {
+        ast_t a = todo[--top];
+        int fresh = insert(seen, get_ast_id(c, a));
+        if (fresh < 0)
+            goto oom;
+        if (!fresh || get_ast_kind(c, a) != app_ast_kind)
+            continue;
+        unsigned n = get_app_num_args(c, a);
+        if (get_decl_kind(c, get_app_decl(c, a)) == uninterpreted_kind) {
+            if (found == fcap) {
+                fcap *= 2;
+                ast_t *o = realloc(out, fcap * sizeof *out);
+                if (!o)
+                    goto oom;
+                out = o;
+                unsigned *r = realloc(arity, fcap * sizeof *arity);
+                if (!r)
+                    goto oom;
+                arity = r;
+            }
+            out[found] = a;
+            arity[found++] = n;
+        }
+        while (top + n > cap) {
+            ast_t *t = realloc(todo, (cap *= 2) * sizeof *todo);
+            if (!t)
+                goto oom;
+            todo = t;
+        }
+        for (unsigned k = 0; k < n; k++)
+            todo[top++] = get_app_arg(c, a, k);
+    }
+    free(todo);
+    *apps = out;
+    *arities = arity;
+    return (long)found;
+oom:
+    free(todo);
+    free(out);
+    free(arity);
+    return -1;
+}
+
+void tc_free(void *p) { free(p); }

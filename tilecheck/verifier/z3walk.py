@@ -1,0 +1,195 @@
+"""Walks of Z3 terms for their uninterpreted applications, in C when a C compiler is at hand.
+
+A query's formula is walked for the array contents and carried values it reads (``smt.applications_of``,
+``carried.facts``); in Python through ctypes each node costs five foreign calls, and on TileGym's
+slower kernels these walks were a fifth of a verification's time. ``z3walk.c`` does the same walk in
+one call. It is compiled on first use with the system's C compiler (``$CC``, else ``cc``) into a user
+cache directory (``$TILECHECK_NATIVE_DIR``, else ``$XDG_CACHE_HOME/tilecheck`` or
+``~/.cache/tilecheck``), keyed by the source's digest; without a compiler, or with
+``TILECHECK_NO_NATIVE=1``, the walk is the Python one. Both give the same applications in the same
+order (a test compares them), so no verdict and no solver query depends on which ran.
+
+``Seen`` is the set of node ids a walk skips and adds to: a bitmap in C, a Python set otherwise.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, Iterator
+
+import z3
+
+_SOURCE = Path(__file__).with_name("z3walk.c")
+ENV_OFF, ENV_DIR = "TILECHECK_NO_NATIVE", "TILECHECK_NATIVE_DIR"
+_lock = threading.Lock()
+_state: dict[str, Any] = {}  # "lib": the loaded library or None; "why": why there is none
+
+
+def _raw(name: str) -> Any:
+    """Z3's C function ``name`` itself (z3core keeps it in its wrapper's default argument)."""
+    return getattr(z3.z3core, name).__defaults__[-1].f
+
+
+_Z3 = ("Z3_get_ast_id", "Z3_get_ast_kind", "Z3_get_app_num_args", "Z3_get_app_decl", "Z3_get_decl_kind",
+       "Z3_get_app_arg")
+_C = {name: _raw(name) for name in _Z3}
+
+
+def _directory() -> Path:
+    if os.environ.get(ENV_DIR):
+        return Path(os.environ[ENV_DIR])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "tilecheck"
+
+
+def _compile() -> Path:
+    """The compiled library's path (compiled now when it is not there): written under a temporary
+    name and renamed, so that processes compiling at once never load a half-written file."""
+    source = _SOURCE.read_bytes()
+    digest = hashlib.sha256(source + sys.platform.encode() + os.uname().machine.encode()).hexdigest()[:16]
+    directory = _directory()
+    target = directory / f"z3walk-{digest}.so"
+    if target.exists():
+        return target
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, partial = tempfile.mkstemp(prefix="z3walk-", suffix=".so.partial", dir=directory)
+    os.close(fd)
+    try:
+        compiler = os.environ.get("CC", "cc")
+        done = subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", partial, str(_SOURCE)],
+                              capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise OSError(f"{compiler} failed: {done.stderr.strip()[:300]}")
+        os.replace(partial, target)
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
+    return target
+
+
+def _load() -> Any:
+    """The C library, initialised with Z3's functions; None (and ``why``) when it cannot be had."""
+    with _lock:
+        if "lib" in _state:
+            return _state["lib"]
+        lib = None
+        try:
+            if os.environ.get(ENV_OFF):
+                raise OSError(f"${ENV_OFF} is set")
+            lib = ctypes.CDLL(str(_compile()))
+            lib.tc_init.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.c_int]
+            lib.tc_set_new.restype = ctypes.c_void_p
+            lib.tc_set_free.argtypes = [ctypes.c_void_p]
+            lib.tc_set_union.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+            lib.tc_set_has.argtypes = [ctypes.c_void_p, ctypes.c_uint]
+            lib.tc_walk.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint,
+                                    ctypes.c_void_p, ctypes.POINTER(ctypes.POINTER(ctypes.c_void_p)),
+                                    ctypes.POINTER(ctypes.POINTER(ctypes.c_uint))]
+            lib.tc_walk.restype = ctypes.c_long
+            lib.tc_free.argtypes = [ctypes.c_void_p]
+            functions = (ctypes.c_void_p * len(_Z3))(*[ctypes.cast(_C[n], ctypes.c_void_p) for n in _Z3])
+            lib.tc_init(functions, z3.Z3_APP_AST, z3.Z3_OP_UNINTERPRETED)
+        except (OSError, subprocess.SubprocessError, AttributeError) as exc:
+            lib = None
+            _state["why"] = str(exc)
+        _state["lib"] = lib
+        return lib
+
+
+def native() -> bool:
+    """The walks run in C."""
+    return _load() is not None
+
+
+def why_not_native() -> str | None:
+    """Why the walks run in Python (None when they run in C)."""
+    _load()
+    return _state.get("why")
+
+
+class Seen:
+    """Node ids a walk skips (and adds to)."""
+
+    __slots__ = ("ids", "handle", "lib")
+
+    def __init__(self) -> None:
+        self.lib = _load()
+        self.handle = self.lib.tc_set_new() if self.lib is not None else None
+        self.ids: set[int] | None = set() if self.lib is None else None
+        if self.lib is not None and not self.handle:
+            raise MemoryError("tilecheck: no memory for a term walk")
+
+    def __del__(self) -> None:
+        if getattr(self, "handle", None):
+            self.lib.tc_set_free(self.handle)
+            self.handle = None
+
+    def __contains__(self, node: int) -> bool:
+        if self.ids is not None:
+            return node in self.ids
+        return bool(self.lib.tc_set_has(self.handle, node))
+
+    def update(self, other: "Seen") -> None:
+        if self.ids is not None:
+            self.ids |= other.ids  # type: ignore[operator]
+        elif not self.lib.tc_set_union(self.handle, other.handle):
+            raise MemoryError("tilecheck: no memory for a term walk")
+
+
+def uninterpreted(terms: list[Any], seen: Seen | None = None) -> Iterator[tuple[Any, int]]:
+    """Every distinct application of an uninterpreted symbol inside ``terms`` (constants too), with
+    its arity, in depth-first order; subterms in ``seen`` (updated) are skipped."""
+    if not terms:
+        return iter(())
+    seen = Seen() if seen is None else seen
+    if seen.ids is not None:
+        return _python_walk(terms, seen.ids)
+    ctx = terms[0].ctx
+    n = len(terms)
+    roots = (ctypes.c_void_p * n)(*[t.as_ast() for t in terms])
+    apps = ctypes.POINTER(ctypes.c_void_p)()
+    arities = ctypes.POINTER(ctypes.c_uint)()
+    found = seen.lib.tc_walk(ctx.ref(), roots, n, seen.handle, ctypes.byref(apps), ctypes.byref(arities))
+    if found < 0:
+        raise MemoryError("tilecheck: no memory for a term walk")
+    try:
+        out = [(z3.z3._to_expr_ref(_ast(apps[i]), ctx), arities[i]) for i in range(found)]
+    finally:
+        seen.lib.tc_free(ctypes.cast(apps, ctypes.c_void_p))
+        seen.lib.tc_free(ctypes.cast(arities, ctypes.c_void_p))
+    return iter(out)
+
+
+def _ast(pointer: int) -> Any:
+    """A ``z3.Ast`` holding ``pointer``: ``z3.Ast(pointer)`` keeps it only as ``_as_parameter_``,
+    which ctypes then passes as a C int (a truncated pointer)."""
+    ast = z3.Ast.__new__(z3.Ast)
+    ast.value = pointer
+    return ast
+
+
+def _python_walk(terms: list[Any], seen: set[int]) -> Iterator[tuple[Any, int]]:
+    if not terms:
+        return
+    ctx = terms[0].ctx
+    c = ctx.ref()
+    get_id, kind, num_args = _C["Z3_get_ast_id"], _C["Z3_get_ast_kind"], _C["Z3_get_app_num_args"]
+    decl, decl_kind, arg = _C["Z3_get_app_decl"], _C["Z3_get_decl_kind"], _C["Z3_get_app_arg"]
+    todo = [t.as_ast() for t in terms]
+    while todo:
+        a = todo.pop()
+        i = get_id(c, a)
+        if i in seen or kind(c, a) != z3.Z3_APP_AST:
+            seen.add(i)
+            continue
+        seen.add(i)
+        n = num_args(c, a)
+        if decl_kind(c, decl(c, a)) == z3.Z3_OP_UNINTERPRETED:
+            yield z3.z3._to_expr_ref(a, ctx), n
+        todo.extend(arg(c, a, k) for k in range(n))
