@@ -41,6 +41,7 @@ def lookup(store: proof_cache.ProofCache, kernel: Any, args: Sequence[Any], grid
     the same launch verified before (same arguments and contents). A kernel compiled before, in
     any process, is found by its sources' digest without compiling it."""
     from tilecheck.ir.cutile import compilation_key, module_for
+    from tilecheck.ir.identity import program_digest
 
     start = time.perf_counter()
     grid3 = normalize_grid(grid)
@@ -51,8 +52,8 @@ def lookup(store: proof_cache.ProofCache, kernel: Any, args: Sequence[Any], grid
     if entry is not None:
         digest, name, written, params = entry["code"], entry["kernel"], set(entry["written"]), front[2]
     else:
-        module, code = module_for(kernel, tuple(args))
-        digest, name, written, params = proof_cache.code_digest(code), module.name, written_arrays(module), module.params
+        module, _ = module_for(kernel, tuple(args))
+        digest, name, written, params = program_digest(module), module.name, written_arrays(module), module.params
         if front is not None and front[0] is not None:
             store.add_kernel(front[0], digest, name, list(written))
     identity = (_identity(params, grid3), options)
@@ -71,11 +72,11 @@ def lookup(store: proof_cache.ProofCache, kernel: Any, args: Sequence[Any], grid
                 return case, Report(name, "verified", level=EVERY_SHAPE_LEVEL, assumptions=list(stored["assumptions"]),
                                     notes=list(stored["notes"]), launch_contract=found,
                                     stats={"cache": "hit", "total_s": round(time.perf_counter() - start, 6)})
-    contents = _contents_digest(params, args, floats=False)
+    contents = contents_digest(params, args, floats=False)
     if contents is not None:
         stored = store.verdict(proof_cache.key(digest, preconditions, "launch", identity, contents))
         if isinstance(stored, dict) and (stored.get("floats") is None or
-                                         stored["floats"] == _contents_digest(params, args, floats=True)):
+                                         stored["floats"] == contents_digest(params, args, floats=True)):
             try:
                 report = proof_cache.report_from_json(stored["report"], replay)
             except (KeyError, TypeError, ValueError, TilecheckError):
@@ -99,9 +100,9 @@ def remember(store: proof_cache.ProofCache, case: CacheCase, report: Report, arg
         store.add(proof_cache.key(case.code, case.preconditions),
                   proof_cache.encode(report.launch_contract, report.assumptions, report.notes))
         return
-    contents = _contents_digest(case.params, args, floats=False)
+    contents = contents_digest(case.params, args, floats=False)
     # a verdict the exact detector gave on this launch's data may follow its float values too
-    floats = _contents_digest(case.params, args, floats=True) if report.level == launch_data.LEVEL else None
+    floats = contents_digest(case.params, args, floats=True) if report.level == launch_data.LEVEL else None
     if contents is not None and (floats is not None or report.level != launch_data.LEVEL):
         try:
             data = proof_cache.report_json(report)
@@ -121,7 +122,7 @@ def _identity(params: tuple[Any, ...], grid: tuple[int, int, int]) -> list[Any]:
 CONTENTS_BYTES = 64 << 20
 
 
-def _contents_digest(params: tuple[Any, ...], args: Sequence[Any], floats: bool) -> str | None:
+def contents_digest(params: tuple[Any, ...], args: Sequence[Any], floats: bool) -> str | None:
     """The digest of the array arguments' contents: the integer and boolean ones (what the static
     check reads: index arrays, preconditions), with ``floats`` every one. Host arrays only: None
     when one lives on a device, or when together they pass ``CONTENTS_BYTES``."""

@@ -72,21 +72,8 @@ def versions() -> dict[str, str]:
     return {"format": str(FORMAT), "tilecheck": __version__, "z3": z3_version()}
 
 
-def code_digest(code: bytes) -> str:
-    """The digest of a kernel's Tile IR (its bytecode, or text): once per code object."""
-    found = _CODES.get(id(code))
-    if found is None or found[0] is not code:
-        if len(_CODES) > 4096:
-            _CODES.clear()
-        found = _CODES[id(code)] = (code, hashlib.sha256(code).hexdigest())
-    return found[1]
-
-
-_CODES: dict[int, tuple[bytes, str]] = {}
-
-
 def key(code: str, preconditions: Sequence[str], *more: Any) -> str:
-    """The entry of a Tile IR (``code_digest``) under these preconditions (and ``more``: a launch's
+    """The entry of a Tile IR (``ir.identity.program_digest``) under these preconditions (and ``more``: a launch's
     identity, for a launch's verdict)."""
     text = json.dumps([code, sorted(preconditions), versions(), *more], sort_keys=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()

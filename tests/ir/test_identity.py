@@ -1,0 +1,89 @@
+"""A kernel's program identity (``ir.identity.program_digest``): the Tile IR less optimization
+hints. Configurations of an autotuner that differ in hints alone share it, and so one verdict;
+anything else that differs gives another."""
+import numpy as np
+import pytest
+
+ct = pytest.importorskip("cuda.tile")
+
+from tilecheck.ir.cutile import module_for  # noqa: E402
+from tilecheck.ir.identity import program_digest  # noqa: E402
+from tilecheck.runtime import launcher  # noqa: E402
+
+
+@ct.kernel
+def copy_tiles(x, y):
+    b = ct.bid(0)
+    ct.store(y, index=(b,), tile=ct.load(x, index=(b,), shape=(16,)))
+
+
+@ct.kernel
+def copy_tiles_shifted(x, y):
+    b = ct.bid(0)
+    ct.store(y, index=(b,), tile=ct.load(x, index=(b + 1,), shape=(16,)))
+
+
+def _arrays(n=64):
+    return np.arange(n, dtype=np.float32), np.zeros(n, np.float32)
+
+
+def test_hints_alone_do_not_change_the_program():
+    args = _arrays()
+    plain, code = module_for(copy_tiles, args)
+    hinted, hinted_code = module_for(copy_tiles.replace_hints(occupancy=4), args)
+    assert code != hinted_code  # the hint is in the Tile IR
+    assert program_digest(plain) == program_digest(hinted)
+
+
+def test_anything_but_hints_changes_the_program():
+    args = _arrays()
+    assert program_digest(module_for(copy_tiles, args)[0]) != program_digest(module_for(copy_tiles_shifted, args)[0])
+    # another specialisation (dtype) is another program
+    ints = (np.arange(64, dtype=np.int32), np.zeros(64, np.int32))
+    assert program_digest(module_for(copy_tiles, args)[0]) != program_digest(module_for(copy_tiles, ints)[0])
+
+
+def test_an_autotuners_hint_only_configurations_are_verified_once(monkeypatch):
+    from tilecheck.verifier import api
+
+    calls = []
+    real = api.verify
+
+    def counted(*a, **k):
+        calls.append(a[0])
+        return real(*a, **k)
+
+    monkeypatch.setattr(api, "verify", counted)
+    monkeypatch.setattr(launcher, "_VERIFIED", {})
+    args = _arrays(48)
+    reports = [launcher.check_launch(copy_tiles.replace_hints(occupancy=n), args, (3, 1, 1))[1] for n in (1, 2, 4)]
+    assert [r.status for r in reports] == ["verified"] * 3
+    assert len(calls) == 1
+    launcher.check_launch(copy_tiles_shifted, args, (2, 1, 1), refuse_unknown=False)
+    assert len(calls) == 2  # another program is verified on its own
+
+
+def test_a_launch_decided_on_its_data_is_decided_once_across_hint_only_configurations(monkeypatch):
+    from tests.verifier.launch_data_kernels import scatter
+    from tilecheck.verifier import api
+
+    calls = []
+    real = api.verify
+
+    def counted(*a, **k):
+        calls.append(k.get("every_shape", True))
+        return real(*a, **k)
+
+    monkeypatch.setattr(api, "verify", counted)
+    monkeypatch.setattr(launcher, "_VERIFIED", {})
+    monkeypatch.setattr(launcher, "_ON_DATA", {})
+    x, y = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    idx = np.array([3, 0, 2, 1], np.int32)  # a permutation: this launch is race-free
+    for n in (1, 2, 4):
+        _, report = launcher.check_launch(scatter.replace_hints(occupancy=n), (x, y, idx, 16), (4, 1, 1))
+        assert report.status == "verified"
+    assert calls == [True, False]  # one cached verify, one decided on the data
+    idx[1] = 3  # other contents: decided again (and refused: blocks 0 and 1 write one tile)
+    with pytest.raises(launcher.RaceError):
+        launcher.check_launch(scatter.replace_hints(occupancy=8), (x, y, idx, 16), (4, 1, 1))
+    assert calls == [True, False, False]

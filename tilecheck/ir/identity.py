@@ -1,0 +1,77 @@
+"""What a kernel's Tile IR is as a program, for the caches that key verdicts by it.
+
+An autotuner compiles one kernel once per configuration, and configurations that change only
+optimization hints (``occupancy``, ``num_ctas``, a load's ``latency``) give Tile IR that differs in
+those hints alone. Hints steer the GPU compiler's code generation and never which elements a
+block reads or writes, so such kernels share every verdict: ``program_digest`` is a digest of
+the IR less its hints, and the verdict caches (``runtime.launcher``, ``verifier.cached``) key by
+it. Everything else enters it, source locations included (they are in the reports).
+
+The digest is built from the model's own fields (each attribute by its ``repr``, which for the
+model's dataclasses is all of their fields), not from the text printer's formatting decisions: an
+attribute the printer leaves out cannot make two programs look alike. A value whose ``repr`` names
+its address only makes the digest differ where it need not (a cache miss).
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from tilecheck.ir.core import Block, Function, Module, Op, Value
+
+HINTS = "optimization_hints"
+_DIGESTS: dict[int, tuple[Any, str]] = {}  # id(module.functions) -> (functions, digest)
+
+
+def program_digest(module: Module) -> str:
+    """The digest of ``module``'s functions and globals, less their optimization hints: once per
+    compiled specialisation (modules bound to other launches share their functions)."""
+    found = _DIGESTS.get(id(module.functions))
+    if found is None or found[0] is not module.functions:
+        if len(_DIGESTS) > 4096:
+            _DIGESTS.clear()
+        writer = _Writer()
+        for op in module.globals:
+            writer.op(op)
+        for f in module.functions:
+            writer.function(f)
+        found = _DIGESTS[id(module.functions)] = (module.functions, writer.hash.hexdigest())
+    return found[1]
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.hash = hashlib.sha256()
+        self.numbers: dict[Value, int] = {}
+
+    def put(self, *parts: Any) -> None:
+        self.hash.update(("\x1f".join(map(str, parts)) + "\x1e").encode())
+
+    def value(self, v: Value) -> int:
+        if v not in self.numbers:
+            self.numbers[v] = len(self.numbers)
+        return self.numbers[v]
+
+    def function(self, f: Function) -> None:
+        self.put("function", f.name, f.is_entry, repr(f.type), repr(f.loc), _attrs(f.attrs),
+                 [(self.value(a), repr(a.type)) for a in f.args])
+        self.block(f.body)
+
+    def block(self, block: Block) -> None:
+        self.put("block", [(self.value(a), repr(a.type)) for a in block.args])
+        for op in block.ops:
+            self.op(op)
+        self.put("end")
+
+    def op(self, op: Op) -> None:
+        self.put("op", op.name, [self.value(v) for v in op.operands],
+                 [(self.value(r), repr(r.type)) for r in op.results], _attrs(op.attrs), op.segments,
+                 repr(op.loc), len(op.regions))
+        for region in op.regions:
+            self.put("region", len(region.blocks))
+            for block in region.blocks:
+                self.block(block)
+
+
+def _attrs(attrs: Any) -> list[tuple[str, str]]:
+    return sorted((k, repr(v)) for k, v in dict(attrs).items() if k != HINTS)
