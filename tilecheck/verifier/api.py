@@ -480,8 +480,13 @@ def _given_again(fp: Any, graph: Any, locks: Any, assume: list[Precondition], mo
     given contents of the small index arrays), asking only what ``last`` left open when it was that
     level: more constraints keep a proved obligation proved. The first race or unknown ends it."""
     proved = last.proved if last.level is given else frozenset()
+    # pinned, a query that reads contents gets the data step's budget and confirmation rounds: the
+    # exact detector decides this launch next, and a witness that does not reproduce here comes
+    # from a value the model leaves free (a carried value past its unrolled iterations), which more
+    # rounds of 20M-unit queries did not pin down (TileGym's 128-expert grouped GEMM: 45 s of them)
     return Checker(fp, graph, locks, assume, given, stop_early=True, witnesses=True,
-                   confirm=confirmer(module, args, grid), rlimit=rlimit, pin_given=pin, proved=proved).run()
+                   confirm=confirmer(module, args, grid), rlimit=rlimit, pin_given=pin, proved=proved,
+                   data_rlimit=DATA_STEP_RLIMIT if pin else None).run()
 
 
 def _proves(result: LevelResult) -> bool:
