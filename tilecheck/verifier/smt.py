@@ -69,16 +69,10 @@ And = _connective(z3.z3core.Z3_mk_and, z3.And)
 Or = _connective(z3.z3core.Z3_mk_or, z3.Or)
 
 
-
-def _raw(name: str) -> Any:
-    """Z3's C function ``name`` itself (z3core keeps it in its wrapper's default argument)."""
-    return getattr(z3.z3core, name).__defaults__[-1].f
-
-
 # Z3's C functions themselves, for walking terms: z3core's wrapper of each asks the context for an
 # error code after the call, a second foreign call per node, and half of a walk's time; these
 # getters read terms Z3 made, which cannot fail (functions returning strings keep their wrappers)
-_C = types.SimpleNamespace(**{name: _raw(name) for name in (
+_C = types.SimpleNamespace(**{name: z3walk.raw(name) for name in (
     "Z3_get_ast_id", "Z3_get_ast_kind", "Z3_get_app_num_args", "Z3_get_decl_kind", "Z3_get_app_decl",
     "Z3_get_app_arg", "Z3_get_sort_kind", "Z3_get_sort", "Z3_get_bv_sort_size", "Z3_get_decl_int_parameter")})
 

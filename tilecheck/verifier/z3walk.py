@@ -31,14 +31,15 @@ _lock = threading.Lock()
 _state: dict[str, Any] = {}  # "lib": the loaded library or None; "why": why there is none
 
 
-def _raw(name: str) -> Any:
-    """Z3's C function ``name`` itself (z3core keeps it in its wrapper's default argument)."""
+def raw(name: str) -> Any:
+    """Z3's C function ``name`` itself (z3core keeps it in its wrapper's default argument): z3core's
+    wrapper of each asks the context for an error code after the call, a second foreign call."""
     return getattr(z3.z3core, name).__defaults__[-1].f
 
 
 _Z3 = ("Z3_get_ast_id", "Z3_get_ast_kind", "Z3_get_app_num_args", "Z3_get_app_decl", "Z3_get_decl_kind",
        "Z3_get_app_arg")
-_C = {name: _raw(name) for name in _Z3}
+_C = {name: raw(name) for name in _Z3}
 
 
 def _directory() -> Path:
