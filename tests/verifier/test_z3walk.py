@@ -9,9 +9,10 @@ import pytest
 import z3
 from hypothesis import given, settings, strategies as st
 
+from tests.tiers import examples
 from tilecheck.verifier import smt, z3walk
 
-pytestmark = pytest.mark.skipif(not z3walk.native(), reason=f"no C walk here: {z3walk.why_not_native()}")
+native = pytest.mark.skipif(not z3walk.native(), reason=f"no C walk here: {z3walk.why_not_native()}")
 
 
 @st.composite
@@ -33,7 +34,8 @@ def _ids(found):
     return [(smt.term_id(t), n) for t, n in found]
 
 
-@settings(max_examples=150, deadline=None)
+@native
+@settings(max_examples=examples(300), deadline=None)
 @given(term_pools())
 def test_the_c_walk_finds_what_the_python_walk_finds_in_its_order(case):
     terms, split = case
@@ -47,6 +49,7 @@ def test_the_c_walk_finds_what_the_python_walk_finds_in_its_order(case):
         assert (smt.term_id(t) in native) == (smt.term_id(t) in python)
 
 
+@native
 def test_a_union_of_seen_sets_skips_what_either_saw():
     x, y = z3.Ints("x y")
     f = z3.Function("f", z3.IntSort(), z3.IntSort())
@@ -85,6 +88,7 @@ def test_without_a_compiler_the_walk_is_the_python_one(tmp_path):
     assert not list(tmp_path.glob("*.so")) and not list(tmp_path.glob("*.partial"))  # nothing half-written
 
 
+@native
 def test_processes_compiling_at_once_share_one_library(tmp_path):
     procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(_PROBE)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True,

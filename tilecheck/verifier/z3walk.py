@@ -1,13 +1,14 @@
 """Walks of Z3 terms for their uninterpreted applications, in C when a C compiler is at hand.
 
-A query's formula is walked for the array contents and carried values it reads (``smt.applications_of``,
-``carried.facts``); in Python through ctypes each node costs five foreign calls, and on TileGym's
-slower kernels these walks were a fifth of a verification's time. ``z3walk.c`` does the same walk in
-one call. It is compiled on first use with the system's C compiler (``$CC``, else ``cc``) into a user
-cache directory (``$TILECHECK_NATIVE_DIR``, else ``$XDG_CACHE_HOME/tilecheck`` or
-``~/.cache/tilecheck``), keyed by the source's digest; without a compiler, or with
-``TILECHECK_NO_NATIVE=1``, the walk is the Python one. Both give the same applications in the same
-order (a test compares them), so no verdict and no solver query depends on which ran.
+A query's formula is walked for the array contents and carried values it reads
+(``smt.applications_of``, ``carried.facts``); in Python through ctypes each node costs five foreign
+calls, and on TileGym's slower kernels these walks were a fifth of a verification's time.
+``z3walk.c`` does the same walk in one call. It is compiled on first use with the system's C
+compiler (``$CC``, else ``cc`` or ``gcc``) into a user cache directory (``$TILECHECK_NATIVE_DIR``,
+else ``$XDG_CACHE_HOME/tilecheck`` or ``~/.cache/tilecheck``), keyed by the source's digest;
+without a compiler, or with ``TILECHECK_NO_NATIVE=1``, the walk is the Python one. Both give the
+same applications in the same order (a test compares them), so no verdict and no solver query
+depends on which ran.
 
 ``Seen`` is the set of node ids a walk skips and adds to: a bitmap in C, a Python set otherwise.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -62,7 +64,7 @@ def _compile() -> Path:
     fd, partial = tempfile.mkstemp(prefix="z3walk-", suffix=".so.partial", dir=directory)
     os.close(fd)
     try:
-        compiler = os.environ.get("CC", "cc")
+        compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or "cc"
         done = subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", partial, str(_SOURCE)],
                               capture_output=True, text=True, timeout=120)
         if done.returncode != 0:
