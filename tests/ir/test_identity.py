@@ -83,7 +83,42 @@ def test_a_launch_decided_on_its_data_is_decided_once_across_hint_only_configura
         _, report = launcher.check_launch(scatter.replace_hints(occupancy=n), (x, y, idx, 16), (4, 1, 1))
         assert report.status == "verified"
     assert calls == [True, False]  # one cached verify, one decided on the data
+    x[0] = 7.0  # other float contents: the static data step read only the indices
+    launcher.check_launch(scatter.replace_hints(occupancy=16), (x, y, idx, 16), (4, 1, 1))
+    assert calls == [True, False]
     idx[1] = 3  # other contents: decided again (and refused: blocks 0 and 1 write one tile)
     with pytest.raises(launcher.RaceError):
         launcher.check_launch(scatter.replace_hints(occupancy=8), (x, y, idx, 16), (4, 1, 1))
     assert calls == [True, False, False]
+
+
+def test_a_launch_the_detector_decided_is_remembered_with_its_floats(monkeypatch):
+    import importlib
+
+    from tests.verifier.launch_data_kernels import scatter
+    from tilecheck.verifier import api
+
+    exact = importlib.import_module("tilecheck.interp.detect")
+    calls = []
+    real = api.verify
+
+    def by_detector(*a, **k):  # the data step as if the exact detector decided it
+        if k.get("every_shape", True):
+            return real(*a, **k)
+        calls.append(1)
+        monkeypatch.setattr(exact, "runs_started", exact.runs_started + 1)
+        report = real(*a, **k)
+        assert report.status == "verified"
+        return report
+
+    monkeypatch.setattr(api, "verify", by_detector)
+    monkeypatch.setattr(launcher, "_VERIFIED", {})
+    monkeypatch.setattr(launcher, "_ON_DATA", {})
+    x, y = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    idx = np.array([3, 0, 2, 1], np.int32)
+    launcher.check_launch(scatter, (x, y, idx, 16), (4, 1, 1))
+    launcher.check_launch(scatter.replace_hints(occupancy=2), (x, y, idx, 16), (4, 1, 1))
+    assert len(calls) == 1
+    x[0] = 7.0  # a detector's verdict may follow the floats: decided again
+    launcher.check_launch(scatter.replace_hints(occupancy=4), (x, y, idx, 16), (4, 1, 1))
+    assert len(calls) == 2

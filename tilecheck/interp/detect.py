@@ -44,6 +44,11 @@ LEVEL = "this launch"
 SEEDED_ORDERS = 4  # extra schedules when a footprint may depend on the order of blocks
 
 
+# detector runs started in this process: a caller that remembers a verdict can tell whether the
+# exact detector (whose verdict may follow float contents too) decided it
+runs_started = 0
+
+
 def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any] = (),
            seeds: int = SEEDED_ORDERS, max_elements: int | None = None) -> Report:
     """Find every data race of this launch: ``kernel`` run on ``args`` over ``grid``, under every
@@ -53,6 +58,8 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
     per racing pair of ops, ``verified`` when none exists, ``unknown`` when the launch could not be
     run (the reason says why). ``max_elements`` bounds each run's work (array elements moved): past
     it the answer is ``unknown``."""
+    global runs_started
+    runs_started += 1
     assume = with_requirements(kernel, assume)  # and the kernel's own @tilecheck.requires
     kernel, args = triton_frontend.resolve(kernel, args)
     start = time.perf_counter()

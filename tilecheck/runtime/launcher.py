@@ -1,6 +1,7 @@
 """``tilecheck.launch``: verify once per kernel and case, refuse races, then run the kernel."""
 from __future__ import annotations
 
+import importlib
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -187,6 +188,8 @@ def _verified_on_data(kernel: Any, args: Sequence[Any], grid: tuple[int, int, in
 
     from tilecheck.verifier.cached import contents_digest
 
+    exact = importlib.import_module("tilecheck.interp.detect")  # the module (the package exports the function)
+
     if not (launch_data.contents_dependent(report) or launch_data.undecided(report)):
         return None
     module, _ = module_for(kernel, args)
@@ -196,17 +199,20 @@ def _verified_on_data(kernel: Any, args: Sequence[Any], grid: tuple[int, int, in
     key = (*case_key(module, grid), tuple(assume), contents)
     if contents is not None and key in _ON_DATA:
         found, floats = _ON_DATA[key]
-        if found is None or floats is None or floats == contents_digest(module.params, args, floats=True):
+        if floats is None or floats == contents_digest(module.params, args, floats=True):
             return found  # None: not verified on the data (the caller runs the detector on this launch)
+    runs = exact.runs_started
     # the contract over the shapes was searched (or not) by the cached verify: not again here
     on_data = verify(kernel, args, grid, assume=assume, every_shape=False, cache=False)
     found = on_data if on_data.status == "verified" else None
     if contents is not None:
-        floats = contents_digest(module.params, args, floats=True) if found is not None else None
-        if found is None or floats is not None or found.level != launch_data.LEVEL:
+        # a verdict the detector gave is remembered with the floats' digest (not when they are too
+        # large to hash); None only sends the next launch to the detector, whatever its floats
+        floats = contents_digest(module.params, args, floats=True) if found and exact.runs_started != runs else None
+        if floats is not None or found is None or exact.runs_started == runs:
             if len(_ON_DATA) >= _ON_DATA_MAX:
                 _ON_DATA.pop(next(iter(_ON_DATA)))
-            _ON_DATA[key] = (found, floats if found is not None and found.level == launch_data.LEVEL else None)
+            _ON_DATA[key] = (found, floats)
     return found
 
 

@@ -480,13 +480,14 @@ def _given_again(fp: Any, graph: Any, locks: Any, assume: list[Precondition], mo
     given contents of the small index arrays), asking only what ``last`` left open when it was that
     level: more constraints keep a proved obligation proved. The first race or unknown ends it."""
     proved = last.proved if last.level is given else frozenset()
-    # pinned, a query that reads contents gets the data step's budget and confirmation rounds: the
-    # exact detector decides this launch next, and a witness that does not reproduce here comes
-    # from a value the model leaves free (a carried value past its unrolled iterations), which more
-    # rounds of 20M-unit queries did not pin down (TileGym's 128-expert grouped GEMM: 45 s of them)
+    # pinned, a query that reads contents gets the data step's confirmation rounds (its budget
+    # stays: a proof here can need more than 2M units, and it saves the exact detector a launch of
+    # seconds to minutes): a witness that does not reproduce with the contents pinned comes from a
+    # value the model leaves free (a carried value past its unrolled iterations), which 8 rounds of
+    # excluding one witness at a time did not pin down (TileGym's 128-expert grouped GEMM: 45 s)
     return Checker(fp, graph, locks, assume, given, stop_early=True, witnesses=True,
                    confirm=confirmer(module, args, grid), rlimit=rlimit, pin_given=pin, proved=proved,
-                   data_rlimit=DATA_STEP_RLIMIT if pin else None).run()
+                   data_rlimit=rlimit if pin else None).run()
 
 
 def _proves(result: LevelResult) -> bool:
