@@ -182,13 +182,12 @@ def _verified_on_data(kernel: Any, args: Sequence[Any], grid: tuple[int, int, in
                       assume: Sequence[Precondition], report: Report) -> Report | None:
     """The launch verified on its own contents by verify's data step, for a static verdict that
     rests on them (a defect that needs other contents, or an undecided query); None otherwise.
-    Not cached: it holds for these contents only."""
+    Remembered per launch contents (``_ON_DATA``), not per signature: it holds for them only."""
     from tilecheck.verifier import launch_data
     from tilecheck.verifier.api import verify
-
     from tilecheck.verifier.cached import contents_digest
 
-    exact = importlib.import_module("tilecheck.interp.detect")  # the module (the package exports the function)
+    exact = importlib.import_module("tilecheck.interp.detect")  # the module: the package exports the function
 
     if not (launch_data.contents_dependent(report) or launch_data.undecided(report)):
         return None
