@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -55,7 +56,7 @@ def _compile() -> Path:
     """The compiled library's path (compiled now when it is not there): written under a temporary
     name and renamed, so that processes compiling at once never load a half-written file."""
     source = _SOURCE.read_bytes()
-    digest = hashlib.sha256(source + sys.platform.encode() + os.uname().machine.encode()).hexdigest()[:16]
+    digest = hashlib.sha256(source + sys.platform.encode() + platform.machine().encode()).hexdigest()[:16]
     directory = _directory()
     target = directory / f"z3walk-{digest}.so"
     if target.exists():
