@@ -139,7 +139,7 @@ def check_launch(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int],
         # decided for this launch, data included: refused only if the launch itself races. First
         # statically, with the index arrays' given contents (a few solver queries: Liger's cross
         # entropy over 8192 x 32000 logits would cost the exact detector minutes and tens of GiB)
-        on_data = _verified_on_data(kernel, args, grid, assume, report)
+        on_data = _verified_on_data(kernel, module, args, grid, assume, report)
         if on_data is not None:
             warnings.warn(LaunchWarning(_not_at_this_launch(report, on_data)), stacklevel=3)
             return module, on_data
@@ -178,7 +178,7 @@ def _on_host(args: Sequence[Any]) -> bool:
     return all(space_of(a) != "cuda" for a in flat_arguments(args))
 
 
-def _verified_on_data(kernel: Any, args: Sequence[Any], grid: tuple[int, int, int],
+def _verified_on_data(kernel: Any, module: Module, args: Sequence[Any], grid: tuple[int, int, int],
                       assume: Sequence[Precondition], report: Report) -> Report | None:
     """The launch verified on its own contents by verify's data step, for a static verdict that
     rests on them (a defect that needs other contents, or an undecided query); None otherwise.
@@ -191,7 +191,6 @@ def _verified_on_data(kernel: Any, args: Sequence[Any], grid: tuple[int, int, in
 
     if not (launch_data.contents_dependent(report) or launch_data.undecided(report)):
         return None
-    module, _ = module_for(kernel, args)
     # the same launch again (an autotuner's configurations): its integer contents are what the
     # static data step reads; a verdict of the exact detector may follow the floats too
     contents = contents_digest(module.params, args, floats=False)
@@ -204,14 +203,14 @@ def _verified_on_data(kernel: Any, args: Sequence[Any], grid: tuple[int, int, in
     # the contract over the shapes was searched (or not) by the cached verify: not again here
     on_data = verify(kernel, args, grid, assume=assume, every_shape=False, cache=False)
     found = on_data if on_data.status == "verified" else None
-    if contents is not None:
-        # a verdict the detector gave is remembered with the floats' digest (not when they are too
-        # large to hash); None only sends the next launch to the detector, whatever its floats
-        floats = contents_digest(module.params, args, floats=True) if found and exact.runs_started != runs else None
-        if floats is not None or found is None or exact.runs_started == runs:
-            if len(_ON_DATA) >= _ON_DATA_MAX:
-                _ON_DATA.pop(next(iter(_ON_DATA)))
-            _ON_DATA[key] = (found, floats)
+    # a verdict the detector gave is remembered with the floats' digest, and not at all when they
+    # are too large to hash; None only sends the next launch to the detector, whatever its floats
+    by_detector = found is not None and exact.runs_started != runs
+    floats = contents_digest(module.params, args, floats=True) if by_detector else None
+    if contents is not None and (floats is not None or not by_detector):
+        if len(_ON_DATA) >= _ON_DATA_MAX:
+            _ON_DATA.pop(next(iter(_ON_DATA)))
+        _ON_DATA[key] = (found, floats)
     return found
 
 
