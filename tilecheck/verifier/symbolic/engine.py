@@ -18,6 +18,7 @@ from tilecheck.ir.summary import written_arguments
 from tilecheck.verifier import smt
 from tilecheck.verifier.carried import Carried
 from tilecheck.verifier.footprints import BLOCK_IDS, Access
+from tilecheck.verifier.symbolic.bounds import NON_NEGATIVE
 from tilecheck.verifier.symbolic.registry import RULES
 from tilecheck.verifier.symbolic.values import (
     GRID,
@@ -32,6 +33,7 @@ from tilecheck.verifier.symbolic.values import (
     StrideForm,
     SymValue,
     in_range,
+    type_range,
 )
 
 # GRID (the grid-size symbols) and in_range live in ``values``, where the op rules, which this module
@@ -127,7 +129,8 @@ class State:
         if element == T.I1:
             return BoolTile(smt.fresh_function(name, len(args), smt.BoolSort())(*args), shape)
         if isinstance(element, T.ScalarType) and element.is_integer:
-            return IntTile(in_range(smt.fresh_function(name, len(args))(*args), element), shape)
+            return IntTile(in_range(smt.fresh_function(name, len(args))(*args), element), shape,
+                           bounds=type_range(element))
         return Opaque(shape)
 
     def live(self) -> smt.BoolExpr:
@@ -384,7 +387,7 @@ def _bind_arguments(state: State) -> None:
             role, array, d = roles[i]
             info = state.arrays[array]
             if role == "shape":
-                state.env[arg] = IntTile(info.shape[d])
+                state.env[arg] = IntTile(info.shape[d], bounds=NON_NEGATIVE)
             else:
                 term = info.strides[d]
                 state.env[arg] = IntTile(term, (), StrideForm((((array, d), smt.IntVal(1)),), smt.IntVal(0)))

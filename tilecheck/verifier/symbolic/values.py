@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from tilecheck.ir import types as T
 from tilecheck.verifier import smt
+from tilecheck.verifier.symbolic.bounds import UNKNOWN, Bound
 
 MAX_RANK = 8
 LANES = smt.Vars(f"lane{d}" for d in range(MAX_RANK))
@@ -25,11 +26,13 @@ class SymValue:
 @dataclass(frozen=True)
 class IntTile(SymValue):
     """An integer tile. ``form`` tracks ``term == sum(coef * stride(array, dim)) + rest`` so that a
-    pointer offset can be read back as array coordinates (how cuTile lowers gather/scatter)."""
+    pointer offset can be read back as array coordinates (how cuTile lowers gather/scatter).
+    ``bounds``: what every execution's value lies in (``symbolic.bounds``)."""
 
     term: smt.IntExpr
     shape: tuple[int, ...] = ()
     form: StrideForm | None = None
+    bounds: Bound = UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -123,5 +126,13 @@ def in_range(term: smt.IntExpr, element: T.ScalarType) -> smt.IntExpr:
     bits = element.bitwidth
     if bits <= 1 or bits >= 64:
         return term
-    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    lo, hi = type_range(element)
     return smt.If(smt.And(term >= lo, term <= hi), term, smt.IntVal(0))
+
+
+def type_range(element: T.ScalarType) -> Bound:
+    """What ``in_range`` keeps a value of ``element`` in (unbounded from 64 bits)."""
+    bits = element.bitwidth
+    if bits <= 1 or bits >= 64:
+        return UNKNOWN
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)

@@ -5,6 +5,7 @@ from tilecheck.ir import Op
 from tilecheck.ir import types as T
 from tilecheck.ir.attrs import Bounded, DenseElements, DivBy
 from tilecheck.verifier import smt
+from tilecheck.verifier.symbolic import bounds as B
 from tilecheck.verifier.symbolic.registry import symbolic
 from tilecheck.verifier.symbolic.values import LANES, BoolTile, IntTile, Pointer, StrideForm, SymValue
 
@@ -85,7 +86,8 @@ def add_sub(state, op: Op, lhs: SymValue, rhs: SymValue):
     sign = 1 if op.name == "addi" else -1
     term = lhs.term + rhs.term if sign > 0 else lhs.term - rhs.term
     state.may_overflow(op, term)
-    return (IntTile(term, _shape(op), _merge_forms(lhs, rhs, sign)),)
+    bounds = B.add(lhs.bounds, rhs.bounds) if sign > 0 else B.sub(lhs.bounds, rhs.bounds)
+    return (IntTile(term, _shape(op), _merge_forms(lhs, rhs, sign), bounds),)
 
 
 @symbolic("muli")
@@ -98,7 +100,7 @@ def mul(state, op: Op, lhs: SymValue, rhs: SymValue):
     elif lhs.form is not None and rhs.form is None:
         form = _scale_form(lhs.form, rhs.term)
     state.may_overflow(op, lhs.term * rhs.term)
-    return (IntTile(lhs.term * rhs.term, _shape(op), form),)
+    return (IntTile(lhs.term * rhs.term, _shape(op), form, B.mul(lhs.bounds, rhs.bounds)),)
 
 
 @symbolic("divi")
@@ -106,12 +108,17 @@ def div(state, op: Op, lhs: SymValue, rhs: SymValue):
     if not (isinstance(lhs, IntTile) and isinstance(rhs, IntTile)):
         return (state.havoc(op.results[0].type),)
     rounding = op.attrs.get("rounding", "zero")
+    if not _unsigned(op) and rounding in ("zero", "negative_inf") and B.non_negative(lhs.bounds) \
+            and B.non_negative(rhs.bounds):
+        # both roundings are Z3's div for these operands (a zero divisor: unspecified either way)
+        return (IntTile(lhs.term / rhs.term, _shape(op), bounds=B.quotient(lhs.bounds, rhs.bounds)),)
     if _unsigned(op):  # both operands as unsigned bit patterns (non-negative: every rounding agrees)
         term = as_signed(floordiv(as_unsigned(lhs.term, _bits(op)), as_unsigned(rhs.term, _bits(op))), _bits(op))
     elif rounding in ("negative_inf",):
         term = floordiv(lhs.term, rhs.term)
-    elif rounding == "positive_inf":
+    elif rounding == "positive_inf":  # cdiv(dim, tile): as large as the floor, or one more
         term = ceildiv(lhs.term, rhs.term)
+        return (IntTile(term, _shape(op), bounds=B.ceiling(lhs.bounds, rhs.bounds)),)
     else:
         term = truncdiv(lhs.term, rhs.term)
     return (IntTile(term, _shape(op)),)
@@ -122,6 +129,10 @@ def rem(state, op: Op, lhs: SymValue, rhs: SymValue):
     if not (isinstance(lhs, IntTile) and isinstance(rhs, IntTile)):
         return (state.havoc(op.results[0].type),)
     a, b = lhs.term, rhs.term
+    if not _unsigned(op) and B.non_negative(lhs.bounds) and B.non_negative(rhs.bounds):
+        # Z3's mod for these operands; a zero divisor leaves a, as the general form says
+        term = a % b if rhs.bounds[0] >= 1 else smt.If(b > 0, a % b, a)  # type: ignore[operator]
+        return (IntTile(term, _shape(op), bounds=B.remainder(lhs.bounds, rhs.bounds)),)
     if _unsigned(op):
         a, b = as_unsigned(a, _bits(op)), as_unsigned(b, _bits(op))
         term = as_signed(a - b * floordiv(a, b), _bits(op))
@@ -135,23 +146,30 @@ def min_max(state, op: Op, lhs: SymValue, rhs: SymValue):
     if not (isinstance(lhs, IntTile) and isinstance(rhs, IntTile)):
         return (state.havoc(op.results[0].type),)
     a, b = lhs.term, rhs.term
+    if not _unsigned(op):
+        decided = B.compare("greater_than_or_equal", lhs.bounds, rhs.bounds)
+        if decided is not None:  # one operand is the larger for every execution
+            return (lhs if decided == (op.name == "maxi") else rhs,)
     a_ge_b = smt.Not(_unsigned_less(a, b, False)) if _unsigned(op) else a >= b
     term = smt.If(a_ge_b, a, b) if op.name == "maxi" else smt.If(a_ge_b, b, a)
-    return (IntTile(term, _shape(op)),)
+    bounds = B.UNKNOWN if _unsigned(op) else (B.maximum if op.name == "maxi" else B.minimum)(lhs.bounds, rhs.bounds)
+    return (IntTile(term, _shape(op), bounds=bounds),)
 
 
 @symbolic("negi")
 def neg(state, op: Op, x: SymValue):
     if not isinstance(x, IntTile):
         return (state.havoc(op.results[0].type),)
-    return (IntTile(-x.term, _shape(op)),)
+    return (IntTile(-x.term, _shape(op), bounds=B.neg(x.bounds)),)
 
 
 @symbolic("absi")
 def abs_(state, op: Op, x: SymValue):
     if not isinstance(x, IntTile):
         return (state.havoc(op.results[0].type),)
-    return (IntTile(smt.If(x.term < 0, -x.term, x.term), _shape(op)),)
+    if B.non_negative(x.bounds):
+        return (x,)
+    return (IntTile(smt.If(x.term < 0, -x.term, x.term), _shape(op), bounds=B.absolute(x.bounds)),)
 
 
 @symbolic("shli", "shri")
@@ -170,21 +188,26 @@ def shift(state, op: Op, lhs: SymValue, rhs: SymValue):
     if op.name == "shli":
         term = lhs.term * factor
         state.may_overflow(op, term)
-    else:  # shri: arithmetic for signed, logical (the bit pattern as unsigned) for unsigned
-        term = (as_signed(floordiv(as_unsigned(lhs.term, bits), factor), bits) if _unsigned(op)
-                else floordiv(lhs.term, factor))
-    return (IntTile(term, _shape(op)),)
+        return (IntTile(term, _shape(op), bounds=B.mul(lhs.bounds, B.exact(1 << amount))),)
+    # shri: arithmetic for signed, logical (the bit pattern as unsigned) for unsigned
+    if _unsigned(op):
+        term = as_signed(floordiv(as_unsigned(lhs.term, bits), factor), bits)
+        return (IntTile(term, _shape(op)),)
+    return (IntTile(floordiv(lhs.term, factor), _shape(op), bounds=B.quotient(lhs.bounds, B.exact(1 << amount))),)
 
 
 @symbolic("andi", "ori", "xori")
 def bitwise(state, op: Op, lhs: SymValue, rhs: SymValue):
     if isinstance(lhs, BoolTile) and isinstance(rhs, BoolTile):
+        folded = _fold(op.name, lhs, rhs)
+        if folded is not None:
+            return (BoolTile(folded.term, _shape(op)),)
         fn = {"andi": smt.And, "ori": smt.Or, "xori": smt.Xor}[op.name]
         return (BoolTile(fn(lhs.term, rhs.term), _shape(op)),)
     if op.name == "andi" and isinstance(lhs, IntTile) and isinstance(rhs, IntTile):
         mask = smt.const_value(rhs.term)
         if mask is not None and mask >= 0 and (mask + 1) & mask == 0:  # x & (2^k - 1) == x mod 2^k
-            return (IntTile(lhs.term % (mask + 1), _shape(op)),)
+            return (IntTile(lhs.term % (mask + 1), _shape(op), bounds=(0, mask)),)
     if isinstance(lhs, IntTile) and isinstance(rhs, IntTile):
         bits = _bits(op)
         for x, c in ((lhs.term, smt.const_value(rhs.term)), (rhs.term, smt.const_value(lhs.term))):
@@ -193,6 +216,20 @@ def bitwise(state, op: Op, lhs: SymValue, rhs: SymValue):
         fn = {"andi": lambda x, y: x & y, "ori": lambda x, y: x | y, "xori": lambda x, y: x ^ y}[op.name]
         return (IntTile(_bitvector(fn, lhs.term, rhs.term, bits), _shape(op)),)
     return (state.havoc(op.results[0].type),)
+
+
+def _fold(name: str, lhs: BoolTile, rhs: BoolTile) -> BoolTile | None:
+    """``and`` / ``or`` / ``xor`` of two i1 tiles one of which is a constant (a comparison the
+    bounds decided): the other, or the constant; None when neither is one."""
+    for known, other in ((lhs, rhs), (rhs, lhs)):
+        if smt.is_true(known.term) or smt.is_false(known.term):
+            value = smt.is_true(known.term)
+            if name == "andi":
+                return other if value else known
+            if name == "ori":
+                return known if value else other
+            return BoolTile(smt.Not(other.term), other.shape) if value else other
+    return None
 
 
 _FEW_BITS = 8  # a constant operand with at most this many set bits is encoded arithmetically
@@ -229,6 +266,9 @@ def cmpi(state, op: Op, lhs: SymValue, rhs: SymValue):
     a, b = lhs.term, rhs.term
     pred = op.attrs["comparison_predicate"]
     unsigned = op.attrs.get("signedness") == "unsigned"
+    decided = None if unsigned else B.compare(pred, lhs.bounds, rhs.bounds)
+    if decided is not None:  # the same answer in every execution (a sign fix-up that never applies)
+        return (BoolTile(smt.BoolVal(decided), _shape(op)),)
     if pred == "equal":
         term = a == b
     elif pred == "not_equal":
@@ -247,8 +287,10 @@ def select(state, op: Op, cond: SymValue, yes: SymValue, no: SymValue):
     if not isinstance(cond, BoolTile):
         return (state.havoc(op.results[0].type),)
     c = cond.term
+    if (smt.is_true(c) or smt.is_false(c)) and type(yes) is type(no) and isinstance(yes, (IntTile, BoolTile)):
+        return (yes if smt.is_true(c) else no,)
     if isinstance(yes, IntTile) and isinstance(no, IntTile):
-        return (IntTile(smt.If(c, yes.term, no.term), _shape(op)),)
+        return (IntTile(smt.If(c, yes.term, no.term), _shape(op), bounds=B.join(yes.bounds, no.bounds)),)
     if isinstance(yes, BoolTile) and isinstance(no, BoolTile):
         return (BoolTile(smt.If(c, yes.term, no.term), _shape(op)),)
     if isinstance(yes, Pointer) and isinstance(no, Pointer) and yes.array == no.array:
@@ -267,13 +309,15 @@ def int_cast(state, op: Op, x: SymValue):
         source = op.operands[0].type
         bits = getattr(source.element if isinstance(source, T.TileType) else source, "bitwidth", None)
         if op.name == "exti" and _unsigned(op) and bits is not None:  # zero-extension: the bit pattern
-            return (IntTile(as_unsigned(x.term, bits), _shape(op)),)
+            if B.non_negative(x.bounds):
+                return (IntTile(x.term, _shape(op), x.form, x.bounds),)
+            return (IntTile(as_unsigned(x.term, bits), _shape(op), bounds=(0, (1 << bits) - 1)),)
         if op.name == "trunci":  # exact while the value fits: checked at the given case, like add/mul
             state.may_overflow(op, x.term)
-        return (IntTile(x.term, _shape(op), x.form),)
+        return (IntTile(x.term, _shape(op), x.form, x.bounds),)
     if isinstance(x, BoolTile) and op.name == "exti":
         one = -1 if op.attrs.get("signedness") == "signed" else 1
-        return (IntTile(smt.If(x.term, smt.IntVal(one), smt.IntVal(0)), _shape(op)),)
+        return (IntTile(smt.If(x.term, smt.IntVal(one), smt.IntVal(0)), _shape(op), bounds=(min(one, 0), max(one, 0))),)
     return (state.havoc(op.results[0].type),)
 
 
@@ -296,12 +340,15 @@ def constant(state, op: Op):
             term = smt.If(LANES[0] == i, terms[i], term)
     else:
         return (state.havoc(op.results[0].type),)
-    return (BoolTile(term, shape) if value.element == "i1" else IntTile(term, shape),)
+    if value.element == "i1":
+        return (BoolTile(term, shape),)
+    return (IntTile(term, shape, bounds=(min(items), max(items))),)
 
 
 @symbolic("iota")
 def iota(state, op: Op):
-    return (IntTile(LANES[0], _shape(op)),)
+    shape = _shape(op)
+    return (IntTile(LANES[0], shape, bounds=(0, shape[0] - 1) if shape and shape[0] > 0 else B.NON_NEGATIVE),)
 
 
 @symbolic("assume")
@@ -314,7 +361,10 @@ def assume(state, op: Op, x: SymValue):
                 parts.append(x.term >= pred.lb)
             if pred.ub is not None:
                 parts.append(x.term <= pred.ub)
+            recorded = len(state.facts)
             state.fact(smt.And(*parts) if parts else smt.BoolVal(True), op)
+            if len(state.facts) > recorded:  # a fact of every execution: its bounds too
+                return (IntTile(x.term, x.shape, x.form, B.meet(x.bounds, (pred.lb, pred.ub))),)
         elif isinstance(pred, DivBy) and pred.every is None and pred.divisor > 0:
             state.fact(x.term % pred.divisor == 0, op)
     return (x,)

@@ -7,6 +7,7 @@ from tilecheck.ir import types as T
 from tilecheck.ir.summary import exits as loop_exits
 from tilecheck.verifier import smt
 from tilecheck.verifier.carried import Carried
+from tilecheck.verifier.symbolic.bounds import UNKNOWN
 from tilecheck.verifier.symbolic.ops.shape import reshaped, shape_of
 from tilecheck.verifier.symbolic.registry import symbolic
 from tilecheck.verifier.symbolic.values import LANES, BoolTile, IntTile, LoopVar, Pointer, SymValue, in_range
@@ -37,8 +38,11 @@ def for_(state, op: Op, lb: SymValue, ub: SymValue, step: SymValue, *inits: SymV
     bounds = (lb.term, ub.term, step.term) if (exact and isinstance(step, IntTile) and not step.shape
                                               and not lb.shape and not ub.shape) else None  # type: ignore[union-attr]
     loop = LoopVar(op, var, domain, exact, bounds=bounds)
+    counter = UNKNOWN
+    if isinstance(lb, IntTile) and isinstance(ub, IntTile):  # lb <= var < ub, as the domain says
+        counter = (lb.bounds[0], None if ub.bounds[1] is None else ub.bounds[1] - 1)
     with state.in_region(domain, loop):
-        state.env[body.args[0]] = IntTile(var)
+        state.env[body.args[0]] = IntTile(var, bounds=counter)
         slots = _bind_carried(state, op, body.args[1:], inits, var, first, stride, iterates)
         exits = _run_body(state, body)
     if not iterates:

@@ -5,6 +5,7 @@ from tilecheck.ir import Op
 from tilecheck.ir import types as T
 from tilecheck.verifier import smt
 from tilecheck.verifier.footprints import BLOCK_IDS
+from tilecheck.verifier.symbolic.bounds import NON_NEGATIVE
 from tilecheck.verifier.symbolic.registry import symbolic
 from tilecheck.verifier.symbolic.values import (
     GRID,
@@ -32,7 +33,7 @@ def relane(x: SymValue, pairs: list[tuple[smt.IntExpr, smt.IntExpr]], shape: tup
         form = None
         if x.form is not None:
             form = StrideForm(tuple((k, sub(c)) for k, c in x.form.coefs), sub(x.form.rest))
-        return IntTile(sub(x.term), shape, form)
+        return IntTile(sub(x.term), shape, form, x.bounds)
     if isinstance(x, BoolTile):
         return BoolTile(sub(x.term), shape)
     if isinstance(x, Pointer):
@@ -116,12 +117,12 @@ def ptr_to_ptr(state, op: Op, x: SymValue):
 
 @symbolic("get_tile_block_id")
 def block_id(state, op: Op):
-    return tuple(IntTile(b) for b in BLOCK_IDS)
+    return tuple(IntTile(b, bounds=NON_NEGATIVE) for b in BLOCK_IDS)
 
 
 @symbolic("get_num_tile_blocks")
 def num_blocks(state, op: Op):
-    return tuple(IntTile(g) for g in GRID)
+    return tuple(IntTile(g, bounds=(1, None)) for g in GRID)
 
 
 @symbolic("make_token", "join_tokens", "memory_fence_alias_tko", "gdc_launch_dependents_tko", "gdc_wait_tko",

@@ -5,6 +5,7 @@ from tilecheck.ir import Op
 from tilecheck.ir import types as T
 from tilecheck.verifier import smt
 from tilecheck.verifier.symbolic.ops.arith import ceildiv
+from tilecheck.verifier.symbolic.bounds import NON_NEGATIVE
 from tilecheck.verifier.symbolic.registry import symbolic
 from tilecheck.verifier.symbolic.values import IntTile, Pointer, SymValue, TensorView, TileView
 
@@ -67,7 +68,8 @@ def index_space_shape(state, op: Op, view: SymValue):
                 state.fact(h.term >= 0)
             out.append(h)
         return tuple(out)
-    return tuple(IntTile(ceildiv(view.tensor.dims[view.dim_map[k]], smt.IntVal(view.tile[k])))
+    # a view's dimensions are never negative, nor then its number of tiles
+    return tuple(IntTile(ceildiv(view.tensor.dims[view.dim_map[k]], smt.IntVal(view.tile[k])), bounds=NON_NEGATIVE)
                  for k in range(len(op.results)))
 
 
@@ -75,7 +77,7 @@ def index_space_shape(state, op: Op, view: SymValue):
 def tensor_shape(state, op: Op, view: SymValue):
     if not isinstance(view, TensorView):
         return tuple(state.havoc(r.type) for r in op.results)
-    return tuple(IntTile(d) for d in view.dims)
+    return tuple(IntTile(d, bounds=NON_NEGATIVE) for d in view.dims)
 
 
 @symbolic("offset")
