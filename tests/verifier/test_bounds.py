@@ -45,6 +45,7 @@ def test_every_bound_holds_for_the_values_its_operands_allow(a, b):
     if y > 0:  # Z3's div and mod (x // y, x % y for a positive divisor); a zero divisor leaves x
         assert inside(B.quotient(ab, bb), x // y)
         assert inside(B.ceiling(ab, bb), -(-x // y))
+        assert inside(B.floor_quotient(ab, bb), x // y)
     if x >= 0 and y >= 0:
         assert inside(B.remainder(ab, bb), x % y if y else x)
     for predicate, holds in (("equal", x == y), ("not_equal", x != y), ("less_than", x < y),

@@ -90,6 +90,13 @@ def quotient(a: Bound, b: Bound) -> Bound:
     return (0 if b[1] is None else a[0] // b[1], None if a[1] is None else a[1] // b[0])  # type: ignore[operator]
 
 
+def floor_quotient(a: Bound, b: Bound) -> Bound:
+    """Of ``a`` divided by a constant positive ``b``, rounded down (else unknown)."""
+    if b[0] is None or b[0] != b[1] or b[0] < 1:
+        return UNKNOWN
+    return (None if a[0] is None else a[0] // b[0], None if a[1] is None else a[1] // b[0])
+
+
 def ceiling(a: Bound, b: Bound) -> Bound:
     """Of ``a`` divided by ``b`` rounded up, for a non-negative ``a`` and a positive ``b`` (else
     unknown)."""

@@ -22,11 +22,13 @@ def floordiv(a: smt.IntExpr, b: smt.IntExpr) -> smt.IntExpr:
     return smt.If(b > 0, a / b, (-a) / (-b))
 
 
-def truncdiv(a: smt.IntExpr, b: smt.IntExpr) -> smt.IntExpr:
-    """Division rounding toward zero (C semantics)."""
+def truncdiv(a: smt.IntExpr, b: smt.IntExpr, a_bounds: B.Bound = B.UNKNOWN) -> smt.IntExpr:
+    """Division rounding toward zero (C semantics). ``a_bounds``: what ``a`` lies in."""
     c = smt.const_value(b)
     if c is not None and c > 0:
-        return smt.If(a >= 0, a / b, -((-a) / b))
+        return a / b if B.non_negative(a_bounds) else smt.If(a >= 0, a / b, -((-a) / b))
+    if B.non_negative(a_bounds):  # the general form's cases for a >= 0, the same term
+        return smt.If(b > 0, a / b, -(a / -b))
     magnitude = smt.If(a >= 0, a, -a) / smt.If(b >= 0, b, -b)
     same_sign = smt.Or(smt.And(a >= 0, b > 0), smt.And(a < 0, b < 0))
     return smt.If(same_sign, magnitude, -magnitude)
@@ -116,11 +118,12 @@ def div(state, op: Op, lhs: SymValue, rhs: SymValue):
         term = as_signed(floordiv(as_unsigned(lhs.term, _bits(op)), as_unsigned(rhs.term, _bits(op))), _bits(op))
     elif rounding in ("negative_inf",):
         term = floordiv(lhs.term, rhs.term)
+        return (IntTile(term, _shape(op), bounds=B.floor_quotient(lhs.bounds, rhs.bounds)),)
     elif rounding == "positive_inf":  # cdiv(dim, tile): as large as the floor, or one more
         term = ceildiv(lhs.term, rhs.term)
         return (IntTile(term, _shape(op), bounds=B.ceiling(lhs.bounds, rhs.bounds)),)
     else:
-        term = truncdiv(lhs.term, rhs.term)
+        term = truncdiv(lhs.term, rhs.term, lhs.bounds)
     return (IntTile(term, _shape(op)),)
 
 
@@ -136,9 +139,12 @@ def rem(state, op: Op, lhs: SymValue, rhs: SymValue):
     if _unsigned(op):
         a, b = as_unsigned(a, _bits(op)), as_unsigned(b, _bits(op))
         term = as_signed(a - b * floordiv(a, b), _bits(op))
-    else:
-        term = a - b * truncdiv(a, b)
-    return (IntTile(term, _shape(op)),)
+        return (IntTile(term, _shape(op)),)
+    # rounding toward zero: the remainder has the dividend's sign and is no larger (it is the
+    # dividend where the divisor is zero)
+    term = a - b * truncdiv(a, b, lhs.bounds)
+    bounds = (0, lhs.bounds[1]) if B.non_negative(lhs.bounds) else B.UNKNOWN
+    return (IntTile(term, _shape(op), bounds=bounds),)
 
 
 @symbolic("maxi", "mini")

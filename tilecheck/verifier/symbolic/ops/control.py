@@ -7,7 +7,7 @@ from tilecheck.ir import types as T
 from tilecheck.ir.summary import exits as loop_exits
 from tilecheck.verifier import smt
 from tilecheck.verifier.carried import Carried
-from tilecheck.verifier.symbolic.bounds import UNKNOWN
+from tilecheck.verifier.symbolic.bounds import UNKNOWN, join
 from tilecheck.verifier.symbolic.ops.shape import reshaped, shape_of
 from tilecheck.verifier.symbolic.registry import symbolic
 from tilecheck.verifier.symbolic.values import LANES, BoolTile, IntTile, LoopVar, Pointer, SymValue, in_range
@@ -229,8 +229,10 @@ def _continues(ops) -> list[Op]:
 
 
 def _merge(state, cond: smt.BoolExpr, result, a: SymValue, b: SymValue) -> SymValue:
+    if (smt.is_true(cond) or smt.is_false(cond)) and type(a) is type(b) and isinstance(a, (IntTile, BoolTile)):
+        return a if smt.is_true(cond) else b  # a condition the bounds decided
     if isinstance(a, IntTile) and isinstance(b, IntTile):
-        return IntTile(smt.If(cond, a.term, b.term), a.shape)
+        return IntTile(smt.If(cond, a.term, b.term), a.shape, bounds=join(a.bounds, b.bounds))
     if isinstance(a, BoolTile) and isinstance(b, BoolTile):
         return BoolTile(smt.If(cond, a.term, b.term), a.shape)
     if isinstance(a, Pointer) and isinstance(b, Pointer) and a.array == b.array:
