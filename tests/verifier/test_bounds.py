@@ -3,6 +3,7 @@ for every value its operands' bounds allow, and a division of non-negative opera
 ``div`` / ``mod``, with the sign fix-ups cuTile emits for Python's ``//`` and ``%`` folded away."""
 import cuda.tile as ct
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -110,3 +111,54 @@ def test_the_simpler_division_still_finds_the_race():
     report = tilecheck.verify(swizzled_copy_overlapping, (x, y, 2), (16, 1, 1))
     assert report.status == "race", str(report)
     assert tilecheck.detect(swizzled_copy_overlapping, (x, y, 2), (16, 1, 1)).status == "race"
+
+
+@ct.kernel
+def gemm_swizzle(x, y, GROUP: ct.Constant[int], SHIFT: ct.Constant[int]):
+    # TileGym's matmul swizzle: the group's last rows may be fewer than GROUP (a small divisor
+    # whose sign the bounds cannot tell, split into its positive values)
+    pid = ct.bid(0)
+    num_m = ct.num_tiles(y, axis=0, shape=(4, 4))
+    num_n = ct.num_tiles(y, axis=1, shape=(4, 4))
+    in_group = GROUP * num_n
+    first_m = (pid // in_group) * GROUP
+    size_m = min(num_m - first_m, GROUP)
+    m = first_m + (pid % in_group) % size_m
+    n = (pid % in_group) // size_m + SHIFT * (pid % 2)
+    ct.store(y, index=(m, n), tile=ct.load(x, index=(m, n), shape=(4, 4)))
+
+
+# up to one block per tile; the shifted column collides at (12, 9) and (20, 15) (where a shifted
+# tile lands on one another block writes), and falls off the array at the others
+@pytest.mark.parametrize("rows,grid,shift,expected", [
+    (12, 9, 0, "verified"), (12, 9, 1, "race"), (16, 12, 0, "verified"), (16, 12, 1, "verified"),
+    (20, 15, 0, "verified"), (20, 15, 1, "race"), (20, 10, 1, "verified")])
+def test_a_group_swizzle_is_decided_as_the_detector_decides_it(rows, grid, shift, expected):
+    x, y = np.zeros((rows, 12), np.float32), np.zeros((rows, 12), np.float32)
+    args = (x, y, 2, shift)
+    report = tilecheck.verify(gemm_swizzle, args, (grid, 1, 1))
+    assert report.status == tilecheck.detect(gemm_swizzle, args, (grid, 1, 1)).status == expected, str(report)
+
+
+@settings(max_examples=examples(300), deadline=None, derandomize=True)
+@given(a=st.integers(0, 1000), b=st.integers(-3, 16), lo=st.sampled_from([None, -2, 0, 1, 3]))
+def test_a_small_divisor_split_into_its_values_is_the_division(a, b, lo):
+    import z3
+
+    from tilecheck.verifier.symbolic.ops import arith
+    from tilecheck.verifier.symbolic.values import IntTile
+
+    x, y = z3.Int("x"), z3.Int("y")
+    hi = 16
+    if lo is not None and b < lo:
+        return  # outside the divisor's bounds: no execution has it
+    dividend, divisor = IntTile(x, bounds=(0, None)), IntTile(y, bounds=(lo, hi))
+    general = z3.Int("general")  # what the term is where the divisor is not positive
+    quotient = arith._by_divisor(dividend, divisor, lambda k: x / k, general)
+    remainder = arith._by_divisor(dividend, divisor, lambda k: x % k, general)
+    at = [(x, z3.IntVal(a)), (y, z3.IntVal(b))]
+    q, r = (z3.simplify(z3.substitute(t, *at)) for t in (quotient, remainder))
+    if b >= 1:
+        assert (q.as_long(), r.as_long()) == (a // b, a % b)
+    else:
+        assert z3.eq(q, general) and z3.eq(r, general)

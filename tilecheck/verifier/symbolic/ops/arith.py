@@ -117,14 +117,34 @@ def div(state, op: Op, lhs: SymValue, rhs: SymValue):
     if _unsigned(op):  # both operands as unsigned bit patterns (non-negative: every rounding agrees)
         term = as_signed(floordiv(as_unsigned(lhs.term, _bits(op)), as_unsigned(rhs.term, _bits(op))), _bits(op))
     elif rounding in ("negative_inf",):
-        term = floordiv(lhs.term, rhs.term)
+        term = _by_divisor(lhs, rhs, lambda k: lhs.term / k, floordiv(lhs.term, rhs.term))
         return (IntTile(term, _shape(op), bounds=B.floor_quotient(lhs.bounds, rhs.bounds)),)
     elif rounding == "positive_inf":  # cdiv(dim, tile): as large as the floor, or one more
         term = ceildiv(lhs.term, rhs.term)
         return (IntTile(term, _shape(op), bounds=B.ceiling(lhs.bounds, rhs.bounds)),)
     else:
-        term = truncdiv(lhs.term, rhs.term, lhs.bounds)
+        term = _by_divisor(lhs, rhs, lambda k: lhs.term / k,
+                           truncdiv(lhs.term, rhs.term, lhs.bounds))
     return (IntTile(term, _shape(op)),)
+
+
+SMALL_DIVISOR = 16  # a divisor at most this large is split into its values (each a linear division)
+
+
+def _by_divisor(dividend: IntTile, divisor: IntTile, per_value, general: smt.IntExpr) -> smt.IntExpr:
+    """A division by ``divisor`` whose bounds say it is at most ``SMALL_DIVISOR`` (a group swizzle's
+    ``min(num_m - first_m, GROUP)``) as the case of each positive value it can take, a division by
+    a constant, the ``general`` term where it is not positive: the solver gets linear arithmetic for
+    the executions that happen."""
+    lo, hi = divisor.bounds
+    if not B.non_negative(dividend.bounds) or hi is None or not 1 <= hi <= SMALL_DIVISOR \
+            or smt.const_value(divisor.term) is not None:
+        return general
+    first = 1 if lo is None else max(lo, 1)
+    term = per_value(hi)
+    for k in range(hi - 1, first - 1, -1):
+        term = smt.If(divisor.term == k, per_value(k), term)
+    return term if first == lo else smt.If(divisor.term >= 1, term, general)
 
 
 @symbolic("remi")
@@ -142,7 +162,8 @@ def rem(state, op: Op, lhs: SymValue, rhs: SymValue):
         return (IntTile(term, _shape(op)),)
     # rounding toward zero: the remainder has the dividend's sign and is no larger (it is the
     # dividend where the divisor is zero)
-    term = a - b * truncdiv(a, b, lhs.bounds)
+    term = _by_divisor(lhs, rhs, lambda k: a % k,
+                       a - b * truncdiv(a, b, lhs.bounds))
     bounds = (0, lhs.bounds[1]) if B.non_negative(lhs.bounds) else B.UNKNOWN
     return (IntTile(term, _shape(op), bounds=bounds),)
 
