@@ -174,26 +174,3 @@ def test_other_observed_launches_keep_only_the_rules_they_share():
         env, widths = _launch(folded, *seen[0])
         assert both.launch_contract.admits(env, widths), str(both.launch_contract)
     assert "y.shape[0] == 64" not in str(both.launch_contract)
-
-
-def test_the_search_does_not_ask_whether_the_kernels_assumptions_can_hold(monkeypatch):
-    """The observed launch satisfies every candidate rule and the kernel's assume facts: the
-    search's levels need no query for that (the given case still asks, to name a broken one)."""
-    from tilecheck.verifier import obligations
-
-    asked = []
-    solve = obligations.Checker.solve
-
-    def spy(self, constraints, what, *a, **k):
-        asked.append((bool(self.level.tracked), what))
-        return solve(self, constraints, what, *a, **k)
-
-    monkeypatch.setattr(obligations.Checker, "solve", spy)
-    y = np.zeros(64, np.float32)
-    report = _verify(folded, (y, 16), (4, 1, 1))
-    assert report.status == "verified" and report.level == EVERY_SHAPE_LEVEL, report
-    assert any(tracked for tracked, _ in asked)  # the search ran, with its tracked rules
-    assert not [w for tracked, w in asked if tracked and w == "the kernel's assumptions"]
-    asked.clear()
-    assert _verify(folded, (y, 16), (4, 1, 1), every_shape=False).status == "verified"
-    assert (False, "the kernel's assumptions") in asked

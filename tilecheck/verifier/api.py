@@ -339,11 +339,8 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
     def checker(preconditions: list[Precondition]) -> Any:
         def check(rules: tuple[shape_contract.Rule, ...], proved: set[Any]) -> LevelResult:
             flags = [smt.Bool(f"rule!{i}") for i in range(len(rules))]
-            # the launch satisfies every candidate and the kernel's facts (checked above): the
-            # level's assumptions can all hold, and are not asked
             level = Level(1, LEVELS[1], None, None, None, None, widths=facts, tracked=tuple(flags),
-                          rules=tuple(smt.Implies(f, r.smt(syms)) for f, r in zip(flags, rules)),
-                          witnessed=True)
+                          rules=tuple(smt.Implies(f, r.smt(syms)) for f, r in zip(flags, rules)))
             return Checker(fp, graph, locks, preconditions, level, stop_early=True, witnesses=False,
                            rlimit=SEARCH_RLIMIT, proved=proved).run()
         return check

@@ -36,7 +36,7 @@ def check_assumptions(ch: Checker) -> bool:
     arguments violate is an ``assumption-violated`` finding naming it; at a symbolic level the
     level is unknown. False when they cannot all hold."""
     fp = ch.fp
-    if not fp.facts or ch.level.witnessed:
+    if not fp.facts:
         return True
     result = ch.solve(ch.base(("b1",)), "the kernel's assumptions", ())
     if not isinstance(result, smt.Unsat):

@@ -62,9 +62,6 @@ class Level:
     # Boolean constants each query assumes; ``rules`` may be implications of them, and a proof
     # records which it used (``LevelResult.cores``): the rules a contract needs
     tracked: tuple[Any, ...] = ()
-    # a launch is known to satisfy the level's constraints and the kernel's assume facts (a contract
-    # search's level: every candidate rule holds at the observed launches), so they can all hold
-    witnessed: bool = False
 
 
 @dataclass
