@@ -110,7 +110,7 @@ def remainder(a: Bound, b: Bound) -> Bound:
     above ``a`` (which it is where ``b`` is zero, as the model says); unknown otherwise."""
     if not (non_negative(a) and non_negative(b)):
         return UNKNOWN
-    if b[0] == 0 or b[1] is None:  # type: ignore[operator]
+    if b[0] == 0 or b[1] is None:
         return (0, a[1])
     return (0, b[1] - 1 if a[1] is None else min(a[1], b[1] - 1))
 
