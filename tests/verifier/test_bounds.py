@@ -162,3 +162,26 @@ def test_a_small_divisor_split_into_its_values_is_the_division(a, b, lo):
         assert (q.as_long(), r.as_long()) == (a // b, a % b)
     else:
         assert z3.eq(q, general) and z3.eq(r, general)
+
+
+@ct.kernel
+def strided_tiles(x, y, ITERS: ct.Constant[int]):
+    # a counter carried across iterations, stepped by the grid (a persistent kernel's tile index)
+    t = ct.bid(0)
+    n = ct.num_tiles(y, axis=0, shape=(4,))
+    for i in range(ITERS):
+        ct.store(y, index=(t % n,), tile=ct.load(x, index=(t % n,), shape=(4,)))
+        t += ct.num_blocks(0)
+
+
+def test_a_counter_carried_by_a_grid_stride_is_never_negative():
+    x, y = np.zeros(16, np.float32), np.zeros(16, np.float32)
+    module, _ = module_for(strided_tiles, (x, y, 2))
+    with smt.own_context():
+        fp = execute(module)
+        (store,) = [a for a in fp.accesses if a.writes]
+        kinds = [k for c in store.coords for k in _nodes(c)]
+        assert kinds.count("ite") <= 1, kinds  # t % n guarded for n == 0 only
+    for grid, expected in (((2, 1, 1), "verified"), ((3, 1, 1), "race")):  # 3 blocks: 1 + 3 wraps to 0
+        report = tilecheck.verify(strided_tiles, (x, y, 2), grid)
+        assert report.status == tilecheck.detect(strided_tiles, (x, y, 2), grid).status == expected, str(report)

@@ -7,7 +7,7 @@ from tilecheck.ir import types as T
 from tilecheck.ir.summary import exits as loop_exits
 from tilecheck.verifier import smt
 from tilecheck.verifier.carried import Carried
-from tilecheck.verifier.symbolic.bounds import UNKNOWN, join
+from tilecheck.verifier.symbolic.bounds import NON_NEGATIVE, UNKNOWN, add, join, mul, sub
 from tilecheck.verifier.symbolic.ops.shape import reshaped, shape_of
 from tilecheck.verifier.symbolic.registry import symbolic
 from tilecheck.verifier.symbolic.values import LANES, BoolTile, IntTile, LoopVar, Pointer, SymValue, in_range
@@ -161,7 +161,11 @@ def _induction(state, op: Op, arg, k: int, var, first, step, init: SymValue) -> 
         return None
     n = var if op.name == "loop" else (var - first) / step
     delta = n * c.term
-    return IntTile(init.term + delta if update.name == "addi" else init.term - delta)
+    # n counts iterations: never negative
+    change = mul(NON_NEGATIVE, c.bounds)
+    if update.name == "addi":
+        return IntTile(init.term + delta, bounds=add(init.bounds, change))
+    return IntTile(init.term - delta, bounds=sub(init.bounds, change))
 
 
 @symbolic("loop")
