@@ -100,3 +100,34 @@ def test_the_static_check_with_the_given_index_contents_decides_before_the_detec
     monkeypatch.undo()
     report = verify(K.pair_sum_rows, args, (4, 1, 1))
     assert report.status == "race"
+
+
+def test_a_content_query_the_given_contents_settle_is_not_asked_with_its_whole_budget(monkeypatch):
+    """At the given case, with the data step to follow, a query about array contents is asked
+    within ``PROBE_RLIMIT`` first; past it, the given contents are tried, and when they prove it the
+    query stays undecided for other contents (the data step decides the launch) instead of running
+    on to its whole budget. A race in the given data still gets the whole query."""
+    from tilecheck.verifier import api, given_case, smt
+
+    monkeypatch.setattr(given_case, "PROBE_RLIMIT", 1)  # every probe undecided
+    limits = []
+    check = smt.check
+
+    def spy(constraints, rlimit=smt.DEFAULT_RLIMIT, assumptions=()):
+        limits.append(rlimit)
+        return check(constraints, rlimit, assumptions)
+
+    monkeypatch.setattr(smt, "check", spy)
+    x, y = np.arange(64, dtype=np.float32), np.zeros(128, np.float32)
+    args = (np.array([0, 0, 1, 5, 2], np.int32), x, y, 8)  # sums 0, 1, 6, 7: distinct
+    report = verify(K.pair_sum_rows, args, (4, 1, 1))
+    assert (report.status, report.level) == ("verified", LEVEL), str(report)
+    assert any("it holds for the given ones" in n for n in report.notes)
+    whole = [api.DATA_STEP_RLIMIT] * 2  # the pinned query, then the whole one
+    probes = [i for i, r in enumerate(limits) if r == 1]
+    assert probes and all(limits[i + 1] == api.DATA_STEP_RLIMIT for i in probes)  # each: the pinned ask
+    assert not any(limits[i + 1:i + 3] == whole for i in probes)  # and never the whole query after it
+    limits.clear()
+    args = (np.array([0, 0, 1, 5, 1], np.int32), x, y, 8)  # two equal sums: a race in the data
+    assert verify(K.pair_sum_rows, args, (4, 1, 1)).status == "race"
+    assert any(limits[i + 1:i + 3] == whole for i, r in enumerate(limits) if r == 1)

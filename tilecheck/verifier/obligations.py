@@ -257,7 +257,10 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         if tentative:
             rlimit = min(rlimit, TENTATIVE_RLIMIT if limit is None else limit)
         start = time.perf_counter()
-        result = smt.check([formula, *extra], rlimit, self.level.tracked)
+        probe = self.data_rlimit is not None and self._read_memory and not tentative and not self.pin_given
+        result = given_case.probed(self, formula, extra, rlimit) if probe else None
+        if result is None:
+            result = smt.check([formula, *extra], rlimit, self.level.tracked)
         self.result.solver_s += time.perf_counter() - start
         self.result.queries += 1
         if isinstance(result, smt.Unknown) and not tentative:
