@@ -215,12 +215,7 @@ def probed(ch: Checker, formula: smt.BoolExpr, extra: list[smt.BoolExpr], rlimit
     first = smt.check([formula, *extra], PROBE_RLIMIT, ch.level.tracked)
     if not isinstance(first, smt.Unknown):
         return first
-    by_name = smt.applications_of([formula, *extra], ch._apps, ch._shared)
-    pins = []
-    for index, func in ch.fp.memory.items():
-        values = ch.confirmer.contents(ch.names.get(index, ""))
-        if func.name() in by_name and values is not None and values.size <= FULL_PIN_ELEMENTS:
-            pins += full_pins(by_name[func.name()], values)
+    pins = ch.given_pins([formula, *extra])
     if not pins or not isinstance(smt.check([formula, *extra, *pins], rlimit, ch.level.tracked), smt.Unsat):
         return None
     return smt.Unknown(f"undecided for other contents within {PROBE_RLIMIT} units; it holds for the "

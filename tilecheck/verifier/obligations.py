@@ -292,11 +292,26 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
                 extra += [smt.And(app >= span[0], app < span[1] + 1) for app in apps]
             for pre in self.preconditions.get(name, []):
                 extra += constraints(pre, apps)
-            if self.pin_given and apps and self.confirmer is not None:
-                values = self.confirmer.contents(name)
-                if values is not None and values.size <= given_case.FULL_PIN_ELEMENTS:
-                    extra += given_case.full_pins(apps, values)
+            if self.pin_given and apps and (values := self._small_contents(index)) is not None:
+                extra += given_case.full_pins(apps, values)
         return extra
+
+    def _small_contents(self, index: int) -> Any:
+        """The given contents of array ``index`` when it is small enough to be pinned whole
+        (``given_case.FULL_PIN_ELEMENTS``), else None."""
+        values = None if self.confirmer is None else self.confirmer.contents(self.names.get(index, ""))
+        return values if values is not None and values.size <= given_case.FULL_PIN_ELEMENTS else None
+
+    def given_pins(self, terms: list[smt.BoolExpr]) -> list[smt.BoolExpr]:
+        """The reads of small arrays in ``terms`` held at their given contents. (Walked again, not
+        kept from ``content_facts``: a read kept alive longer changes the ids Z3 gives the terms
+        made after it, and with them the solver's answers on TileGym.)"""
+        by_name = smt.applications_of(terms, self._apps, self._shared)
+        out = []
+        for index, func in self.fp.memory.items():
+            if func.name() in by_name and (values := self._small_contents(index)) is not None:
+                out += given_case.full_pins(by_name[func.name()], values)
+        return out
 
     @functools.cached_property
     def _pinned_memory(self) -> dict[str, Any] | None:
@@ -304,12 +319,8 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         name (what a pinned query holds them at); else None. Once per level."""
         if not self.pin_given or self.confirmer is None:
             return None
-        out = {}
-        for index, func in self.fp.memory.items():
-            values = self.confirmer.contents(self.names.get(index, ""))
-            if values is not None and values.size <= given_case.FULL_PIN_ELEMENTS:
-                out[func.name()] = values
-        return out
+        return {func.name(): values for index, func in self.fp.memory.items()
+                if (values := self._small_contents(index)) is not None}
 
     def carried_facts(self, formula: smt.BoolExpr) -> list[smt.BoolExpr]:
         """The loop-carried scalars ``formula`` mentions, iteration by iteration (``carried``), at a
