@@ -130,6 +130,14 @@ def in_range(term: smt.IntExpr, element: T.ScalarType) -> smt.IntExpr:
     return smt.If(smt.And(term >= lo, term <= hi), term, smt.IntVal(0))
 
 
+def decided(cond: smt.BoolExpr, yes: SymValue, no: SymValue) -> SymValue | None:
+    """The branch a select or ``if`` takes when its condition is a constant (a comparison the
+    bounds decided) and both are integer or both boolean tiles; else None."""
+    if (smt.is_true(cond) or smt.is_false(cond)) and type(yes) is type(no) and isinstance(yes, (IntTile, BoolTile)):
+        return yes if smt.is_true(cond) else no
+    return None
+
+
 def type_range(element: T.ScalarType) -> Bound:
     """What ``in_range`` keeps a value of ``element`` in (unbounded from 64 bits)."""
     bits = element.bitwidth

@@ -7,7 +7,7 @@ from tilecheck.ir.attrs import Bounded, DenseElements, DivBy
 from tilecheck.verifier import smt
 from tilecheck.verifier.symbolic import bounds as B
 from tilecheck.verifier.symbolic.registry import symbolic
-from tilecheck.verifier.symbolic.values import LANES, BoolTile, IntTile, Pointer, StrideForm, SymValue
+from tilecheck.verifier.symbolic.values import LANES, BoolTile, IntTile, Pointer, StrideForm, SymValue, decided
 
 
 def _shape(op: Op) -> tuple[int, ...]:
@@ -314,8 +314,8 @@ def select(state, op: Op, cond: SymValue, yes: SymValue, no: SymValue):
     if not isinstance(cond, BoolTile):
         return (state.havoc(op.results[0].type),)
     c = cond.term
-    if (smt.is_true(c) or smt.is_false(c)) and type(yes) is type(no) and isinstance(yes, (IntTile, BoolTile)):
-        return (yes if smt.is_true(c) else no,)
+    if (branch := decided(c, yes, no)) is not None:
+        return (branch,)
     if isinstance(yes, IntTile) and isinstance(no, IntTile):
         return (IntTile(smt.If(c, yes.term, no.term), _shape(op), bounds=B.join(yes.bounds, no.bounds)),)
     if isinstance(yes, BoolTile) and isinstance(no, BoolTile):

@@ -10,7 +10,8 @@ from tilecheck.verifier.carried import Carried
 from tilecheck.verifier.symbolic.bounds import NON_NEGATIVE, UNKNOWN, add, join, mul, sub
 from tilecheck.verifier.symbolic.ops.shape import reshaped, shape_of
 from tilecheck.verifier.symbolic.registry import symbolic
-from tilecheck.verifier.symbolic.values import LANES, BoolTile, IntTile, LoopVar, Pointer, SymValue, in_range
+from tilecheck.verifier.symbolic.values import (
+    LANES, BoolTile, IntTile, LoopVar, Pointer, SymValue, decided, in_range)
 
 
 @symbolic("for")
@@ -233,8 +234,8 @@ def _continues(ops) -> list[Op]:
 
 
 def _merge(state, cond: smt.BoolExpr, result, a: SymValue, b: SymValue) -> SymValue:
-    if (smt.is_true(cond) or smt.is_false(cond)) and type(a) is type(b) and isinstance(a, (IntTile, BoolTile)):
-        return a if smt.is_true(cond) else b  # a condition the bounds decided
+    if (branch := decided(cond, a, b)) is not None:
+        return branch
     if isinstance(a, IntTile) and isinstance(b, IntTile):
         return IntTile(smt.If(cond, a.term, b.term), a.shape, bounds=join(a.bounds, b.bounds))
     if isinstance(a, BoolTile) and isinstance(b, BoolTile):
