@@ -32,12 +32,14 @@ def main() -> None:
     sys.path.insert(0, opts.src + "/src")
     import tilecheck as tc
     from tilecheck.verifier import cached, proof_cache
+    from tilecheck.verifier.api import WORK_BUDGET
 
     store = proof_cache.ProofCache(Path(opts.cache or tempfile.mkdtemp(prefix="tilecheck-hits-")))
     by_kernel: dict[tuple[str, str], list] = collections.defaultdict(list)
     for r in compiled_records(opts.capture, first_only=False):
         by_kernel[(r["module"], r["kernel_name"])].append(r)
-    options = {"data": True, "contract": None, "work": 400_000_000, "every_shape": True, "observed": []}
+    # verify's defaults: the cache keys a verdict by them, so a lookup with others never hits
+    options = {"data": True, "contract": None, "work": WORK_BUDGET, "every_shape": True, "observed": []}
     totals = collections.Counter()
     for (module, name), records in by_kernel.items():
         kern = kernel_of(records[0])

@@ -42,6 +42,21 @@ def test_a_fresh_process_reads_the_entry_from_disk(tmp_path):
     assert (tmp_path / ".gitignore").read_text() == "*\n"
 
 
+def test_a_miss_is_read_again_once_another_process_has_written_the_entry(tmp_path):
+    # this process looks first (nothing there), another process proves the kernel and writes
+    # the contract: this process's next launch of another shape is decided by it
+    here = proof_cache.ProofCache(tmp_path)
+    first = tilecheck.verify(copy_tiles, _args(64), (4, 1, 1), cache=here.directory)
+    (entry,) = list((tmp_path / "proofs").rglob("*.json"))
+    other = proof_cache.ProofCache(tmp_path)
+    assert other.contracts(entry.stem)
+    entry.unlink()
+    stale = proof_cache.ProofCache(tmp_path)
+    assert stale.contracts(entry.stem) == []  # a miss
+    other.add(entry.stem, proof_cache.encode(first.launch_contract, first.assumptions, first.notes))
+    assert stale.contracts(entry.stem), "a miss was kept in memory past the other process's write"
+
+
 def test_a_corrupt_entry_is_ignored_and_rewritten(tmp_path):
     tilecheck.verify(copy_tiles, _args(64), (4, 1, 1), cache=tmp_path)
     (entry,) = list((tmp_path / "proofs").rglob("*.json"))

@@ -96,9 +96,14 @@ class ProofCache:
         return self.directory / kind / name[:2] / f"{name}.json"
 
     def _get(self, kind: str, name: str) -> Any:
-        if (kind, name) not in self._entries:
-            self._entries[kind, name] = self._read(kind, name)
-        return self._entries[kind, name]
+        # a miss is read again next time: another process (a pytest-xdist worker, a parallel CI
+        # job) or another ProofCache on this directory may have written the entry since
+        found = self._entries.get((kind, name))
+        if found is None:
+            found = self._read(kind, name)
+            if found is not None:
+                self._entries[kind, name] = found
+        return found
 
     def _read(self, kind: str, name: str) -> Any:
         try:
