@@ -174,3 +174,31 @@ def test_other_observed_launches_keep_only_the_rules_they_share():
         env, widths = _launch(folded, *seen[0])
         assert both.launch_contract.admits(env, widths), str(both.launch_contract)
     assert "y.shape[0] == 64" not in str(both.launch_contract)
+
+
+def test_the_search_bounds_each_overflow_claim_by_intervals_once(monkeypatch):
+    # the search's levels differ only in their rules, which interval arithmetic does not read: a
+    # claim's interval answer (and the level's variable ranges) are computed once per search
+    from corpus.kernels.shape_contracts import swizzled_tiles_wrap2
+    from tilecheck.verifier.obligations import Checker
+
+    calls, levels = [], []
+    real, run = Checker.never_wraps, Checker.run
+
+    def spy(self, value, lo, hi, live):
+        if self.level.widths is not None:
+            calls.append((id(getattr(self, "memo", None)), str(value), str(live)))
+        return real(self, value, lo, hi, live)
+
+    def counted(self):
+        if self.level.widths is not None:
+            levels.append(self)
+        return run(self)
+
+    monkeypatch.setattr(Checker, "never_wraps", spy)
+    monkeypatch.setattr(Checker, "run", counted)
+    case = tilecheck.cases_of(swizzled_tiles_wrap2)[0]
+    report = tilecheck.verify(swizzled_tiles_wrap2, case.make_args(), case.grid)
+    assert report.level == EVERY_SHAPE_LEVEL
+    assert len(levels) > 1 and calls, "the search ran one level: the test shows nothing"
+    assert len(set(calls)) == len(calls), "a claim was bounded again at another level of the search"

@@ -337,12 +337,14 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
                                 "more than its shapes and scalars"), None)
 
     def checker(preconditions: list[Precondition]) -> Any:
+        memo: dict[str, Any] = {}  # what the search's levels share (``Checker.memo``)
+
         def check(rules: tuple[shape_contract.Rule, ...], proved: set[Any]) -> LevelResult:
             flags = [smt.Bool(f"rule!{i}") for i in range(len(rules))]
             level = Level(1, LEVELS[1], None, None, None, None, widths=facts, tracked=tuple(flags),
                           rules=tuple(smt.Implies(f, r.smt(syms)) for f, r in zip(flags, rules)))
             return Checker(fp, graph, locks, preconditions, level, stop_early=True, witnesses=False,
-                           rlimit=SEARCH_RLIMIT, proved=proved).run()
+                           rlimit=SEARCH_RLIMIT, proved=proved, memo=memo).run()
         return check
     by_contents = bool(fp.memory) and data  # a defect that needs contents goes to the contents' facts
     found = shape_contract.search(checker(assume), pool, index32, stop_on_data=by_contents)

@@ -109,7 +109,8 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
                  stop_early: bool = False, confirm: Any = None, rlimit: int = smt.DEFAULT_RLIMIT,
                  witnesses: bool | None = None, confirm_exact: bool = True,
                  max_queries: int | None = None, pin_given: bool = False,
-                 proved: set[tuple[Any, ...]] = frozenset(), data_rlimit: int | None = None) -> None:
+                 proved: set[tuple[Any, ...]] = frozenset(), data_rlimit: int | None = None,
+                 memo: dict[str, Any] | None = None) -> None:
         self.fp, self.graph, self.locks, self.level = fp, graph, locks, level
         # confirm(witness, contents) -> bool: do the witness's blocks touch its element when run
         # with the case's arguments (read-only arrays holding the model's ``contents``)?
@@ -133,6 +134,9 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         self.pin_given = pin_given
         # obligations proved at this level under fewer constraints: they stay proved, not asked again
         self.known_proved = proved
+        # what the levels of one contract search share: they differ only in the rules they assume,
+        # which interval arithmetic does not read (``_ranges``, ``never_wraps``)
+        self.memo = {} if memo is None else memo
         self.preconditions = {p.array: [q for q in preconditions if q.array == p.array]
                               for p in preconditions}
         self.result = LevelResult(level)
@@ -220,11 +224,14 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         """Block 'b1''s variables' ranges under the level's base and index widths, and CUDA's grid
         limits (a fact of every launch, kept out of the solver's queries); each array's contents'
         range (by content function): once per level."""
+        if "ranges" in self.memo:
+            return self.memo["ranges"]
         limits = [g <= bound for g, bound in zip(GRID, GRID_LIMITS)]
         box = intervals.box_of([*self.base(("b1",)), *(self.level.widths or ()), *limits])
         for index, func in self.fp.memory.items():
             if (span := self._contents_range(index)) is not None:
                 box[func.name()] = span
+        self.memo["ranges"] = box
         return box
 
     def _contents_range(self, index: int) -> tuple[int, int] | None:

@@ -434,12 +434,15 @@ def check_overflow(ch: Any) -> bool:
     # one-by-one pass would have proved them: leaving them out of later queries changed the
     # solver's search, which cost more work on TileGym's kernels than it saved
     bounded: set[tuple[Any, ...]] = set()
+    wraps = ch.memo.setdefault("never_wraps", {})  # the same answer under any rules: once a search
     for n, (op, term, lo, hi, live) in enumerate(ch.fp.overflows):
         key = ("overflow", n)
         if op not in feeding or key in ch.known_proved:
             continue
         value, live = rename_blocks(term, "b1"), rename_blocks(live, "b1")
-        if ch.never_wraps(value, lo, hi, live):
+        if key not in wraps:
+            wraps[key] = ch.never_wraps(value, lo, hi, live)
+        if wraps[key]:
             bounded.add(key)
         claims[key] = smt.And(live, smt.Or(value < lo, value > hi))
         ops[key] = (op, value, lo, hi)
