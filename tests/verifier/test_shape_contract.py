@@ -202,3 +202,29 @@ def test_the_search_bounds_each_overflow_claim_by_intervals_once(monkeypatch):
     assert report.level == EVERY_SHAPE_LEVEL
     assert len(levels) > 1 and calls, "the search ran one level: the test shows nothing"
     assert len(set(calls)) == len(calls), "a claim was bounded again at another level of the search"
+
+
+def test_the_search_asks_each_tier_once_and_keeps_the_cores_it_found():
+    # a stub level: tier 0 (no "fixed" rule) has a defect, the last tier proves with a core of four
+    # rules; the search stops there (the cores are not asked again), its contract those four
+    from types import SimpleNamespace
+
+    grid = sc._sym("grid[0]")
+    used = [sc.Rule(grid, "<=", sc.Term(f"x.shape[{d}]", tile=16), "implied") for d in range(3)]
+    unused = sc.Rule(grid, "==", sc.Term("x.shape[0]", tile=16), "implied")
+    fixed = sc.Rule(grid, "<=", sc.Term(value=4), "fixed")
+    asked = []
+
+    def check(rules, proved):
+        asked.append(rules)
+        if fixed not in rules:
+            return SimpleNamespace(proved={"a"}, core_of={}, cores=set(), unknowns=[], reads_data=False,
+                                   findings=[SimpleNamespace(is_defect=True, kind="write-write", message="m")])
+        cores = {f"rule!{rules.index(r)}" for r in [*used, fixed]}
+        return SimpleNamespace(proved={"a", "b"}, core_of={"b": cores}, cores=cores, unknowns=[],
+                               reads_data=False, findings=[])
+
+    found = sc.search(check, [*used, unused, fixed], ())
+    assert found.contract.proved
+    assert set(found.contract.rules) == {*used, fixed}
+    assert [len(r) for r in asked] == [4, 5], "a tier was asked again"
