@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -74,8 +75,10 @@ print(json.dumps(out))
 
 
 def sweep(tree: Path, src: str, pkl: str, reverse: bool = False, only: str = "", profile: int = 0) -> list[dict]:
+    # cold proofs: a proof cache would decide every round after the first from the first's entries
+    env = {**os.environ, "TILECHECK_NO_CACHE": "1"}
     done = subprocess.run([sys.executable, "-c", _ONE, str(tree), src, pkl, "1" if reverse else "0", only,
-                           str(profile)], stdout=subprocess.PIPE, text=True, check=True)
+                           str(profile)], stdout=subprocess.PIPE, text=True, check=True, env=env)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
