@@ -218,10 +218,10 @@ def test_the_search_asks_each_tier_once_and_keeps_the_cores_it_found():
     def check(rules, proved):
         asked.append(rules)
         if fixed not in rules:
-            return SimpleNamespace(proved={"a"}, core_of={}, cores=set(), unknowns=[], reads_data=False,
+            return SimpleNamespace(proved={"a"}, cores=set(), unknowns=[], reads_data=False,
                                    findings=[SimpleNamespace(is_defect=True, kind="write-write", message="m")])
         cores = {f"rule!{rules.index(r)}" for r in [*used, fixed]}
-        return SimpleNamespace(proved={"a", "b"}, core_of={"b": cores}, cores=cores, unknowns=[],
+        return SimpleNamespace(proved={"a", "b"}, cores=cores, unknowns=[],
                                reads_data=False, findings=[])
 
     found = sc.search(check, [*used, unused, fixed], ())

@@ -18,7 +18,8 @@ from tilecheck.verifier.confirm import confirmer
 from tilecheck.verifier.contract import axes_read, exclude_overflow, infer_contract, symbolic_bounds
 from tilecheck.verifier.footprints import reset_instances
 from tilecheck.verifier.locks import find_spin_locks
-from tilecheck.verifier.obligations import Checker, Level, LevelResult
+from tilecheck.verifier.levels import Level, LevelResult
+from tilecheck.verifier.obligations import Checker
 from tilecheck.verifier.preconditions import Precondition
 from tilecheck.report import LEVELS, RACE_KINDS, Finding, Report
 from tilecheck.ir import triton as triton_frontend

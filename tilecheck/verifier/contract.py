@@ -17,7 +17,7 @@ from typing import Any
 
 from tilecheck.ir import Function
 from tilecheck.report import Contract, Finding
-from tilecheck.verifier.obligations import LevelResult
+from tilecheck.verifier.levels import LevelResult
 
 # probes per axis after the first defect; each halves the interval at worst
 MAX_PROBES = 24

@@ -11,13 +11,12 @@ import dataclasses
 import functools
 import itertools
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from tilecheck.ir.loc import Loc
 from tilecheck.ir.types import ScalarType
 from tilecheck.verifier import carried, enumeration, given_case, intervals, shape_contract, smt, synchronisation
+from tilecheck.verifier.levels import Level, LevelResult
 from tilecheck.verifier.footprints import (
     Access,
     Instance,
@@ -42,55 +41,6 @@ GRID_LIMITS = ((1 << 31) - 1, 65535, 65535)
 # each query looking for a witness in the given contents (an optional improvement of the witness)
 PIN_RLIMIT = 2_000_000
 TENTATIVE_RLIMIT = 1_000_000  # a shortcut query (Checker.solve(tentative=True)): small, it has a fallback
-
-
-@dataclass(frozen=True)
-class Level:
-    number: int
-    label: str
-    shapes: dict[str, tuple[int, ...]] | None  # array name -> concrete shape (None: symbolic)
-    strides: dict[str, tuple[int, ...]] | None
-    scalars: dict[int, int] | None  # entry-arg index -> value
-    grid: tuple[int, int, int] | None
-    # with a symbolic grid: the largest extent per axis (None: any); a contract search sets it
-    grid_max: tuple[int | None, int | None, int | None] | None = None
-    # more constraints on the grid, shapes, strides and scalars (a contract over the shapes)
-    rules: tuple[Any, ...] = ()
-    # at a symbolic level: what the kernel's integer widths say of every launch (shape_contract);
-    # when set, the level checks that no address computation leaves its type under them
-    widths: tuple[Any, ...] | None = None
-    # Boolean constants each query assumes; ``rules`` may be implications of them, and a proof
-    # records which it used (``LevelResult.cores``): the rules a contract needs
-    tracked: tuple[Any, ...] = ()
-
-
-@dataclass
-class LevelResult:
-    level: Level
-    findings: list[Finding] = field(default_factory=list)
-    unknowns: list[str] = field(default_factory=list)
-    queries: int = 0
-    solver_s: float = 0.0
-    overflow_blocks: list[tuple[int, ...]] = field(default_factory=list)  # where overflow findings happen
-    # the obligations this level proved (``Checker.solve`` keys): a run of the same level under more
-    # constraints (preconditions, pinned contents) need not ask them again
-    proved: set[tuple[Any, ...]] = field(default_factory=set)
-    cores: set[str] = field(default_factory=set)  # the tracked assumptions the level's proofs used
-    # per obligation proved by a query, the tracked assumptions its proof used (none recorded: none)
-    core_of: dict[tuple[Any, ...], frozenset[str]] = field(default_factory=dict)
-    reads_data: bool = False  # a defect found needs array contents (its query reads them)
-    unconfirmed: int = 0  # the level's models that did not reproduce on the interpreter (witnesses.py)
-
-    def prove(self, keys: Iterable[tuple[Any, ...]], core: frozenset[str] = frozenset()) -> None:
-        """Record ``keys`` proved, by a proof that used the tracked assumptions ``core``."""
-        for key in keys:
-            self.proved.add(key)
-            self.core_of[key] = core
-
-    @property
-    def races(self) -> list[Finding]:
-        """Races and out-of-bounds accesses: the findings that keep a level from being a proof."""
-        return [f for f in self.findings if f.is_defect]
 
 
 class _Abort(Exception):
@@ -219,11 +169,11 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
                 out += [rename_blocks(f, tag) for f in self.fp.facts]
         return out
 
-    @functools.cached_property
+    @property
     def _ranges(self) -> intervals.Box:
         """Block 'b1''s variables' ranges under the level's base and index widths, and CUDA's grid
         limits (a fact of every launch, kept out of the solver's queries); each array's contents'
-        range (by content function): once per level."""
+        range (by content function): once per level, or per search (``memo``)."""
         if "ranges" in self.memo:
             return self.memo["ranges"]
         limits = [g <= bound for g, bound in zip(GRID, GRID_LIMITS)]
@@ -278,7 +228,7 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         elif isinstance(result, smt.Unsat):
             self.result.cores |= result.core
             if key is not None:
-                self.result.prove([key], result.core)
+                self.result.prove([key])
         return result
 
     def content_facts(self, formula: smt.BoolExpr) -> list[smt.BoolExpr]:
@@ -522,7 +472,7 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         result = self.solve([*self.base(("b1",)), smt.Or(*claims.values())], what, locs, tentative=True)
         if not isinstance(result, smt.Unsat):
             return False
-        self.result.prove(claims, result.core)
+        self.result.prove(claims)
         return True
 
     def bounds(self, x: Access) -> None:

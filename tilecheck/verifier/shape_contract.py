@@ -446,7 +446,7 @@ def check_overflow(ch: Any) -> bool:
         result = ch.solve([*base, smt.Or(*claims.values())], "integer overflow",
                           tuple(op.loc for op, *_ in ops.values()), tentative=True)
         if isinstance(result, smt.Unsat):
-            ch.result.prove(claims, result.core)
+            ch.result.prove(claims)
             return False
         if isinstance(result, smt.Sat):  # its model is a launch where an operation wraps: that one
             found = next(((key, result) for key, claim in claims.items() if result.eval(claim) is True), None)
