@@ -174,3 +174,22 @@ def test_a_confirmation_run_lets_go_of_its_copies_when_it_ends(monkeypatch):
         assert all(ref() is None for ref in made if ref() is not x)  # the copy of y is gone
     finally:
         gc.enable()
+
+
+def test_a_witness_with_the_solvers_contents_gets_a_shorter_run():
+    # the same run (3000 iterations a block) confirms the race when the counts are the launch's own,
+    # and is cut short when the model chose them: a model's contents may make a loop run for
+    # billions of iterations, and such a witness does not decide this launch's verdict
+    from tilecheck.interp.runs import OTHER_CONTENTS_ITERATIONS
+    from tilecheck.ir.cutile import module_for
+    from tilecheck.verifier.confirm import confirmer
+
+    small = (np.array([3], np.int32), np.zeros(16, np.float32), 4)
+    (race,) = tilecheck.verify(K.counted_writes, small, (2, 1, 1), data=False).races
+    big = (np.array([3000], np.int32), np.zeros(16, np.float32), 4)
+    assert 2 * 3000 > OTHER_CONTENTS_ITERATIONS
+    module, _ = module_for(K.counted_writes, big)
+    assert confirmer(module, big, (2, 1, 1)).run(race.witness, {})
+    module, _ = module_for(K.counted_writes, small)
+    assert not confirmer(module, small, (2, 1, 1)).run(race.witness, {"counts": {(0,): 3000}})
+    assert confirmer(module, small, (2, 1, 1)).run(race.witness, {"counts": {(0,): 30}})

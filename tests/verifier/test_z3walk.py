@@ -47,6 +47,12 @@ def test_the_c_walk_finds_what_the_python_walk_finds_in_its_order(case):
     assert _ids(z3walk.uninterpreted(terms[split:], native)) == _ids(z3walk._python_walk(terms[split:], python))
     for t in terms:  # every node walked is in both sets
         assert (smt.term_id(t) in native) == (smt.term_id(t) in python)
+    # only the applications (no constants), in the same order, from either walk
+    applied = _ids(z3walk.uninterpreted(terms, z3walk.Seen(), applied=True))
+    assert applied == [(i, n) for i, n in _ids(z3walk._python_walk(terms, set())) if n > 0]
+    with_python = z3walk.Seen.__new__(z3walk.Seen)
+    with_python.ids, with_python.handle, with_python.lib = set(), None, None
+    assert _ids(z3walk.uninterpreted(terms, with_python, applied=True)) == applied
 
 
 @native

@@ -20,6 +20,11 @@ from tilecheck.interp.schedule import Schedule
 # what running a few blocks to confirm a witness may cost (tile-level memory ops, loop iterations)
 CONFIRM_MEMORY_OPS = 100_000
 CONFIRM_ITERATIONS = 20_000
+# the loop iterations of a witness whose index contents the solver chose (not the given ones): the
+# verdict on a launch rests on its own data (verify's data step), and a model's contents can make
+# a loop run for billions of iterations (TileGym's ragged BMM: 20,000 of them, 6 s, to say no).
+# Past it the witness is not confirmed: its obligation stays open, never a pass
+OTHER_CONTENTS_ITERATIONS = 2_000
 LAUNCH_BLOCKS = 4096  # a launch this small runs whole when one of a witness's blocks may wait for another
 from tilecheck.ir import Module
 from tilecheck.ir.cutile import module_for
@@ -125,14 +130,15 @@ def _is_array(a: Any) -> bool:
 
 def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tuple[int, ...]], array: str,
                element: tuple[int, ...] | None = None, offset: int | None = None, *,
-               by_op: bool = False, scratch: dict[int, tuple[Any, np.ndarray]] | None = None
-               ) -> dict[tuple[int, ...], set[Any]]:
+               by_op: bool = False, scratch: dict[int, tuple[Any, np.ndarray]] | None = None,
+               iterations: int = CONFIRM_ITERATIONS) -> dict[tuple[int, ...], set[Any]]:
     """Run only ``blocks`` (in the given order; together, with every other block of a small launch,
     when the kernel has blocks that wait for others) on copies of ``args`` and say which of them touch one
     element of ``array`` (by coordinates, or by element offset) and how: block -> {"read", "write",
     "atomic"} (with ``by_op``: {(effect, op's location, event, lane)}, one per touch). The confirmation channel for a witness:
-    both of its blocks must touch its element, with its ops."""
-    with _BlockRun(kernel, args, grid, blocks, scratch) as run:
+    both of its blocks must touch its element, with its ops. ``iterations``: the loop iterations
+    the run may take (per pair of blocks), past which it raises ``InterpreterError``."""
+    with _BlockRun(kernel, args, grid, blocks, scratch, iterations) as run:
         return _touches(run, array, element, offset, by_op)
 
 
@@ -167,10 +173,11 @@ def _touches(run: _BlockRun, array: str, element: tuple[int, ...] | None, offset
 
 
 def leaves_array(kernel: Any, args: Sequence[Any], grid: Any, block: tuple[int, ...], op_name: str,
-                 loc: Any, scratch: dict[int, tuple[Any, np.ndarray]] | None = None) -> bool:
+                 loc: Any, scratch: dict[int, tuple[Any, np.ndarray]] | None = None,
+                 iterations: int = CONFIRM_ITERATIONS) -> bool:
     """Run ``block`` (as ``touched_by`` runs blocks) on copies of ``args``: does the op at ``loc``
     touch an element outside its array there? The confirmation channel for an out-of-bounds witness."""
-    with _BlockRun(kernel, args, grid, [block], scratch) as run:
+    with _BlockRun(kernel, args, grid, [block], scratch, iterations) as run:
         run.run()
         block3 = tuple(block) + (0,) * (3 - len(block))
         return any(op.name == op_name and op.loc == loc and tuple(oob.block) == block3
@@ -183,7 +190,8 @@ class _BlockRun:
     verdict is then unknown), rather than run for hours."""
 
     def __init__(self, kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tuple[int, ...]],
-                 scratch: dict[int, tuple[Any, np.ndarray]] | None = None) -> None:
+                 scratch: dict[int, tuple[Any, np.ndarray]] | None = None,
+                 iterations: int = CONFIRM_ITERATIONS) -> None:
         self.grid = normalize_grid(grid)
         self.module, _ = module_for(kernel, tuple(args))
         named = list(dict.fromkeys(tuple(b) + (0,) * (3 - len(b)) for b in blocks))  # a block named twice runs once
@@ -193,7 +201,7 @@ class _BlockRun:
         self.order = (launch_around(self.grid, named[0], named[-1]) or named) if self.waits and named else named
         scale = max(1, len(self.order) // 2)
         schedule = Schedule(max_memory_ops=CONFIRM_MEMORY_OPS * scale,
-                            max_iterations=CONFIRM_ITERATIONS * scale)
+                            max_iterations=iterations * scale)
         run_args = copies(self.module, tuple(args), only_written=True, scratch=scratch)
         self.interp = Interpreter(self.module, run_args, self.grid,
                                   schedule)

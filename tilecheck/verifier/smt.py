@@ -330,17 +330,18 @@ def _raise_if_interrupted(solver: z3.Solver) -> None:
         raise KeyboardInterrupt
 
 
-def _uninterpreted(terms: list[Expr], seen: z3walk.Seen | None = None) -> Iterator[tuple[Expr, int]]:
-    """Every distinct application of an uninterpreted symbol inside ``terms`` (constants too), with
-    its arity; subterms in ``seen`` (ids, updated) are skipped. One walk of Z3's C API, in C when
+def _uninterpreted(terms: list[Expr], seen: z3walk.Seen | None = None,
+                   applied: bool = False) -> Iterator[tuple[Expr, int]]:
+    """Every distinct application of an uninterpreted symbol inside ``terms`` (constants too, unless
+    ``applied``), with its arity; subterms in ``seen`` (ids, updated) are skipped. One walk of Z3's C API, in C when
     it can be (``z3walk``): node by node through ctypes these walks were most of a query's time on
     big formulas."""
-    return z3walk.uninterpreted(terms, seen)
+    return z3walk.uninterpreted(terms, seen, applied)
 
 
 def uninterpreted_applications(term: Expr) -> Iterator[Expr]:
     """Every application of an uninterpreted function (memory contents, untracked values) in ``term``."""
-    return (t for t, n in _uninterpreted([term]) if n > 0)
+    return (t for t, _ in _uninterpreted([term], applied=True))
 
 
 def reads_data(term: Expr) -> bool:
@@ -392,9 +393,8 @@ def applications_of(terms: list[Expr], cache: dict[int, tuple[Expr, dict[str, li
         if hit is None:
             nodes = z3walk.Seen()
             found: dict[str, list[Expr]] = {}
-            for app, n in _uninterpreted([t], nodes):
-                if n > 0:
-                    found.setdefault(app.decl().name(), []).append(app)
+            for app, _ in _uninterpreted([t], nodes, applied=True):
+                found.setdefault(app.decl().name(), []).append(app)
             hit = cache[key] = (t, found, nodes)
         seen.update(hit[2])
         for name, apps in hit[1].items():
@@ -426,9 +426,8 @@ def new_applications(terms: list[Expr], seen: z3walk.Seen | None = None) -> dict
     """``applications_by_name`` over ``terms``, skipping the subterms in ``seen`` (updated): for
     walking a growing set of formulas once."""
     out: dict[str, list[Expr]] = {}
-    for t, n in _uninterpreted(terms, seen):
-        if n > 0:
-            out.setdefault(t.decl().name(), []).append(t)
+    for t, _ in _uninterpreted(terms, seen, applied=True):
+        out.setdefault(t.decl().name(), []).append(t)
     return out
 
 

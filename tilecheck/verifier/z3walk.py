@@ -146,14 +146,17 @@ class Seen:
             raise MemoryError("tilecheck: no memory for a term walk")
 
 
-def uninterpreted(terms: list[Any], seen: Seen | None = None) -> Iterator[tuple[Any, int]]:
-    """Every distinct application of an uninterpreted symbol inside ``terms`` (constants too), with
-    its arity, in depth-first order; subterms in ``seen`` (updated) are skipped."""
+def uninterpreted(terms: list[Any], seen: Seen | None = None, applied: bool = False) -> Iterator[tuple[Any, int]]:
+    """Every distinct application of an uninterpreted symbol inside ``terms`` (constants too, unless
+    ``applied``), with its arity, in depth-first order; subterms in ``seen`` (updated) are skipped.
+    (Wrapping each constant found in a Python object was most of a walk's cost on formulas that
+    read no memory: a contract's rules.)"""
     if not terms:
         return iter(())
     seen = Seen() if seen is None else seen
     if seen.ids is not None:
-        return _python_walk(terms, seen.ids)
+        walk = _python_walk(terms, seen.ids)
+        return (found for found in walk if found[1] > 0) if applied else walk
     ctx = terms[0].ctx
     n = len(terms)
     roots = (ctypes.c_void_p * n)(*[t.as_ast() for t in terms])
@@ -163,7 +166,8 @@ def uninterpreted(terms: list[Any], seen: Seen | None = None) -> Iterator[tuple[
     if found < 0:
         raise MemoryError("tilecheck: no memory for a term walk")
     try:
-        out = [(z3.z3._to_expr_ref(_ast(apps[i]), ctx), arities[i]) for i in range(found)]
+        out = [(z3.z3._to_expr_ref(_ast(apps[i]), ctx), arities[i]) for i in range(found)
+               if not applied or arities[i] > 0]
     finally:
         seen.lib.tc_free(ctypes.cast(apps, ctypes.c_void_p))
         seen.lib.tc_free(ctypes.cast(arities, ctypes.c_void_p))
