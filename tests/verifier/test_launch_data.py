@@ -131,3 +131,32 @@ def test_a_content_query_the_given_contents_settle_is_not_asked_with_its_whole_b
     args = (np.array([0, 0, 1, 5, 1], np.int32), x, y, 8)  # two equal sums: a race in the data
     assert verify(K.pair_sum_rows, args, (4, 1, 1)).status == "race"
     assert any(limits[i + 1:i + 3] == whole for i, r in enumerate(limits) if r == 1)
+
+
+def test_the_pinned_run_does_not_ask_again_what_a_probe_proved_pinned(monkeypatch):
+    """A probe that proved its obligation with the small index arrays at their given contents
+    records it (``LevelResult.proved_pinned``); the data step's pinned run of the same level asks
+    only the others."""
+    from tilecheck.verifier import given_case
+    from tilecheck.verifier.obligations import Checker
+
+    monkeypatch.setattr(given_case, "PROBE_RLIMIT", 1)  # every probe undecided: each tries the pins
+    probed, asked_pinned = set(), []
+    solve = Checker.solve
+
+    def spy(self, constraints, what, locs, key=None, *a, **kw):
+        queries = self.result.queries
+        result = solve(self, constraints, what, locs, key, *a, **kw)
+        if self.pin_given and self.result.queries > queries:  # a solver query, not a known proof
+            asked_pinned.append(key)
+        else:
+            probed.update(self.result.proved_pinned)
+        return result
+
+    monkeypatch.setattr(Checker, "solve", spy)
+    x, y = np.arange(64, dtype=np.float32), np.zeros(128, np.float32)
+    args = (np.array([0, 0, 1, 5, 2], np.int32), x, y, 8)  # sums 0, 1, 6, 7: distinct
+    report = verify(K.pair_sum_rows, args, (4, 1, 1))
+    assert (report.status, report.level) == ("verified", LEVEL), str(report)
+    assert probed, "no probe proved anything with the given contents"
+    assert not probed & set(asked_pinned), "the pinned run asked a probed obligation again"

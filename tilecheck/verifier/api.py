@@ -483,6 +483,8 @@ def _given_again(fp: Any, graph: Any, locks: Any, assume: list[Precondition], mo
     given contents of the small index arrays), asking only what ``last`` left open when it was that
     level: more constraints keep a proved obligation proved. The first race or unknown ends it."""
     proved = last.proved if last.level is given else frozenset()
+    if pin and last.level is given:  # and what its probes proved with the same contents pinned
+        proved = proved | last.proved_pinned
     # pinned, a query that reads contents gets the data step's confirmation rounds (its budget
     # stays: a proof here can need more than 2M units, and it saves the exact detector a launch of
     # seconds to minutes): a witness that does not reproduce with the contents pinned comes from a

@@ -115,7 +115,7 @@ def check_overflow(ch: Checker) -> None:
             value = result.eval(value_term) if isinstance(result, smt.Sat) else None
         else:
             result, _, undecided = solve_with_given_contents(
-                ch, constraints, claim, lambda cs, loc=op.loc: ch.solve(cs, "integer overflow", (loc,)))
+                ch, constraints, claim, lambda cs, loc=op.loc, key=key: ch.solve(cs, "integer overflow", (loc,), key))
             value = evaluate(ch, value_term, result) if isinstance(result, smt.Sat) else None
             if undecided is not None:
                 where = op.loc.short() if op.loc.is_known() else op.name
@@ -204,12 +204,14 @@ def solve_with_given_contents(ch: Checker, constraints: list[smt.BoolExpr], clai
 PROBE_RLIMIT = 500_000
 
 
-def probed(ch: Checker, formula: smt.BoolExpr, extra: list[smt.BoolExpr], rlimit: int) -> smt.Result | None:
+def probed(ch: Checker, formula: smt.BoolExpr, extra: list[smt.BoolExpr], rlimit: int,
+           key: tuple[Any, ...] | None = None) -> smt.Result | None:
     """A query about array contents at the given case, with the launch's data step to follow: asked
     within ``PROBE_RLIMIT`` first; undecided there, asked with the small arrays it reads held at
     their given contents, and when that proves it, left unknown (the data step proves it on those
     contents; the query itself, for any contents, would rarely be decided in the rest of its
-    budget). None: ask it with the whole budget."""
+    budget) and its obligation ``key`` recorded as proved so (``LevelResult.proved_pinned``: the
+    data step's pinned run does not ask it again). None: ask it with the whole budget."""
     if rlimit <= PROBE_RLIMIT or ch.confirmer is None:
         return None
     first = smt.check([formula, *extra], PROBE_RLIMIT, ch.level.tracked)
@@ -218,6 +220,8 @@ def probed(ch: Checker, formula: smt.BoolExpr, extra: list[smt.BoolExpr], rlimit
     pins = ch.given_pins([formula, *extra])
     if not pins or not isinstance(smt.check([formula, *extra, *pins], rlimit, ch.level.tracked), smt.Unsat):
         return None
+    if key is not None:
+        ch.result.proved_pinned.add(key)
     return smt.Unknown(f"undecided for other contents within {PROBE_RLIMIT} units; it holds for the "
                        "given ones")
 

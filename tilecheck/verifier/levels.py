@@ -40,6 +40,9 @@ class LevelResult:
     # the obligations this level proved (``Checker.solve`` keys): a run of the same level under more
     # constraints (preconditions, pinned contents) need not ask them again
     proved: set[tuple[Any, ...]] = field(default_factory=set)
+    # the open obligations a probe proved with the small index arrays held at their given contents
+    # (``given_case.probed``): the pinned run of the same level (verify's data step) need not ask them
+    proved_pinned: set[tuple[Any, ...]] = field(default_factory=set)
     cores: set[str] = field(default_factory=set)  # the tracked assumptions the level's proofs used
     reads_data: bool = False  # a defect found needs array contents (its query reads them)
     unconfirmed: int = 0  # the level's models that did not reproduce on the interpreter (witnesses.py)

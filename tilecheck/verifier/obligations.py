@@ -215,7 +215,7 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
             rlimit = min(rlimit, TENTATIVE_RLIMIT if limit is None else limit)
         start = time.perf_counter()
         probe = self.data_rlimit is not None and self._read_memory and not tentative and not self.pin_given
-        result = given_case.probed(self, formula, extra, rlimit) if probe else None
+        result = given_case.probed(self, formula, extra, rlimit, key) if probe else None
         if result is None:
             result = smt.check([formula, *extra], rlimit, self.level.tracked)
         self.result.solver_s += time.perf_counter() - start
