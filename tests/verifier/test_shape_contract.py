@@ -215,8 +215,9 @@ def test_the_search_asks_each_tier_once_and_keeps_the_cores_it_found():
     fixed = sc.Rule(grid, "<=", sc.Term(value=4), "fixed")
     asked = []
 
-    def check(rules, proved):
+    def check(rules, proved, last):
         asked.append(rules)
+        assert last == (fixed in rules)
         if fixed not in rules:
             return SimpleNamespace(proved={"a"}, cores=set(), unknowns=[], reads_data=False,
                                    findings=[SimpleNamespace(is_defect=True, kind="write-write", message="m")])

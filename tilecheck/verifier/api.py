@@ -51,6 +51,10 @@ CONTRACT_LEVEL = "the given shapes, for the grids of its contract"
 # each query of the search for a contract over the shapes: there, every query proved on TileGym took
 # under 0.25M units, and a harder one only sends the launch to its given case (verified there)
 SEARCH_RLIMIT = 1_000_000
+# and at its tiers before the last, which a harder query leaves for the last tier (more rules, usually
+# an easier question): on TileGym no query there proved past 0.47M units, and the GEMMs' write-write
+# queries over unbounded grids ran to 1M, unknown, 0.4-0.9 s each, before the last tier proved them
+SEARCH_TIER_RLIMIT = 500_000
 DEFAULT_ASSUMPTIONS = (
     "array arguments do not alias one another (cuTile's own assumption; checked on the given arrays)",
     "no written array overlaps itself: distinct in-bounds indices are distinct addresses",
@@ -340,12 +344,12 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
     def checker(preconditions: list[Precondition]) -> Any:
         memo: dict[str, Any] = {}  # what the search's levels share (``Checker.memo``)
 
-        def check(rules: tuple[shape_contract.Rule, ...], proved: set[Any]) -> LevelResult:
+        def check(rules: tuple[shape_contract.Rule, ...], proved: set[Any], last: bool) -> LevelResult:
             flags = [smt.Bool(f"rule!{i}") for i in range(len(rules))]
             level = Level(1, LEVELS[1], None, None, None, None, widths=facts, tracked=tuple(flags),
                           rules=tuple(smt.Implies(f, r.smt(syms)) for f, r in zip(flags, rules)))
             return Checker(fp, graph, locks, preconditions, level, stop_early=True, witnesses=False,
-                           rlimit=SEARCH_RLIMIT, proved=proved, memo=memo).run()
+                           rlimit=SEARCH_RLIMIT if last else SEARCH_TIER_RLIMIT, proved=proved, memo=memo).run()
         return check
     by_contents = bool(fp.memory) and data  # a defect that needs contents goes to the contents' facts
     found = shape_contract.search(checker(assume), pool, index32, stop_on_data=by_contents)

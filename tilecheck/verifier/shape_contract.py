@@ -360,8 +360,9 @@ class Search:
 
 def search(check: Callable[[tuple[Rule, ...], set[Any]], Any], pool: list[Rule], index32: tuple[str, ...],
            stop_on_data: bool = False) -> Search:
-    """``check(rules, proved)`` runs the all-shapes level assuming every rule, each tracked, skipping
-    the obligations in ``proved``: its ``LevelResult.cores`` names the rules its proofs used
+    """``check(rules, proved, last)`` runs the all-shapes level assuming every rule, each tracked,
+    skipping the obligations in ``proved`` (``last``: the last tier; the caller may give the tiers
+    before it a smaller budget per query): its ``LevelResult.cores`` names the rules its proofs used
     (``rule!<index>``). The tiers add candidates in order of how usual they are (what the indexing
     implies and how arguments relate, then other fitting forms, then the values seen); each tier
     keeps what the ones before it proved (more rules keep a proof a proof). The cores of a tier's
@@ -382,7 +383,7 @@ def search(check: Callable[[tuple[Rule, ...], set[Any]], Any], pool: list[Rule],
             break
         if n and n < len(tiers) - 1 and result.unknowns:
             continue  # a query the solver could not decide: the values seen (last tier) usually do
-        result = check(tuple(rules), proved)
+        result = check(tuple(rules), proved, n == len(tiers) - 1)
         proved |= result.proved
         needed |= {r for i, r in enumerate(rules) if f"rule!{i}" in result.cores}
         defects = [f for f in result.findings if f.is_defect or f.kind == "overflow"]
