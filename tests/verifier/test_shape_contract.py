@@ -229,3 +229,16 @@ def test_the_search_asks_each_tier_once_and_keeps_the_cores_it_found():
     assert found.contract.proved
     assert set(found.contract.rules) == {*used, fixed}
     assert [len(r) for r in asked] == [4, 5], "a tier was asked again"
+
+
+def test_after_a_search_without_a_proof_the_given_case_is_next():
+    # the search's last tier asked the given shapes for grids up to this one: the given shapes for
+    # any grid are asked only for a grid contract (whose box starts from their races)
+    from tests.interp import kernels as K
+
+    args = (np.array([3], np.int32), np.zeros(16, np.float32), 4)
+    report = tilecheck.verify(K.counted_writes, args, (2, 1, 1))
+    assert report.status == "race" and report.launch_contract is not None
+    assert report.stats["levels"] == ["the given shapes and grid"]
+    report = tilecheck.verify(K.counted_writes, args, (2, 1, 1), contract=True)
+    assert report.stats["levels"] == ["the given shapes", "the given shapes and grid"]
