@@ -251,12 +251,50 @@ def _charge(solver: z3.Solver) -> None:
     limits.charge(id(solver.ctx), spent)
 
 
-def _solver(rlimit: int) -> z3.Solver:
-    """A solver bounded by ``rlimit`` (deterministic work). Z3's own wall-clock ``timeout`` is set
+# a query asked once (``check``) goes through Z3's preprocessing before its SMT core: equalities
+# solved and substituted (a contract's rules pin symbols to each other and to values). Z3's default
+# solver skips that whenever assumptions are passed, which is how a contract search tracked its
+# rules: on TileGym's slower queries this took 40% less time, and decided some its 1M units did not
+# (a persistent GEMM's read-write query: 0.5M units where 20M were not enough). Not
+# "propagate-values" too: with it, one fused-MoE query ran 38 s within 0.5M units in the process
+# (0.3 s on its own), a cost the work limit does not see
+_ONE_SHOT = ("simplify", "solve-eqs", "smt")
+
+
+def _assert_tracking(solver: z3.Solver, constraints: Iterable[BoolExpr], assumptions: Sequence[BoolExpr]) -> None:
+    """Assert ``constraints`` (nested conjunctions flattened), each ``Implies(a, rule)`` of an
+    assumption ``a`` as ``rule`` tracked by ``a`` (an unsat core names the assumptions it used;
+    preprocessing keeps what each conjunct depends on only for tracked assertions)."""
+    if not assumptions:
+        solver.add(*constraints)
+        return
+    solver.set("unsat_core", True)
+    flags = {a.get_id(): a for a in assumptions}
+    used: set[int] = set()
+    todo = list(reversed(list(constraints)))
+    while todo:
+        term = todo.pop()
+        parts = _and_arguments(term)
+        if parts is not None:
+            todo.extend(reversed(parts))
+            continue
+        if z3.is_implies(term) and (flag := term.arg(0)).get_id() in flags:
+            solver.assert_and_track(term.arg(1), flag)
+            used.add(flag.get_id())
+        else:
+            solver.add(term)
+    for key, flag in flags.items():  # an assumption no implication names still holds
+        if key not in used:
+            solver.assert_and_track(flag, flag)
+
+
+def _solver(rlimit: int, tactics: tuple[str, ...] = ()) -> z3.Solver:
+    """A solver bounded by ``rlimit`` (deterministic work); with ``tactics``, a one-shot solver
+    that applies them in turn. Z3's own wall-clock ``timeout`` is set
     only to what is left of the backstop: its timers can cancel a query after the one that armed
     them when the machine is loaded (a verdict that changed with load), so a cancel may only ever
     come once the backstop has run out, when every query answers unknown anyway."""
-    solver = z3.Solver()
+    solver = z3.Then(*tactics).solver() if tactics else z3.Solver()
     solver.set("random_seed", 0)
     # Groebner-basis reasoning spends seconds of non-linear work per rlimit unit on the div/mod
     # arithmetic of tile indices, and decided none of our corpus's or TileGym's queries alone
@@ -301,10 +339,10 @@ def check(constraints: Iterable[BoolExpr], rlimit: int = DEFAULT_RLIMIT,
         return Unknown(BACKSTOP_REASON)
     if (spent := work_reason()) is not None:
         return Unknown(spent)
-    solver = _solver(rlimit)
+    solver = _solver(rlimit, _ONE_SHOT)
     try:
-        solver.add(*constraints)
-        answer = solver.check(*assumptions)
+        _assert_tracking(solver, constraints, assumptions)
+        answer = solver.check()
     except z3.Z3Exception as exc:
         raise SolverError(f"z3 failed: {exc}") from None
     _charge(solver)
