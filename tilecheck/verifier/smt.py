@@ -264,28 +264,33 @@ _ONE_SHOT = ("simplify", "solve-eqs", "smt")
 def _assert_tracking(solver: z3.Solver, constraints: Iterable[BoolExpr], assumptions: Sequence[BoolExpr]) -> None:
     """Assert ``constraints`` (nested conjunctions flattened), each ``Implies(a, rule)`` of an
     assumption ``a`` as ``rule`` tracked by ``a`` (an unsat core names the assumptions it used;
-    preprocessing keeps what each conjunct depends on only for tracked assertions)."""
+    preprocessing keeps what each conjunct depends on only for tracked assertions). Walked and
+    asserted through the C API: with a wrapper object per conjunct this was most of a contract
+    search's Python time (a tier's queries each hold a few hundred conjuncts)."""
     if not assumptions:
         solver.add(*constraints)
         return
     solver.set("unsat_core", True)
-    flags = {a.get_id(): a for a in assumptions}
+    ctx = solver.ctx
+    c, s, core = ctx.ref(), solver.solver, z3.z3core
+    flags = {_C.Z3_get_ast_id(c, a.as_ast()): a.as_ast() for a in assumptions}
     used: set[int] = set()
-    todo = list(reversed(list(constraints)))
+    todo = [t.as_ast() for t in reversed(list(constraints))]
     while todo:
-        term = todo.pop()
-        parts = _and_arguments(term)
-        if parts is not None:
-            todo.extend(reversed(parts))
-            continue
-        if z3.is_implies(term) and (flag := term.arg(0)).get_id() in flags:
-            solver.assert_and_track(term.arg(1), flag)
-            used.add(flag.get_id())
-        else:
-            solver.add(term)
+        a = todo.pop()
+        if _C.Z3_get_ast_kind(c, a) == z3.Z3_APP_AST:
+            kind = _C.Z3_get_decl_kind(c, _C.Z3_get_app_decl(c, a))
+            if kind == z3.Z3_OP_AND:
+                todo.extend(_C.Z3_get_app_arg(c, a, k) for k in reversed(range(_C.Z3_get_app_num_args(c, a))))
+                continue
+            if kind == z3.Z3_OP_IMPLIES and (flag := _C.Z3_get_ast_id(c, first := _C.Z3_get_app_arg(c, a, 0))) in flags:
+                core.Z3_solver_assert_and_track(c, s, _C.Z3_get_app_arg(c, a, 1), first)
+                used.add(flag)
+                continue
+        core.Z3_solver_assert(c, s, a)
     for key, flag in flags.items():  # an assumption no implication names still holds
         if key not in used:
-            solver.assert_and_track(flag, flag)
+            core.Z3_solver_assert_and_track(c, s, flag, flag)
 
 
 def _solver(rlimit: int, tactics: tuple[str, ...] = ()) -> z3.Solver:
