@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
-import types
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +27,8 @@ import z3
 
 from tilecheck.errors import TilecheckError
 from tilecheck.verifier import limits, z3walk
+from tilecheck.verifier import term_dag
+from tilecheck.verifier.term_dag import _KINDS
 
 Expr = z3.ExprRef
 IntExpr = z3.ArithRef
@@ -69,12 +70,8 @@ And = _connective(z3.z3core.Z3_mk_and, z3.And)
 Or = _connective(z3.z3core.Z3_mk_or, z3.Or)
 
 
-# Z3's C functions themselves, for walking terms: z3core's wrapper of each asks the context for an
-# error code after the call, a second foreign call per node, and half of a walk's time; these
-# getters read terms Z3 made, which cannot fail (functions returning strings keep their wrappers)
-_C = types.SimpleNamespace(**{name: z3walk.raw(name) for name in (
-    "Z3_get_ast_id", "Z3_get_ast_kind", "Z3_get_app_num_args", "Z3_get_decl_kind", "Z3_get_app_decl",
-    "Z3_get_app_arg", "Z3_get_sort_kind", "Z3_get_sort", "Z3_get_bv_sort_size", "Z3_get_decl_int_parameter")})
+_C = z3walk.C  # Z3's C getters themselves (``z3walk.C``)
+Node, dag = term_dag.Node, term_dag.dag  # a term as a DAG of plain nodes (``term_dag``)
 
 _local = threading.local()  # per thread: ``ctx`` (the Z3 context) and ``fresh`` (the name counter)
 
@@ -493,101 +490,9 @@ def substituted(term: Expr, pairs: list[tuple[Expr, Expr]]) -> Expr:
     return z3.simplify(substitute(term, *pairs))
 
 
-@dataclass(frozen=True)
-class Node:
-    """One node of a term's DAG: ``kind`` as ``decl_kind`` names it, or "literal" (``value`` its
-    Python bool or int), "symbol" (``value`` the uninterpreted function's or constant's name) or
-    "other"; ``args`` the ids of its arguments. A bit-vector node (``_BV_KINDS``, and "bvliteral"
-    with its unsigned value) has ``width``, its bit width, and ``value`` its parameters: the bits of
-    an ``int2bv``, (high, low) of an ``extract``, the argument widths of a ``concat``."""
-    kind: str
-    value: Any
-    args: tuple[int, ...]
-    width: int = 0
-
-
-def dag(term: Expr) -> tuple[int, dict[int, Node]]:
-    """``term`` as (root id, id -> ``Node``), read in one walk of Z3's C API: for evaluating a term
-    in Python without a wrapper object per node."""
-    ctx = term.ctx
-    c, core = ctx.ref(), z3.z3core
-    nodes: dict[int, Node] = {}
-    root = _C.Z3_get_ast_id(c, term.as_ast())
-    todo = [term.as_ast()]
-    while todo:
-        a = todo.pop()
-        i = _C.Z3_get_ast_id(c, a)
-        if i in nodes:
-            continue
-        ast_kind = _C.Z3_get_ast_kind(c, a)
-        if ast_kind == z3.Z3_NUMERAL_AST:
-            sort = _C.Z3_get_sort_kind(c, _C.Z3_get_sort(c, a))
-            value = int(core.Z3_get_numeral_string(c, a)) if sort in (z3.Z3_INT_SORT, z3.Z3_BV_SORT) else None
-            nodes[i] = (Node("literal", value, ()) if sort == z3.Z3_INT_SORT else
-                        Node("bvliteral", value, (), _bv_width(c, a)) if sort == z3.Z3_BV_SORT else
-                        Node("other", None, ()))
-            continue
-        if ast_kind != z3.Z3_APP_AST:
-            nodes[i] = Node("other", None, ())
-            continue
-        decl = _C.Z3_get_app_decl(c, a)
-        op = _C.Z3_get_decl_kind(c, decl)
-        n = _C.Z3_get_app_num_args(c, a)
-        args = [_C.Z3_get_app_arg(c, a, k) for k in range(n)]
-        if op in (z3.Z3_OP_TRUE, z3.Z3_OP_FALSE):
-            nodes[i] = Node("literal", op == z3.Z3_OP_TRUE, ())
-        elif op == z3.Z3_OP_UNINTERPRETED:
-            name = core.Z3_get_symbol_string(c, core.Z3_get_decl_name(c, decl))
-            nodes[i] = Node("symbol", name, tuple(_C.Z3_get_ast_id(c, x) for x in args))
-        elif op in _BV_KINDS:
-            nodes[i] = _bv_node(c, decl, op, a, args)
-        else:
-            nodes[i] = Node(_KINDS.get(op, "other"), None, tuple(_C.Z3_get_ast_id(c, x) for x in args))
-        todo.extend(args)
-    return root, nodes
-
-
-# bit-vector operations the symbolic engine's exact bitwise and/or/xor (``_bitvector``) and Z3's
-# simplification of them with a constant operand produce
-_BV_KINDS = {z3.Z3_OP_INT2BV: "int2bv", z3.Z3_OP_BV2INT: "bv2int", z3.Z3_OP_SBV2INT: "sbv2int",
-             z3.Z3_OP_BXOR: "bvxor", z3.Z3_OP_BAND: "bvand", z3.Z3_OP_BOR: "bvor", z3.Z3_OP_BNOT: "bvnot",
-             z3.Z3_OP_EXTRACT: "extract", z3.Z3_OP_CONCAT: "concat", z3.Z3_OP_BADD: "bvadd",
-             z3.Z3_OP_BSUB: "bvsub", z3.Z3_OP_SLT: "bvslt", z3.Z3_OP_SLEQ: "bvsle", z3.Z3_OP_SGT: "bvsgt",
-             z3.Z3_OP_SGEQ: "bvsge", z3.Z3_OP_ULT: "bvult", z3.Z3_OP_ULEQ: "bvule", z3.Z3_OP_UGT: "bvugt",
-             z3.Z3_OP_UGEQ: "bvuge"}
-
-
-def _bv_width(c: Any, a: Any) -> int:
-    sort = _C.Z3_get_sort(c, a)
-    return _C.Z3_get_bv_sort_size(c, sort) if _C.Z3_get_sort_kind(c, sort) == z3.Z3_BV_SORT else 0
-
-
-def _bv_node(c: Any, decl: Any, op: int, a: Any, args: list[Any]) -> Node:
-    """A bit-vector application as a ``Node``: its width (of its arguments, for a comparison or a
-    conversion to an integer) and its parameters."""
-    ids = tuple(_C.Z3_get_ast_id(c, x) for x in args)
-    kind = _BV_KINDS[op]
-    if kind == "int2bv":
-        return Node(kind, _C.Z3_get_decl_int_parameter(c, decl, 0), ids, _bv_width(c, a))
-    if kind == "extract":
-        return Node(kind, (_C.Z3_get_decl_int_parameter(c, decl, 0), _C.Z3_get_decl_int_parameter(c, decl, 1)),
-                    ids, _bv_width(c, a))
-    if kind == "concat":
-        return Node(kind, tuple(_bv_width(c, x) for x in args), ids, _bv_width(c, a))
-    width = _bv_width(c, a) or (_bv_width(c, args[0]) if args else 0)
-    return Node(kind, None, ids, width)
-
-
 def term_id(term: Expr) -> int:
     """An id equal for structurally equal terms of one context (Z3 shares them)."""
     return term.get_id()
-
-
-_KINDS = {z3.Z3_OP_ADD: "add", z3.Z3_OP_SUB: "sub", z3.Z3_OP_MUL: "mul", z3.Z3_OP_UMINUS: "uminus",
-          z3.Z3_OP_IDIV: "div", z3.Z3_OP_MOD: "mod", z3.Z3_OP_ITE: "ite", z3.Z3_OP_LE: "le", z3.Z3_OP_LT: "lt",
-          z3.Z3_OP_GE: "ge", z3.Z3_OP_GT: "gt", z3.Z3_OP_EQ: "eq", z3.Z3_OP_DISTINCT: "distinct",
-          z3.Z3_OP_AND: "and", z3.Z3_OP_OR: "or", z3.Z3_OP_NOT: "not", z3.Z3_OP_XOR: "xor",
-          z3.Z3_OP_IMPLIES: "implies", z3.Z3_OP_UNINTERPRETED: "uninterpreted"}
 
 
 def decl_kind(term: Expr) -> str:

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import types
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -39,6 +40,13 @@ def raw(name: str) -> Any:
     wrapper of each asks the context for an error code after the call, a second foreign call."""
     return getattr(z3.z3core, name).__defaults__[-1].f
 
+
+# Z3's C functions themselves, for walking terms: z3core's wrapper of each asks the context for an
+# error code after the call, a second foreign call per node, and half of a walk's time; these
+# getters read terms Z3 made, which cannot fail (functions returning strings keep their wrappers)
+C = types.SimpleNamespace(**{name: raw(name) for name in (
+    "Z3_get_ast_id", "Z3_get_ast_kind", "Z3_get_app_num_args", "Z3_get_decl_kind", "Z3_get_app_decl",
+    "Z3_get_app_arg", "Z3_get_sort_kind", "Z3_get_sort", "Z3_get_bv_sort_size", "Z3_get_decl_int_parameter")})
 
 _Z3 = ("Z3_get_ast_id", "Z3_get_ast_kind", "Z3_get_app_num_args", "Z3_get_app_decl", "Z3_get_decl_kind",
        "Z3_get_app_arg")
