@@ -358,7 +358,7 @@ class Search:
     result: Any
 
 
-def search(check: Callable[[tuple[Rule, ...], set[Any]], Any], pool: list[Rule], index32: tuple[str, ...],
+def search(check: Callable[[tuple[Rule, ...], set[Any], bool], Any], pool: list[Rule], index32: tuple[str, ...],
            stop_on_data: bool = False) -> Search:
     """``check(rules, proved, last)`` runs the all-shapes level assuming every rule, each tracked,
     skipping the obligations in ``proved`` (``last``: the last tier; the caller may give the tiers

@@ -26,9 +26,7 @@ from typing import Any
 import z3
 
 from tilecheck.errors import TilecheckError
-from tilecheck.verifier import limits, z3walk
-from tilecheck.verifier import term_dag
-from tilecheck.verifier.term_dag import _KINDS
+from tilecheck.verifier import limits, term_dag, z3walk
 
 Expr = z3.ExprRef
 IntExpr = z3.ArithRef
@@ -71,7 +69,8 @@ Or = _connective(z3.z3core.Z3_mk_or, z3.Or)
 
 
 _C = z3walk.C  # Z3's C getters themselves (``z3walk.C``)
-Node, dag = term_dag.Node, term_dag.dag  # a term as a DAG of plain nodes (``term_dag``)
+# a term as a DAG of plain nodes, and what an application applies, by name (``term_dag``)
+Node, dag, decl_kind = term_dag.Node, term_dag.dag, term_dag.decl_kind
 
 _local = threading.local()  # per thread: ``ctx`` (the Z3 context) and ``fresh`` (the name counter)
 
@@ -275,15 +274,16 @@ def _assert_tracking(solver: z3.Solver, constraints: Iterable[BoolExpr], assumpt
     todo = [t.as_ast() for t in reversed(list(constraints))]
     while todo:
         a = todo.pop()
-        if _C.Z3_get_ast_kind(c, a) == z3.Z3_APP_AST:
-            kind = _C.Z3_get_decl_kind(c, _C.Z3_get_app_decl(c, a))
-            if kind == z3.Z3_OP_AND:
-                todo.extend(_C.Z3_get_app_arg(c, a, k) for k in reversed(range(_C.Z3_get_app_num_args(c, a))))
-                continue
-            if kind == z3.Z3_OP_IMPLIES and (flag := _C.Z3_get_ast_id(c, first := _C.Z3_get_app_arg(c, a, 0))) in flags:
-                core.Z3_solver_assert_and_track(c, s, _C.Z3_get_app_arg(c, a, 1), first)
-                used.add(flag)
-                continue
+        parts = _raw_and_arguments(c, a)
+        if parts is not None:
+            todo.extend(reversed(parts))
+            continue
+        if _C.Z3_get_ast_kind(c, a) == z3.Z3_APP_AST and \
+                _C.Z3_get_decl_kind(c, _C.Z3_get_app_decl(c, a)) == z3.Z3_OP_IMPLIES and \
+                (flag := _C.Z3_get_ast_id(c, first := _C.Z3_get_app_arg(c, a, 0))) in flags:
+            core.Z3_solver_assert_and_track(c, s, _C.Z3_get_app_arg(c, a, 1), first)
+            used.add(flag)
+            continue
         core.Z3_solver_assert(c, s, a)
     for key, flag in flags.items():  # an assumption no implication names still holds
         if key not in used:
@@ -450,11 +450,16 @@ def applications_of(terms: list[Expr], cache: dict[int, tuple[Expr, dict[str, li
 def _and_arguments(term: Expr) -> list[BoolExpr] | None:
     """The conjuncts of an ``and`` application (None for any other term), read through the C API."""
     ctx = term.ctx
-    c, a = ctx.ref(), term.as_ast()
+    parts = _raw_and_arguments(ctx.ref(), term.as_ast())
+    return None if parts is None else [z3.BoolRef(a, ctx) for a in parts]
+
+
+def _raw_and_arguments(c: Any, a: Any) -> list[Any] | None:
+    """``_and_arguments`` on a raw AST of context ``c``: the raw ASTs of its conjuncts."""
     if _C.Z3_get_ast_kind(c, a) != z3.Z3_APP_AST or \
             _C.Z3_get_decl_kind(c, _C.Z3_get_app_decl(c, a)) != z3.Z3_OP_AND:
         return None
-    return [z3.BoolRef(_C.Z3_get_app_arg(c, a, k), ctx) for k in range(_C.Z3_get_app_num_args(c, a))]
+    return [_C.Z3_get_app_arg(c, a, k) for k in range(_C.Z3_get_app_num_args(c, a))]
 
 
 def constants(term: Expr) -> list[Expr]:
@@ -493,12 +498,6 @@ def substituted(term: Expr, pairs: list[tuple[Expr, Expr]]) -> Expr:
 def term_id(term: Expr) -> int:
     """An id equal for structurally equal terms of one context (Z3 shares them)."""
     return term.get_id()
-
-
-def decl_kind(term: Expr) -> str:
-    """What an application applies, by name ("add", "div", "ite", "and", "uninterpreted", ...;
-    "other" for the rest): for code that walks terms without importing z3."""
-    return _KINDS.get(term.decl().kind(), "other")
 
 
 def value_of(value: bool | int) -> Expr:

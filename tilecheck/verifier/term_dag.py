@@ -1,6 +1,6 @@
 """A Z3 term as a DAG of plain ``Node``s, read in one walk of Z3's C API (``dag``): for evaluating
 a term in Python (interval bounds, enumeration, a contract's facts) without a wrapper object per
-node. ``smt`` re-exports ``dag`` and ``Node``."""
+node. ``smt`` re-exports ``dag``, ``Node`` and ``decl_kind``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -102,3 +102,9 @@ def _bv_node(c: Any, decl: Any, op: int, a: Any, args: list[Any]) -> Node:
         return Node(kind, tuple(_bv_width(c, x) for x in args), ids, _bv_width(c, a))
     width = _bv_width(c, a) or (_bv_width(c, args[0]) if args else 0)
     return Node(kind, None, ids, width)
+
+
+def decl_kind(term: Expr) -> str:
+    """What an application applies, by name ("add", "div", "ite", "and", "uninterpreted", ...;
+    "other" for the rest): for code that walks terms without importing z3."""
+    return _KINDS.get(term.decl().kind(), "other")

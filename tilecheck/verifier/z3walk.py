@@ -48,9 +48,9 @@ C = types.SimpleNamespace(**{name: raw(name) for name in (
     "Z3_get_ast_id", "Z3_get_ast_kind", "Z3_get_app_num_args", "Z3_get_decl_kind", "Z3_get_app_decl",
     "Z3_get_app_arg", "Z3_get_sort_kind", "Z3_get_sort", "Z3_get_bv_sort_size", "Z3_get_decl_int_parameter")})
 
+# the getters the C walk calls, in the order ``tc_init`` takes them
 _Z3 = ("Z3_get_ast_id", "Z3_get_ast_kind", "Z3_get_app_num_args", "Z3_get_app_decl", "Z3_get_decl_kind",
        "Z3_get_app_arg")
-_C = {name: raw(name) for name in _Z3}
 
 
 def _directory() -> Path:
@@ -105,7 +105,7 @@ def _load() -> Any:
                                     ctypes.POINTER(ctypes.POINTER(ctypes.c_uint))]
             lib.tc_walk.restype = ctypes.c_long
             lib.tc_free.argtypes = [ctypes.c_void_p]
-            functions = (ctypes.c_void_p * len(_Z3))(*[ctypes.cast(_C[n], ctypes.c_void_p) for n in _Z3])
+            functions = (ctypes.c_void_p * len(_Z3))(*[ctypes.cast(getattr(C, n), ctypes.c_void_p) for n in _Z3])
             lib.tc_init(functions, z3.Z3_APP_AST, z3.Z3_OP_UNINTERPRETED)
         except (OSError, subprocess.SubprocessError, AttributeError) as exc:
             lib = None
@@ -195,8 +195,8 @@ def _python_walk(terms: list[Any], seen: set[int]) -> Iterator[tuple[Any, int]]:
         return
     ctx = terms[0].ctx
     c = ctx.ref()
-    get_id, kind, num_args = _C["Z3_get_ast_id"], _C["Z3_get_ast_kind"], _C["Z3_get_app_num_args"]
-    decl, decl_kind, arg = _C["Z3_get_app_decl"], _C["Z3_get_decl_kind"], _C["Z3_get_app_arg"]
+    get_id, kind, num_args = C.Z3_get_ast_id, C.Z3_get_ast_kind, C.Z3_get_app_num_args
+    decl, decl_kind, arg = C.Z3_get_app_decl, C.Z3_get_decl_kind, C.Z3_get_app_arg
     todo = [t.as_ast() for t in terms]
     while todo:
         a = todo.pop()
