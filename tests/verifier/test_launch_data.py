@@ -123,9 +123,9 @@ def test_a_content_query_the_given_contents_settle_is_not_asked_with_its_whole_b
     report = verify(K.pair_sum_rows, args, (4, 1, 1))
     assert (report.status, report.level) == ("verified", LEVEL), str(report)
     assert any("it holds for the given ones" in n for n in report.notes)
-    whole = [api.DATA_STEP_RLIMIT] * 2  # the pinned query, then the whole one
+    whole = [given_case.PINNED_RLIMIT, api.DATA_STEP_RLIMIT]  # the pinned query, then the whole one
     probes = [i for i, r in enumerate(limits) if r == 1]
-    assert probes and all(limits[i + 1] == api.DATA_STEP_RLIMIT for i in probes)  # each: the pinned ask
+    assert probes and all(limits[i + 1] == given_case.PINNED_RLIMIT for i in probes)  # each: the pinned ask
     assert not any(limits[i + 1:i + 3] == whole for i in probes)  # and never the whole query after it
     limits.clear()
     args = (np.array([0, 0, 1, 5, 1], np.int32), x, y, 8)  # two equal sums: a race in the data
@@ -160,3 +160,72 @@ def test_the_pinned_run_does_not_ask_again_what_a_probe_proved_pinned(monkeypatc
     assert (report.status, report.level) == ("verified", LEVEL), str(report)
     assert probed, "no probe proved anything with the given contents"
     assert not probed & set(asked_pinned), "the pinned run asked a probed obligation again"
+
+
+def test_a_pinned_question_a_probe_left_open_is_not_asked_again(monkeypatch):
+    """A probe's pinned question is the query the data step's pinned run asks, with the same budget
+    (``given_case.PINNED_RLIMIT``): when it stays open there, the pinned run is not made (the
+    launch goes on to the exact detector) instead of asking it a second time."""
+    from tilecheck.verifier import given_case, smt
+    from tilecheck.verifier.obligations import Checker
+
+    monkeypatch.setattr(given_case, "PROBE_RLIMIT", 1)  # every probe undecided: each tries the pins
+    check = smt.check
+    pinned_runs = []
+
+    def spy(constraints, rlimit=smt.DEFAULT_RLIMIT, assumptions=()):
+        if rlimit == given_case.PINNED_RLIMIT:  # every pinned question stays open
+            return smt.Unknown("canceled")
+        return check(constraints, rlimit, assumptions)
+
+    run = Checker.run
+
+    def runs(self):
+        pinned_runs.append(self.pin_given)
+        return run(self)
+
+    monkeypatch.setattr(smt, "check", spy)
+    monkeypatch.setattr(Checker, "run", runs)
+    x, y = np.arange(64, dtype=np.float32), np.zeros(128, np.float32)
+    args = (np.array([0, 0, 1, 5, 2], np.int32), x, y, 8)  # sums 0, 1, 6, 7: distinct
+    report = verify(K.pair_sum_rows, args, (4, 1, 1))
+    assert (report.status, report.level) == ("verified", LEVEL), str(report)  # by the exact detector
+    assert any("tilecheck.detect" in n for n in report.notes), str(report)
+    assert True not in pinned_runs
+
+
+def test_the_data_steps_runs_only_decide_whether_the_launch_is_proved(monkeypatch):
+    """The runs under a candidate precondition and with the index arrays pinned keep no witness:
+    a model there ends the run as it comes (not confirmed, not made canonical, not looked for in
+    the given contents), whether or not it would reproduce: either way the run is no proof."""
+    from tilecheck.verifier import api
+    from tilecheck.verifier.obligations import Checker
+
+    inside, polished = [False], []
+    given_again = api._given_again
+
+    def flagged(*a, **kw):
+        inside[0] = True
+        try:
+            return given_again(*a, **kw)
+        finally:
+            inside[0] = False
+
+    def spy(name):
+        real = getattr(Checker, name)
+
+        def wrapper(self, *a, **kw):
+            if inside[0]:
+                polished.append(name)
+            return real(self, *a, **kw)
+        return wrapper
+
+    monkeypatch.setattr(api, "_given_again", flagged)
+    for name in ("confirmed", "canonical", "with_given_contents"):
+        monkeypatch.setattr(Checker, name, spy(name))
+    # idx // 2 distinct: the race for other contents remains under every candidate fact (a run
+    # that finds a model), then the run with idx pinned proves the launch
+    report = _scatter([0, 2, 4, 6], kernel=K.scatter_halved)
+    assert report.status == "verified" and report.level == LEVEL
+    assert any("with the given contents of 'idx' it proves this launch" in n for n in report.notes)
+    assert not polished, polished

@@ -458,14 +458,14 @@ def _proved_pinned(args: Sequence[Any], grid: tuple[int, int, int], assume: list
     obligations the level left open are asked again (pins only add constraints: a proved one stays
     proved); the first race found ends it (a model that does not reproduce on the interpreter is
     excluded and the question asked again, as at any given-case level)."""
-    from tilecheck.verifier.given_case import FULL_PIN_ELEMENTS
+    from tilecheck.verifier.given_case import FULL_PIN_ELEMENTS, PINNED_RLIMIT
 
     arrays = given_integer_arrays(module.params, args)
     pinned = sorted(fp.arrays[i].name for i in fp.memory if fp.arrays[i].name in arrays
                     and arrays[fp.arrays[i].name].size <= FULL_PIN_ELEMENTS)
-    if not pinned:
-        return None
-    result = _given_again(fp, graph, locks, assume, module, args, grid, last, given, smt.DEFAULT_RLIMIT, pin=True)
+    if not pinned or last.level is given and last.undecided_pinned:
+        return None  # (a probe asked one of its questions with this run's budget: undecided)
+    result = _given_again(fp, graph, locks, assume, module, args, grid, last, given, PINNED_RLIMIT, pin=True)
     # an op the model does not know may touch memory the footprints miss: no proof at any level
     return pinned if _proves(result) and not fp.unsupported else None
 
@@ -491,18 +491,16 @@ def _given_again(fp: Any, graph: Any, locks: Any, assume: list[Precondition], mo
                  grid: tuple[int, int, int], last: LevelResult, given: Level, rlimit: int, pin: bool) -> LevelResult:
     """The given-case level run again under more constraints (preconditions, or with ``pin`` the
     given contents of the small index arrays), asking only what ``last`` left open when it was that
-    level: more constraints keep a proved obligation proved. The first race or unknown ends it."""
+    level: more constraints keep a proved obligation proved. The first race or unknown ends it.
+    Only whether it proves the launch matters: a model is a defect of the run as it comes, neither
+    run on the interpreter nor made canonical (a model that did not reproduce would leave the
+    obligation open: not a proof either)."""
     proved = last.proved if last.level is given else frozenset()
     if pin and last.level is given:  # and what its probes proved with the same contents pinned
         proved = proved | last.proved_pinned
-    # pinned, a query that reads contents gets the data step's confirmation rounds (its budget
-    # stays: a proof here can need more than 2M units, and it saves the exact detector a launch of
-    # seconds to minutes): a witness that does not reproduce with the contents pinned comes from a
-    # value the model leaves free (a carried value past its unrolled iterations), which 8 rounds of
-    # excluding one witness at a time did not pin down (TileGym's 128-expert grouped GEMM: 45 s)
-    return Checker(fp, graph, locks, assume, given, stop_early=True, witnesses=True,
-                   confirm=confirmer(module, args, grid), rlimit=rlimit, pin_given=pin, proved=proved,
-                   data_rlimit=rlimit if pin else None).run()
+    # (the confirmer gives the pinned contents)
+    return Checker(fp, graph, locks, assume, given, stop_early=True, witnesses=False,
+                   confirm=confirmer(module, args, grid), rlimit=rlimit, pin_given=pin, proved=proved).run()
 
 
 def _proves(result: LevelResult) -> bool:

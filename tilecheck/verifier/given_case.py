@@ -202,23 +202,35 @@ def solve_with_given_contents(ch: Checker, constraints: list[smt.BoolExpr], clai
 # much, and past it only if the given contents do not settle it (TileGym: all but one such query proved
 # took under 0.5M units; the two that ran to 2M ended unknown, 2.5 s, and held pinned in 0.3 s)
 PROBE_RLIMIT = 500_000
+# the budget of a query with the small index arrays held at their given contents: the data step's
+# pinned run (``api._proved_pinned``) and a probe's pinned question, the same query, whose answer
+# the pinned run then takes (ragged block-scaled BMM's pinned question needs 3.3M units: asked
+# within 2M, it stayed open, the whole query ran on to its 2M, and the pinned run asked it again)
+PINNED_RLIMIT = smt.DEFAULT_RLIMIT
 
 
 def probed(ch: Checker, formula: smt.BoolExpr, extra: list[smt.BoolExpr], rlimit: int,
            key: tuple[Any, ...] | None = None) -> smt.Result | None:
     """A query about array contents at the given case, with the launch's data step to follow: asked
     within ``PROBE_RLIMIT`` first; undecided there, asked with the small arrays it reads held at
-    their given contents, and when that proves it, left unknown (the data step proves it on those
-    contents; the query itself, for any contents, would rarely be decided in the rest of its
-    budget) and its obligation ``key`` recorded as proved so (``LevelResult.proved_pinned``: the
-    data step's pinned run does not ask it again). None: ask it with the whole budget."""
+    their given contents (``PINNED_RLIMIT``), and when that proves it, left unknown (the data step
+    proves it on those contents; the query itself, for any contents, would rarely be decided in the
+    rest of its budget) and its obligation ``key`` recorded as proved so
+    (``LevelResult.proved_pinned``: the data step's pinned run does not ask it again). When the
+    pinned question stays open, that is recorded too (``LevelResult.undecided_pinned``: the pinned
+    run would ask it again with the same budget). None: ask it with the whole budget."""
     if rlimit <= PROBE_RLIMIT or ch.confirmer is None:
         return None
     first = smt.check([formula, *extra], PROBE_RLIMIT, ch.level.tracked)
     if not isinstance(first, smt.Unknown):
         return first
     pins = ch.given_pins([formula, *extra])
-    if not pins or not isinstance(smt.check([formula, *extra, *pins], rlimit, ch.level.tracked), smt.Unsat):
+    if not pins:
+        return None
+    pinned = smt.check([formula, *extra, *pins], PINNED_RLIMIT, ch.level.tracked)
+    if isinstance(pinned, smt.Unknown):
+        ch.result.undecided_pinned.add(key)
+    if not isinstance(pinned, smt.Unsat):
         return None
     if key is not None:
         ch.result.proved_pinned.add(key)
