@@ -106,7 +106,7 @@ def test_a_content_query_the_given_contents_settle_is_not_asked_with_its_whole_b
     """At the given case, with the data step to follow, a query about array contents is asked
     within ``PROBE_RLIMIT`` first; past it, the given contents are tried, and when they prove it the
     query stays undecided for other contents (the data step decides the launch) instead of running
-    on to its whole budget. A race in the given data still gets the whole query."""
+    on to its whole budget. A race in the given data is still found."""
     from tilecheck.verifier import api, given_case, smt
 
     monkeypatch.setattr(given_case, "PROBE_RLIMIT", 1)  # every probe undecided
@@ -127,10 +127,13 @@ def test_a_content_query_the_given_contents_settle_is_not_asked_with_its_whole_b
     probes = [i for i, r in enumerate(limits) if r == 1]
     assert probes and all(limits[i + 1] == given_case.PINNED_RLIMIT for i in probes)  # each: the pinned ask
     assert not any(limits[i + 1:i + 3] == whole for i in probes)  # and never the whole query after it
-    limits.clear()
-    args = (np.array([0, 0, 1, 5, 1], np.int32), x, y, 8)  # two equal sums: a race in the data
-    assert verify(K.pair_sum_rows, args, (4, 1, 1)).status == "race"
-    assert any(limits[i + 1:i + 3] == whole for i, r in enumerate(limits) if r == 1)
+    # two equal sums: a race in the data. The first probe left its obligation open, so the level
+    # proves nothing for every content: the race is the pinned question's model, in the given data
+    args = (np.array([0, 0, 1, 5, 1], np.int32), x, y, 8)
+    report = verify(K.pair_sum_rows, args, (4, 1, 1))
+    assert report.status == "race", str(report)
+    race = report.races[0]
+    assert not race.witness.contents and tilecheck.replay(race).reproduced
 
 
 def test_the_pinned_run_does_not_ask_again_what_a_probe_proved_pinned(monkeypatch):
@@ -229,3 +232,53 @@ def test_the_data_steps_runs_only_decide_whether_the_launch_is_proved(monkeypatc
     assert report.status == "verified" and report.level == LEVEL
     assert any("with the given contents of 'idx' it proves this launch" in n for n in report.notes)
     assert not polished, polished
+
+
+def test_once_an_obligation_is_left_open_content_queries_are_asked_pinned_only(monkeypatch):
+    """A given-case level that has left an obligation open proves nothing for every content; the
+    data step decides the launch on its data. Its later queries about contents are asked with the
+    index arrays pinned only (no probe for other contents first), and the data step's pinned run
+    asks none of them again."""
+    from tilecheck.verifier import given_case, smt
+
+    monkeypatch.setattr(given_case, "PROBE_RLIMIT", 1)  # every probe undecided: the first leaves one open
+    limits = []
+    check = smt.check
+
+    def spy(constraints, rlimit=smt.DEFAULT_RLIMIT, assumptions=()):
+        limits.append(rlimit)
+        return check(constraints, rlimit, assumptions)
+
+    monkeypatch.setattr(smt, "check", spy)
+    x, y = np.arange(64, dtype=np.float32), np.zeros(128, np.float32)
+    args = (np.array([0, 0, 1, 5, 2], np.int32), x, y, 8)  # sums 0, 1, 6, 7: distinct
+    report = verify(K.pair_sum_rows, args, (4, 1, 1))
+    assert (report.status, report.level) == ("verified", LEVEL), str(report)
+    probes = [i for i, r in enumerate(limits) if r == 1]
+    pinned = [i for i, r in enumerate(limits) if r == given_case.PINNED_RLIMIT]
+    assert len(probes) == 1 and len(pinned) >= 2 and min(pinned) == probes[0] + 1, limits
+
+
+def test_a_model_that_does_not_reproduce_is_not_excluded_when_the_given_contents_settle_it(monkeypatch):
+    """At a given case the data step follows, a model about contents that does not reproduce on the
+    interpreter is answered by the pinned question: when the given contents settle the obligation,
+    no other model is looked for (each a query and a run) and the data step does not ask it again."""
+    from tilecheck.verifier import confirm
+    from tilecheck.verifier.obligations import Checker
+
+    monkeypatch.setattr(confirm, "touched_by", lambda *a, **k: {})  # no model reproduces
+    asked = []
+    solve = Checker.solve
+
+    def spy(self, constraints, what, locs, key=None, **kw):
+        queries = self.result.queries
+        result = solve(self, constraints, what, locs, key, **kw)
+        if self.result.queries > queries:  # a solver query, not a known proof
+            asked.append((what, self.pin_given))
+        return result
+
+    monkeypatch.setattr(Checker, "solve", spy)
+    report = _scatter([3, 1, 0, 2])  # distinct: other contents race, these do not
+    assert report.status == "verified" and report.level == LEVEL, str(report)
+    assert not any("after excluding a witness" in what for what, _ in asked), asked
+    assert not any(pin and "across blocks" in what for what, pin in asked), asked

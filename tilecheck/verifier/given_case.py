@@ -213,29 +213,45 @@ def probed(ch: Checker, formula: smt.BoolExpr, extra: list[smt.BoolExpr], rlimit
            key: tuple[Any, ...] | None = None) -> smt.Result | None:
     """A query about array contents at the given case, with the launch's data step to follow: asked
     within ``PROBE_RLIMIT`` first; undecided there, asked with the small arrays it reads held at
-    their given contents (``PINNED_RLIMIT``), and when that proves it, left unknown (the data step
+    their given contents (``pinned``), and when that proves it, left unknown (the data step
     proves it on those contents; the query itself, for any contents, would rarely be decided in the
-    rest of its budget) and its obligation ``key`` recorded as proved so
-    (``LevelResult.proved_pinned``: the data step's pinned run does not ask it again). When the
-    pinned question stays open, that is recorded too (``LevelResult.undecided_pinned``: the pinned
-    run would ask it again with the same budget). None: ask it with the whole budget."""
+    rest of its budget). None: ask it with the whole budget.
+
+    Once the level has left an obligation open it proves nothing for every content: the data step
+    decides the launch, on its own data. A query about contents is then asked pinned only, and its
+    answer is the query's: a model is one in the given contents (a race of this launch, once it
+    reproduces), and an open pinned question stays open."""
     if rlimit <= PROBE_RLIMIT or ch.confirmer is None:
         return None
-    first = smt.check([formula, *extra], PROBE_RLIMIT, ch.level.tracked)
-    if not isinstance(first, smt.Unknown):
-        return first
-    pins = ch.given_pins([formula, *extra])
+    lost = bool(ch.result.unknowns)
+    if not lost:
+        first = smt.check([formula, *extra], PROBE_RLIMIT, ch.level.tracked)
+        if not isinstance(first, smt.Unknown):
+            return first
+    answer = pinned(ch, [formula, *extra], key)
+    if answer is None or isinstance(answer, smt.Sat) and not lost:
+        return None
+    if isinstance(answer, smt.Unsat):
+        return smt.Unknown(f"undecided for other contents within {PROBE_RLIMIT} units; it holds for the "
+                           "given ones" if not lost else "it holds for the given contents (an obligation "
+                           "before it was left open: the launch's data decides)")
+    return answer
+
+
+def pinned(ch: Checker, terms: list[smt.BoolExpr], key: tuple[Any, ...] | None) -> smt.Result | None:
+    """``terms`` asked with the small arrays they read held at their given contents, within
+    ``PINNED_RLIMIT`` (None: they read none). The answer is recorded for the data step's pinned run,
+    which asks the same question with the same budget: proved (``LevelResult.proved_pinned``, not
+    asked again) or open (``LevelResult.undecided_pinned``: no pinned run)."""
+    pins = ch.given_pins(terms)
     if not pins:
         return None
-    pinned = smt.check([formula, *extra, *pins], PINNED_RLIMIT, ch.level.tracked)
-    if isinstance(pinned, smt.Unknown):
+    answer = smt.check([*terms, *pins], PINNED_RLIMIT, ch.level.tracked)
+    if isinstance(answer, smt.Unknown):
         ch.result.undecided_pinned.add(key)
-    if not isinstance(pinned, smt.Unsat):
-        return None
-    if key is not None:
+    elif isinstance(answer, smt.Unsat) and key is not None:
         ch.result.proved_pinned.add(key)
-    return smt.Unknown(f"undecided for other contents within {PROBE_RLIMIT} units; it holds for the "
-                       "given ones")
+    return answer
 
 
 def full_pins(reads: list[smt.IntExpr], values: Any) -> list[smt.BoolExpr]:

@@ -73,6 +73,7 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         # level cannot (verify's data step): a smaller budget before that step takes over
         self.data_rlimit = data_rlimit
         self._read_memory = False  # the last ``content_facts`` formula read array contents
+        self.asked: tuple[Any, ...] | None = None  # the obligation of the last ``solve``
         self.stop_early = stop_early
         # findings carry canonical, confirmed witnesses (a level that stops early only looks for one)
         self.witnesses = not stop_early if witnesses is None else witnesses
@@ -205,6 +206,7 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         if key is not None and key in self.known_proved:
             self.result.proved.add(key)
             return smt.Unsat()
+        self.asked = key
         if self.max_queries is not None and self.result.queries >= self.max_queries:
             self.result.unknowns.append(f"the level's budget of {self.max_queries} solver queries ran out")
             raise _Abort
@@ -258,6 +260,10 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         (``given_case.FULL_PIN_ELEMENTS``), else None."""
         values = None if self.confirmer is None else self.confirmer.contents(self.names.get(index, ""))
         return values if values is not None and values.size <= given_case.FULL_PIN_ELEMENTS else None
+
+    def ask_pinned(self, terms: list[smt.BoolExpr], key: tuple[Any, ...] | None) -> smt.Result | None:
+        """``given_case.pinned``: ``terms`` with the small index arrays at their given contents."""
+        return given_case.pinned(self, terms, key)
 
     def given_pins(self, terms: list[smt.BoolExpr]) -> list[smt.BoolExpr]:
         """The reads of small arrays in ``terms`` held at their given contents. (Walked again, not

@@ -35,6 +35,10 @@ class WitnessBuilding:
     rlimit: int
     data_rlimit: int | None
     _read_memory: bool
+    asked: Any
+    pin_given: bool
+    confirmer: Any
+    ask_pinned: Any
     result: Any
     fp: Any
     names: dict[int, str]
@@ -62,6 +66,7 @@ class WitnessBuilding:
                 or not self.confirm_exact and not smt.reads_data(smt.And(*constraints))):
             return self.canonical(a, b, sat, constraints)
         constraints = list(constraints)
+        key = self.asked  # the obligation's (``Checker.solve``): its exclusion queries have none
         while True:
             # confirm the solver's model first, minimise only one that reproduces (minimising costs
             # far more than a run of two blocks); keep the canonical one if it reproduces as well
@@ -73,6 +78,13 @@ class WitnessBuilding:
                 return sat
             self.result.unconfirmed += 1
             data_step = self.data_rlimit is not None and self._read_memory
+            if data_step and not self.pin_given and self.confirmer is not None and key is not None and \
+                    key not in self.result.proved_pinned:
+                # the data step decides this launch on its contents: when they settle the question,
+                # other models are not looked for (each a query and a run), the obligation stays open
+                formula = smt.And(*constraints)
+                if isinstance(self.ask_pinned([formula, *self.content_facts(formula)], key), smt.Unsat):
+                    break
             if self.result.unconfirmed > (DATA_CONFIRM_ROUNDS if data_step else CONFIRM_ROUNDS):
                 break
             same = [p == sat.eval(p) for p in (*a.block, *(b.block if b is not None else ()))]
