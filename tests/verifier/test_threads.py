@@ -94,3 +94,34 @@ def test_no_solver_term_is_left_to_the_cycle_collector():
             gc.set_debug(0)
             gc.enable()
         assert not leaked, (kernel, leaked[:3])
+
+
+def test_a_verify_leaves_the_older_objects_out_of_the_collector_and_hands_them_back(monkeypatch):
+    """While a verification runs, the objects alive before it are frozen (a full collection would
+    walk a long process's whole heap); after it they are back, and a freeze made by someone else
+    is left as it was."""
+    import gc
+
+    from tilecheck.verifier import api
+
+    inside = []
+    real = api._verify
+
+    def spy(*a, **kw):
+        inside.append(gc.get_freeze_count())
+        return real(*a, **kw)
+
+    monkeypatch.setattr(api, "_verify", spy)
+    args, grid = _case(elementwise.vector_add)
+    assert gc.get_freeze_count() == 0
+    tilecheck.verify(elementwise.vector_add, args, grid, cache=False)
+    assert inside[-1] > 0 and gc.get_freeze_count() == 0
+    calls = []
+    monkeypatch.setattr(gc, "unfreeze", lambda real=gc.unfreeze: calls.append("unfreeze") or real())
+    gc.freeze()  # a process that froze its heap itself (before a fork, say)
+    try:
+        tilecheck.verify(elementwise.vector_add, args, grid, cache=False)
+        assert not calls and gc.get_freeze_count() > 0
+    finally:
+        monkeypatch.undo()
+        gc.unfreeze()
