@@ -282,3 +282,34 @@ def test_a_model_that_does_not_reproduce_is_not_excluded_when_the_given_contents
     assert report.status == "verified" and report.level == LEVEL, str(report)
     assert not any("after excluding a witness" in what for what, _ in asked), asked
     assert not any(pin and "across blocks" in what for what, pin in asked), asked
+
+
+def test_a_shortcut_about_contents_gets_no_more_than_a_probe(monkeypatch):
+    """At a given case the data step follows, a shortcut query about array contents (all bounds of
+    a level at once) is asked within the probe's budget, not the shortcut's own larger one: one of
+    its questions alone would get no more before the given contents are tried."""
+    from tilecheck.verifier import given_case, smt
+    from tilecheck.verifier.obligations import Checker
+
+    shortcut, limits = [False], []
+    check, solve = smt.check, Checker.solve
+
+    def spy_check(constraints, rlimit=smt.DEFAULT_RLIMIT, assumptions=()):
+        if shortcut[0]:
+            limits.append(rlimit)
+        return check(constraints, rlimit, assumptions)
+
+    def spy_solve(self, constraints, what, locs, key=None, **kw):
+        shortcut[0] = bool(kw.get("tentative")) and self.data_rlimit is not None
+        try:
+            return solve(self, constraints, what, locs, key, **kw)
+        finally:
+            shortcut[0] = False
+
+    monkeypatch.setattr(smt, "check", spy_check)
+    monkeypatch.setattr(Checker, "solve", spy_solve)
+    x, y = np.arange(64, dtype=np.float32), np.zeros(128, np.float32)
+    args = (np.array([0, 0, 1, 5, 2], np.int32), x, y, 8)
+    report = verify(K.pair_sum_rows, args, (4, 1, 1))
+    assert report.status == "verified", str(report)
+    assert limits and max(limits) <= given_case.PROBE_RLIMIT, limits

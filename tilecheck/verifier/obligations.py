@@ -212,11 +212,13 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
             raise _Abort
         formula = smt.And(*constraints)
         extra = self.content_facts(formula)
+        about_contents = self.data_rlimit is not None and self._read_memory and not self.pin_given
         rlimit = self.data_rlimit if self.data_rlimit is not None and self._read_memory else self.rlimit
-        if tentative:
-            rlimit = min(rlimit, TENTATIVE_RLIMIT if limit is None else limit)
+        if tentative:  # a shortcut about contents gets no more than a probe of one of its questions
+            rlimit = min(rlimit, TENTATIVE_RLIMIT if limit is None else limit,
+                         given_case.PROBE_RLIMIT if about_contents else rlimit)
         start = time.perf_counter()
-        probe = self.data_rlimit is not None and self._read_memory and not tentative and not self.pin_given
+        probe = about_contents and not tentative
         result = given_case.probed(self, formula, extra, rlimit, key) if probe else None
         if result is None:
             result = smt.check([formula, *extra], rlimit, self.level.tracked)
