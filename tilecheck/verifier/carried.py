@@ -174,6 +174,8 @@ class Memo:
     facts: dict[Key, tuple[list[smt.Expr], list[smt.BoolExpr], list[tuple[str, smt.Expr]]]] = \
         field(default_factory=dict)
     closures: dict[Key, list[Key]] = field(default_factory=dict)
+    # per application's term id: the application (kept alive, so that its id names it) and its key
+    keys: dict[int, tuple[smt.Expr, Key]] = field(default_factory=dict)
 
 
 def facts(formula: smt.BoolExpr, carried: dict[str, Carried], concrete: Pairs,
@@ -205,12 +207,16 @@ def _carried_apps(terms: list[smt.Expr], carried: dict[str, Carried]) -> list[tu
 def _key(name: str, app: smt.Expr, carried: dict[str, Carried], concrete: Pairs, corners: Sequence[Pairs],
          memo: Memo) -> Key:
     """The key of the carried value ``app`` (its facts unrolled into ``memo`` on first sight)."""
+    known = memo.keys.get(smt.term_id(app))
+    if known is not None:  # one application, met again (the facts of many lead to it)
+        return known[1]
     c = carried[name]
     ctx = [app.arg(i) for i in range(len(c.outer))]
     key = (name, tuple(smt.term_id(x) for x in ctx))
     if key not in memo.facts:
         unrolled = c.unrolled(ctx, concrete, MAX_FACTS, corners)
         memo.facts[key] = (ctx, unrolled, _carried_apps(unrolled, carried))
+    memo.keys[smt.term_id(app)] = (app, key)
     return key
 
 
