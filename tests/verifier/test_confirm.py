@@ -131,13 +131,14 @@ def test_confirmation_runs_copy_a_write_only_output_once():
         ct.store(y, index=(b,), tile=t)
         ct.store(z, index=(b,), tile=ct.load(z, index=(b,), shape=(T,)) + t)
 
-    args = (np.arange(64, dtype=np.float32), np.zeros(64, np.float32), np.ones(64, np.float32), 8)
+    args = (np.arange(64, dtype=np.float32), np.full(64, 7, np.float32), np.ones(64, np.float32), 8)
     module, _ = module_for(scale_into, args)
     scratch: dict = {}
     first = copies(module, args, only_written=True, scratch=scratch)
     second = copies(module, args, only_written=True, scratch=scratch)
     assert first[0] is args[0] and second[0] is args[0]  # read only: not copied
-    assert first[1] is not args[1] and second[1] is first[1]  # write only: one copy, reused
+    assert first[1] is not args[1] and second[1] is first[1]  # write only: one array, reused
+    assert not first[1].any() and (args[1] == 7).all()  # zeroed, not copied (nothing reads it)
     assert first[2] is not args[2] and second[2] is not first[2]  # read and written: a fresh copy each run
     assert np.array_equal(second[2], args[2])
     # without a scratch dictionary every written array is copied anew
@@ -193,3 +194,16 @@ def test_a_witness_with_the_solvers_contents_gets_a_shorter_run():
     module, _ = module_for(K.counted_writes, small)
     assert not confirmer(module, small, (2, 1, 1)).run(race.witness, {"counts": {(0,): 3000}})
     assert confirmer(module, small, (2, 1, 1)).run(race.witness, {"counts": {(0,): 30}})
+
+
+def test_a_blank_array_keeps_the_layout_of_the_one_it_stands_for():
+    from tilecheck.interp.memory import blank_with_layout
+
+    base = np.arange(4 * 6 * 5, dtype=np.float16).reshape(4, 6, 5)
+    assert blank_with_layout(base[:0]).shape == (0, 6, 5)
+    for a in (base, base[:, ::2, 1:], base[::-1, :, ::-2], base.transpose(2, 0, 1)):
+        blank = blank_with_layout(a)
+        assert blank.shape == a.shape and blank.strides == a.strides and blank.dtype == a.dtype
+        assert not blank.any() and not np.shares_memory(blank, base)
+        blank[...] = a  # every element its own place in the new buffer
+        assert np.array_equal(blank, a)

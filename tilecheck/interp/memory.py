@@ -214,3 +214,16 @@ def copies_keeping_overlaps(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
             first = a.__array_interface__["data"][0] - lo
             out[i] = np.ndarray(a.shape, a.dtype, buffer=buffer, offset=first, strides=a.strides)
     return out
+
+
+def blank_with_layout(a: np.ndarray) -> np.ndarray:
+    """A zeroed array with ``a``'s shape, dtype and strides, in a buffer of its own: for an array a
+    run writes and never reads, whose contents decide nothing. ``np.zeros`` of a large buffer maps
+    zero pages that are only made when touched, where a copy touches every page (a confirmation
+    run of two blocks copied a 68 MB attention output first: 0.3 s of page faults)."""
+    if a.size == 0:
+        return np.array(a, copy=True)
+    low = sum((n - 1) * s for n, s in zip(a.shape, a.strides) if s < 0)
+    extent = a.itemsize + sum((n - 1) * abs(s) for n, s in zip(a.shape, a.strides))
+    buffer = np.zeros(extent, np.uint8)
+    return np.ndarray(a.shape, a.dtype, buffer=buffer, offset=-low, strides=a.strides)

@@ -13,7 +13,8 @@ import numpy as np
 from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.interp.engine import Interpreter
-from tilecheck.interp.memory import as_host_array, copies_keeping_overlaps, copy_with_layout
+from tilecheck.interp.memory import (as_host_array, blank_with_layout, copies_keeping_overlaps,
+                                     copy_with_layout)
 from tilecheck.interp.recorder import Recorder
 from tilecheck.interp.schedule import Schedule
 
@@ -44,8 +45,9 @@ def copies(module: Module, args: tuple[Any, ...], only_written: bool = False,
     ``only_written``: arrays no op writes are passed as they are (a run of a few blocks on large
     inputs), unless one shares memory with a written array. ``scratch`` (the caller's, kept across
     runs): an array that ops write but none reads, and that shares memory with no other argument,
-    gets the copy an earlier run left there: what it holds decides nothing in a run (no address, no
-    branch), so the confirmation runs of one verify copy a large output once, not once each."""
+    is not copied: what it holds decides nothing in a run (no address, no branch), so it gets a
+    zeroed array of its layout (``blank_with_layout``), the one an earlier run left there when
+    there is one."""
     leaves: list[np.ndarray] = []
     _collect(args, leaves)
     written = _written_leaves(module, len(leaves)) if only_written else None
@@ -53,7 +55,8 @@ def copies(module: Module, args: tuple[Any, ...], only_written: bool = False,
             _overlap(leaves[i], leaves[j])
             for i in range(len(leaves)) if written[i] for j in range(len(leaves)) if not written[j]):
         write_only = _write_only(module, leaves, written) if scratch is not None else []
-        kept = {i: scratch[i][1] for i in write_only if i in scratch and _same_memory(scratch[i][0], leaves[i])}
+        kept = {i: scratch[i][1] if i in scratch and _same_memory(scratch[i][0], leaves[i])
+                else blank_with_layout(leaves[i]) for i in write_only}
         copied = iter(copies_keeping_overlaps([a for i, (a, w) in enumerate(zip(leaves, written))
                                                if w and i not in kept]))
         made = [kept[i] if i in kept else next(copied) if w else a for i, (a, w) in enumerate(zip(leaves, written))]
