@@ -310,3 +310,23 @@ def test_a_shortcut_about_contents_gets_no_more_than_a_probe(monkeypatch):
     report = verify(K.pair_sum_rows, args, (4, 1, 1))
     assert report.status == "verified", str(report)
     assert limits and max(limits) <= given_case.PROBE_RLIMIT, limits
+
+
+def test_the_pinned_question_after_a_model_that_does_not_reproduce_is_asked_once(monkeypatch):
+    """When the given contents do not settle it, the obligation's other models are excluded one at a
+    time as before, and the pinned question (up to the pinned run's whole budget) is not asked again
+    in each round."""
+    from tilecheck.verifier import confirm, smt
+    from tilecheck.verifier.obligations import Checker
+
+    monkeypatch.setattr(confirm, "touched_by", lambda *a, **k: {})  # no model reproduces
+    asked = []
+
+    def open_question(self, terms, key):
+        asked.append(key)
+        return smt.Unknown("canceled")
+
+    monkeypatch.setattr(Checker, "ask_pinned", open_question)
+    report = _scatter([3, 1, 0, 2])
+    assert asked and len(asked) == len(set(asked)), asked
+    assert report.status == "verified" and report.level == LEVEL, str(report)

@@ -476,8 +476,8 @@ def _proved_pinned(args: Sequence[Any], grid: tuple[int, int, int], assume: list
     """The given-case level again, with every read of a small read-only integer array held at its
     given element: the names of those arrays when that proves the launch, else None. Only the
     obligations the level left open are asked again (pins only add constraints: a proved one stays
-    proved); the first race found ends it (a model that does not reproduce on the interpreter is
-    excluded and the question asked again, as at any given-case level)."""
+    proved, and what a probe proved or left open with the same pins and budget is taken as it is);
+    the first model or unknown ends it (``_given_again``)."""
     from tilecheck.verifier.given_case import FULL_PIN_ELEMENTS, PINNED_RLIMIT
 
     arrays = given_integer_arrays(module.params, args)

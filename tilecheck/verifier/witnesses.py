@@ -67,6 +67,8 @@ class WitnessBuilding:
             return self.canonical(a, b, sat, constraints)
         constraints = list(constraints)
         key = self.asked  # the obligation's (``Checker.solve``): its exclusion queries have none
+        ask_pinned = (self.data_rlimit is not None and self._read_memory and not self.pin_given
+                      and self.confirmer is not None and key is not None and key not in self.result.proved_pinned)
         while True:
             # confirm the solver's model first, minimise only one that reproduces (minimising costs
             # far more than a run of two blocks); keep the canonical one if it reproduces as well
@@ -78,8 +80,8 @@ class WitnessBuilding:
                 return sat
             self.result.unconfirmed += 1
             data_step = self.data_rlimit is not None and self._read_memory
-            if data_step and not self.pin_given and self.confirmer is not None and key is not None and \
-                    key not in self.result.proved_pinned:
+            if ask_pinned:  # once, before any model is excluded
+                ask_pinned = False
                 # the data step decides this launch on its contents: when they settle the question,
                 # other models are not looked for (each a query and a run), the obligation stays open
                 formula = smt.And(*constraints)
