@@ -133,7 +133,7 @@ def test_a_content_query_the_given_contents_settle_is_not_asked_with_its_whole_b
     within ``PROBE_RLIMIT`` first; past it, the given contents are tried, and when they prove it the
     query stays undecided for other contents (the data step decides the launch) instead of running
     on to its whole budget. A race in the given data is still found."""
-    from tilecheck.verifier import given_case
+    from tilecheck.verifier import api, given_case
 
     monkeypatch.setattr(given_case, "PROBE_RLIMIT", 1)  # every probe undecided
     limits = _question_limits(monkeypatch)
@@ -146,7 +146,7 @@ def test_a_content_query_the_given_contents_settle_is_not_asked_with_its_whole_b
     assert (report.status, report.level) == ("verified", LEVEL), str(report)
     assert any("it holds for the given ones" in n for n in report.notes)
     probes = [i for i, r in enumerate(limits) if r == 1]
-    assert probes and all(limits[i + 1] == given_case.PINNED_RLIMIT for i in probes)  # each: the pinned ask
+    assert probes and all(limits[i + 1] == api.DATA_STEP_RLIMIT for i in probes)  # each: the pinned ask
     assert answers and None not in answers  # and never the whole query after it
     # two equal sums: a race in the data. The first probe left its obligation open, so the level
     # proves nothing for every content: the race is the pinned question's model, in the given data
@@ -184,38 +184,6 @@ def test_the_pinned_run_does_not_ask_again_what_a_probe_proved_pinned(monkeypatc
     assert (report.status, report.level) == ("verified", LEVEL), str(report)
     assert probed, "no probe proved anything with the given contents"
     assert not probed & set(asked_pinned), "the pinned run asked a probed obligation again"
-
-
-def test_a_pinned_question_a_probe_left_open_is_not_asked_again(monkeypatch):
-    """A probe's pinned question is the query the data step's pinned run asks, with the same budget
-    (``given_case.PINNED_RLIMIT``): when it stays open there, the pinned run is not made (the
-    launch goes on to the exact detector) instead of asking it a second time."""
-    from tilecheck.verifier import given_case, smt
-    from tilecheck.verifier.obligations import Checker
-
-    monkeypatch.setattr(given_case, "PROBE_RLIMIT", 1)  # every probe undecided: each tries the pins
-    check = smt.check
-    pinned_runs = []
-
-    def spy(constraints, rlimit=smt.DEFAULT_RLIMIT, assumptions=()):
-        if rlimit == given_case.PINNED_RLIMIT:  # every pinned question stays open
-            return smt.Unknown("canceled")
-        return check(constraints, rlimit, assumptions)
-
-    run = Checker.run
-
-    def runs(self):
-        pinned_runs.append(self.pin_given)
-        return run(self)
-
-    monkeypatch.setattr(smt, "check", spy)
-    monkeypatch.setattr(Checker, "run", runs)
-    x, y = np.arange(64, dtype=np.float32), np.zeros(128, np.float32)
-    args = (np.array([0, 0, 1, 5, 2], np.int32), x, y, 8)  # sums 0, 1, 6, 7: distinct
-    report = verify(K.pair_sum_rows, args, (4, 1, 1))
-    assert (report.status, report.level) == ("verified", LEVEL), str(report)  # by the exact detector
-    assert any("tilecheck.detect" in n for n in report.notes), str(report)
-    assert True not in pinned_runs
 
 
 def test_the_data_steps_runs_only_decide_whether_the_launch_is_proved(monkeypatch):
@@ -260,7 +228,7 @@ def test_once_an_obligation_is_left_open_content_queries_are_asked_pinned_only(m
     data step decides the launch on its data. Its later queries about contents are asked with the
     index arrays pinned only (no probe for other contents first), and the data step's pinned run
     asks none of them again."""
-    from tilecheck.verifier import given_case
+    from tilecheck.verifier import api, given_case
 
     monkeypatch.setattr(given_case, "PROBE_RLIMIT", 1)  # every probe undecided: the first leaves one open
     limits = _question_limits(monkeypatch)
@@ -269,8 +237,9 @@ def test_once_an_obligation_is_left_open_content_queries_are_asked_pinned_only(m
     report = verify(K.pair_sum_rows, args, (4, 1, 1))
     assert (report.status, report.level) == ("verified", LEVEL), str(report)
     probes = [i for i, r in enumerate(limits) if r == 1]
-    pinned = [i for i, r in enumerate(limits) if r == given_case.PINNED_RLIMIT]
-    assert len(probes) == 1 and len(pinned) >= 2 and min(pinned) == probes[0] + 1, limits
+    after = limits[probes[0] + 1:] if probes else []
+    # one probe: each later content query is its pinned question alone (within the query's budget)
+    assert len(probes) == 1 and after.count(api.DATA_STEP_RLIMIT) >= 2, limits
 
 
 def test_a_model_that_does_not_reproduce_is_not_excluded_when_the_given_contents_settle_it(monkeypatch):
@@ -322,7 +291,7 @@ def test_the_pinned_question_after_a_model_that_does_not_reproduce_is_asked_once
     monkeypatch.setattr(confirm, "touched_by", lambda *a, **k: {})  # no model reproduces
     asked = []
 
-    def open_question(self, terms, key):
+    def open_question(self, terms, key, rlimit):
         asked.append(key)
         return smt.Unknown("canceled")
 

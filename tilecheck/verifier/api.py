@@ -476,15 +476,15 @@ def _proved_pinned(args: Sequence[Any], grid: tuple[int, int, int], assume: list
     """The given-case level again, with every read of a small read-only integer array held at its
     given element: the names of those arrays when that proves the launch, else None. Only the
     obligations the level left open are asked again (pins only add constraints: a proved one stays
-    proved, and what a probe proved or left open with the same pins and budget is taken as it is);
+    proved, and what a probe proved with the same pins is not asked again);
     the first model or unknown ends it (``_given_again``)."""
     from tilecheck.verifier.given_case import FULL_PIN_ELEMENTS, PINNED_RLIMIT
 
     arrays = given_integer_arrays(module.params, args)
     pinned = sorted(fp.arrays[i].name for i in fp.memory if fp.arrays[i].name in arrays
                     and arrays[fp.arrays[i].name].size <= FULL_PIN_ELEMENTS)
-    if not pinned or last.level is given and last.undecided_pinned:
-        return None  # (a probe asked one of its questions with this run's budget: undecided)
+    if not pinned:
+        return None
     result = _given_again(fp, graph, locks, assume, module, args, grid, last, given, PINNED_RLIMIT, pin=True)
     # an op the model does not know may touch memory the footprints miss: no proof at any level
     return pinned if _proves(result) and not fp.unsupported else None

@@ -202,10 +202,8 @@ def solve_with_given_contents(ch: Checker, constraints: list[smt.BoolExpr], clai
 # much, and past it only if the given contents do not settle it (TileGym: all but one such query proved
 # took under 0.5M units; the two that ran to 2M ended unknown, 2.5 s, and held pinned in 0.3 s)
 PROBE_RLIMIT = 500_000
-# the budget of a query with the small index arrays held at their given contents: the data step's
-# pinned run (``api._proved_pinned``) and a probe's pinned question, the same query, whose answer
-# the pinned run then takes (ragged block-scaled BMM's pinned question needs 3.3M units: asked
-# within 2M, it stayed open, the whole query ran on to its 2M, and the pinned run asked it again)
+# the budget of the data step's pinned run (``api._proved_pinned``): a query with the small index
+# arrays held at their given contents
 PINNED_RLIMIT = smt.DEFAULT_RLIMIT
 
 
@@ -213,14 +211,15 @@ def probed(ch: Checker, formula: smt.BoolExpr, extra: list[smt.BoolExpr], rlimit
            key: tuple[Any, ...] | None = None) -> smt.Result | None:
     """A query about array contents at the given case, with the launch's data step to follow: asked
     within ``PROBE_RLIMIT`` first; undecided there, asked with the small arrays it reads held at
-    their given contents (``pinned``), and when that proves it, left unknown (the data step
-    proves it on those contents; the query itself, for any contents, would rarely be decided in the
-    rest of its budget). None: ask it with the whole budget.
+    their given contents (``pinned``, within ``rlimit``), and when that proves it, left unknown (the
+    data step proves it on those contents; the query itself, for any contents, would rarely be
+    decided in the rest of its budget). None: ask it with the whole budget.
 
     Once the level has left an obligation open it proves nothing for every content: the data step
     decides the launch, on its own data. A query about contents is then asked pinned only, and its
     answer is the query's: a model is one in the given contents (a race of this launch, once it
-    reproduces), and an open pinned question stays open."""
+    reproduces), and an open pinned question stays open (the data step's pinned run asks it again
+    with its larger budget)."""
     if rlimit <= PROBE_RLIMIT or ch.confirmer is None:
         return None
     lost = bool(ch.result.unknowns)
@@ -228,8 +227,8 @@ def probed(ch: Checker, formula: smt.BoolExpr, extra: list[smt.BoolExpr], rlimit
         first = smt.check([formula, *extra], PROBE_RLIMIT, ch.level.tracked)
         if not isinstance(first, smt.Unknown):
             return first
-    answer = pinned(ch, [formula, *extra], key)
-    if answer is None or isinstance(answer, smt.Sat) and not lost:
+    answer = pinned(ch, [formula, *extra], key, rlimit)
+    if answer is None or not lost and not isinstance(answer, smt.Unsat):
         return None
     if isinstance(answer, smt.Unsat):
         return smt.Unknown(f"undecided for other contents within {PROBE_RLIMIT} units; it holds for the "
@@ -238,18 +237,17 @@ def probed(ch: Checker, formula: smt.BoolExpr, extra: list[smt.BoolExpr], rlimit
     return answer
 
 
-def pinned(ch: Checker, terms: list[smt.BoolExpr], key: tuple[Any, ...] | None) -> smt.Result | None:
+def pinned(ch: Checker, terms: list[smt.BoolExpr], key: tuple[Any, ...] | None, rlimit: int) -> smt.Result | None:
     """``terms`` asked with the small arrays they read held at their given contents, within
-    ``PINNED_RLIMIT`` (None: they read none). The answer is recorded for the data step's pinned run,
-    which asks the same question with the same budget: proved (``LevelResult.proved_pinned``, not
-    asked again) or open (``LevelResult.undecided_pinned``: no pinned run)."""
+    ``rlimit`` (None: they read none). A proof is recorded for the data step's pinned run
+    (``LevelResult.proved_pinned``: not asked again). Asked with the query's own budget, not the
+    pinned run's: a pinned question the given case could not settle in the data step's 2M units
+    cost up to 20M there, round after round (a 128-expert grouped GEMM's overflow claims)."""
     pins = ch.given_pins(terms)
     if not pins:
         return None
-    answer = smt.check([*terms, *pins], PINNED_RLIMIT, ch.level.tracked)
-    if isinstance(answer, smt.Unknown):
-        ch.result.undecided_pinned.add(key)
-    elif isinstance(answer, smt.Unsat) and key is not None:
+    answer = smt.check([*terms, *pins], rlimit, ch.level.tracked)
+    if isinstance(answer, smt.Unsat) and key is not None:
         ch.result.proved_pinned.add(key)
     return answer
 

@@ -263,9 +263,9 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         values = None if self.confirmer is None else self.confirmer.contents(self.names.get(index, ""))
         return values if values is not None and values.size <= given_case.FULL_PIN_ELEMENTS else None
 
-    def ask_pinned(self, terms: list[smt.BoolExpr], key: tuple[Any, ...] | None) -> smt.Result | None:
+    def ask_pinned(self, terms: list[smt.BoolExpr], key: tuple[Any, ...] | None, rlimit: int) -> smt.Result | None:
         """``given_case.pinned``: ``terms`` with the small index arrays at their given contents."""
-        return given_case.pinned(self, terms, key)
+        return given_case.pinned(self, terms, key, rlimit)
 
     def given_pins(self, terms: list[smt.BoolExpr]) -> list[smt.BoolExpr]:
         """The reads of small arrays in ``terms`` held at their given contents. (Walked again, not

@@ -85,7 +85,8 @@ class WitnessBuilding:
                 # the data step decides this launch on its contents: when they settle the question,
                 # other models are not looked for (each a query and a run), the obligation stays open
                 formula = smt.And(*constraints)
-                if isinstance(self.ask_pinned([formula, *self.content_facts(formula)], key), smt.Unsat):
+                if isinstance(self.ask_pinned([formula, *self.content_facts(formula)], key, self.data_rlimit),
+                              smt.Unsat):
                     break
             if self.result.unconfirmed > (DATA_CONFIRM_ROUNDS if data_step else CONFIRM_ROUNDS):
                 break
