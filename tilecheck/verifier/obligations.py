@@ -212,7 +212,7 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
             raise _Abort
         formula = smt.And(*constraints)
         extra = self.content_facts(formula)
-        about_contents = self.data_rlimit is not None and self._read_memory and not self.pin_given
+        about_contents = self.about_contents
         rlimit = self.data_rlimit if self.data_rlimit is not None and self._read_memory else self.rlimit
         if tentative:  # a shortcut about contents gets no more than a probe of one of its questions
             rlimit = min(rlimit, TENTATIVE_RLIMIT if limit is None else limit,
@@ -262,6 +262,12 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         (``given_case.FULL_PIN_ELEMENTS``), else None."""
         values = None if self.confirmer is None else self.confirmer.contents(self.names.get(index, ""))
         return values if values is not None and values.size <= given_case.FULL_PIN_ELEMENTS else None
+
+    @property
+    def about_contents(self) -> bool:
+        """The last query read array contents, at a given case the data step follows (not its
+        pinned run): what a probe, and the pinned question, are for."""
+        return self.data_rlimit is not None and self._read_memory and not self.pin_given
 
     def ask_pinned(self, terms: list[smt.BoolExpr], key: tuple[Any, ...] | None, rlimit: int) -> smt.Result | None:
         """``given_case.pinned``: ``terms`` with the small index arrays at their given contents."""

@@ -36,8 +36,7 @@ class WitnessBuilding:
     data_rlimit: int | None
     _read_memory: bool
     asked: Any
-    pin_given: bool
-    confirmer: Any
+    about_contents: bool
     ask_pinned: Any
     result: Any
     fp: Any
@@ -67,8 +66,7 @@ class WitnessBuilding:
             return self.canonical(a, b, sat, constraints)
         constraints = list(constraints)
         key = self.asked  # the obligation's (``Checker.solve``): its exclusion queries have none
-        ask_pinned = (self.data_rlimit is not None and self._read_memory and not self.pin_given
-                      and self.confirmer is not None and key is not None and key not in self.result.proved_pinned)
+        ask_pinned = self.about_contents and key is not None and key not in self.result.proved_pinned
         while True:
             # confirm the solver's model first, minimise only one that reproduces (minimising costs
             # far more than a run of two blocks); keep the canonical one if it reproduces as well
