@@ -146,7 +146,8 @@ def test_a_content_query_the_given_contents_settle_is_not_asked_with_its_whole_b
     assert (report.status, report.level) == ("verified", LEVEL), str(report)
     assert any("it holds for the given ones" in n for n in report.notes)
     probes = [i for i, r in enumerate(limits) if r == 1]
-    assert probes and all(limits[i + 1] == api.DATA_STEP_RLIMIT for i in probes)  # each: the pinned ask
+    # each is followed by the pinned question: its query's budget, or more from the level's allowance
+    assert probes and all(api.DATA_STEP_RLIMIT <= limits[i + 1] <= given_case.PINNED_RLIMIT for i in probes)
     assert answers and None not in answers  # and never the whole query after it
     # two equal sums: a race in the data, witnessed by the given contents
     args = (np.array([0, 0, 1, 5, 1], np.int32), x, y, 8)
@@ -183,6 +184,48 @@ def test_the_pinned_run_does_not_ask_again_what_a_probe_proved_pinned(monkeypatc
     assert (report.status, report.level) == ("verified", LEVEL), str(report)
     assert probed, "no probe proved anything with the given contents"
     assert not probed & set(asked_pinned), "the pinned run asked a probed obligation again"
+
+
+def test_a_pinned_question_takes_the_pinned_runs_budget_from_one_allowance_per_level(monkeypatch):
+    """An obligation's pinned question may run to the pinned run's budget, out of an allowance of
+    one such budget (past the queries' own) for the whole level; one that runs out of the pinned
+    run's budget is recorded, so that run is not made. An overflow claim keeps its own budget."""
+    from types import SimpleNamespace
+
+    from tilecheck.verifier import given_case, smt
+    from tilecheck.verifier.levels import LevelResult
+
+    asked = []
+    monkeypatch.setattr(smt, "check", lambda terms, rlimit, tracked=(): asked.append(rlimit) or smt.Unknown("out"))
+    ch = SimpleNamespace(given_pins=lambda terms: [True], level=SimpleNamespace(tracked=()),
+                         result=LevelResult(None), pinned_allowance=given_case.PINNED_RLIMIT)
+    own = 2_000_000
+    given_case.pinned(ch, [], ("across", 0, 1), own)  # no work account: charged its whole budget
+    given_case.pinned(ch, [], ("inside", 0, 1, 0, "r"), own)
+    given_case.pinned(ch, [], ("overflow", 3), own)
+    given_case.pinned(ch, [], ("bounds", 2, None), own)
+    # the first took all but ``own`` of the allowance, the second the rest, the last had none left
+    assert asked == [given_case.PINNED_RLIMIT, own + own, own, own]
+    assert ch.result.open_pinned == {("across", 0, 1)}  # only it had the pinned run's whole budget
+
+
+def test_an_obligation_open_within_the_pinned_runs_budget_skips_that_run(monkeypatch):
+    """When a probe's pinned question ran out of the pinned run's budget, that run (which would ask
+    it again within the same budget) is not made: the launch goes on to the exact detector."""
+    from tilecheck.verifier import api, given_case
+
+    monkeypatch.setattr(given_case, "PROBE_RLIMIT", 1)  # every probe undecided
+    monkeypatch.setattr(api, "DATA_STEP_RLIMIT", 2)
+    monkeypatch.setattr(given_case, "PINNED_RLIMIT", 3)  # and every pinned question too
+    runs = []
+    given_again = api._given_again
+    monkeypatch.setattr(api, "_given_again", lambda *a, **kw: runs.append(kw.get("pin")) or given_again(*a, **kw))
+    x, y = np.arange(64, dtype=np.float32), np.zeros(128, np.float32)
+    args = (np.array([0, 0, 1, 5, 2], np.int32), x, y, 8)  # sums 0, 1, 6, 7: distinct
+    report = verify(K.pair_sum_rows, args, (4, 1, 1))
+    assert report.status == "verified", str(report)  # by the detector
+    assert True not in runs, "the pinned run was made"
+    assert any("tilecheck.detect" in n for n in report.notes), report.notes
 
 
 def test_the_data_steps_runs_only_decide_whether_the_launch_is_proved(monkeypatch):

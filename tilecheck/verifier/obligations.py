@@ -88,6 +88,9 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         # what the levels of one contract search share: they differ only in the rules they assume,
         # which interval arithmetic does not read (``_ranges``, ``never_wraps``)
         self.memo = {} if memo is None else memo
+        # work a pinned question may take past its query's budget, for the whole level
+        # (``given_case.pinned``: the data step's pinned run moved forward, at most one run's worth)
+        self.pinned_allowance = given_case.PINNED_RLIMIT
         self.preconditions = {p.array: [q for q in preconditions if q.array == p.array]
                               for p in preconditions}
         self.result = LevelResult(level)
