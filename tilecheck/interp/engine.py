@@ -71,6 +71,7 @@ class Interpreter:
         self.read_only = set() if None in written else set(self.arrays) - written
         self.constants: dict[tuple[Op, int], tuple[np.ndarray, ...]] = {}  # (op, wave width) -> its value
         self._waits: bool | None = None
+        self._single: bool | None = None
 
     def count_elements(self, ctx: WaveContext, op: Op) -> None:
         """The array elements a memory op moves (its data tile, in each active block); past the
@@ -129,12 +130,28 @@ class Interpreter:
         return self._waits
 
     def needs_single_block_waves(self) -> bool:
-        """A ``loop`` (e.g. a spin lock) in lockstep could wait on a block of its own wave forever; an
-        ``int_to_ptr`` (an array of a list argument) may name a different array in each block; a
-        tensor view made from computed values (``arr.slice`` at a block's own offsets) may have a
-        different origin or size in each block, and a view is one per wave."""
-        return any(op.name in ("loop", "int_to_ptr") or (op.name == "make_tensor_view" and _computed(op))
-                   for op in self.function.walk())
+        """A ``loop`` that may wait for another block (a spin on a flag) could, in lockstep, wait for
+        a block of its own wave forever; an ``int_to_ptr`` (an array of a list argument) may name a
+        different array in each block, and a tensor view made from computed values (``arr.slice`` at
+        a block's own offsets) a different origin or size: a view is one per wave. Where the
+        divergence analysis (``ir.uniformity``) shows that the pointer or the view is the same in
+        every block of a wave, or that the loop waits for no one, waves keep their blocks: a grouped
+        GEMM's list arguments and a ragged BMM's per-expert slices are indexed by a loop counter, not
+        by the block. (A kernel whose arrays may share memory keeps the rule without the analysis.)"""
+        if self._single is None:
+            self._single = self._single_block_ops()
+        return self._single
+
+    def _single_block_ops(self) -> bool:
+        ops = list(self.function.walk())
+        if not self.module.distinct_arrays:
+            return any(op.name in ("loop", "int_to_ptr") or (op.name == "make_tensor_view" and _computed(op))
+                       for op in ops)
+        from tilecheck.ir import uniformity
+
+        found = uniformity.of(self.function)
+        return any(op.name == "loop" and found.may_wait(op)
+                   or op.name in ("int_to_ptr", "make_tensor_view") and found.varies(op) for op in ops)
 
     def wave(self, blocks: np.ndarray) -> Steps:
         width = len(blocks)

@@ -22,7 +22,7 @@ from tilecheck.interp.sync import Sync, Undecided
 from tilecheck.ir import Function, Op
 from tilecheck.ir.opdefs import Effect
 from tilecheck.ir.order import OrderGraph, order_graph
-from tilecheck.ir.summary import base_argument, steering_acquires, written_arguments
+from tilecheck.ir.summary import address_root, base_argument, may_share, steering_acquires, written_arguments
 
 Columns = dict[str, np.ndarray]  # a recorder's records as columns: event, lane, block, offset, lock
 
@@ -93,10 +93,11 @@ def new_sync(function: Function) -> Sync | None:
 
 def _unordered_pairs(function: Function, graph: OrderGraph) -> list[UnorderedPair]:
     ops = memory_ops(function)
+    roots = {x: address_root(x, function) for x, *_ in ops}  # a list's arrays: which list
     pairs = []
-    for i, (x, ax, ex, lx) in enumerate(ops):
-        for y, ay, ey, ly in ops[i:]:
-            if ax is not None and ay is not None and ax != ay:
+    for i, (x, _, ex, lx) in enumerate(ops):
+        for y, _, ey, ly in ops[i:]:
+            if not may_share(roots[x], roots[y]):
                 continue
             if Effect.WRITE not in (ex, ey) and Effect.ATOMIC not in (ex, ey):
                 continue

@@ -46,6 +46,63 @@ def base_argument(value: Value, function: Function) -> int | None:
     return None
 
 
+def address_root(op: Op, function: Function) -> int | tuple[str, int | None] | None:
+    """Where memory op ``op`` points: the index of the entry argument its view or pointer derives
+    from; ``("list", i)`` for an array of the list argument whose table is entry argument ``i`` (a
+    pointer read from that table: the arrays of different lists are distinct, as are they and the
+    other arguments; ``("list", None)``: a list not traced to its table); None when it cannot be
+    traced."""
+    value = op.operand(_ADDRESS.get(op.name, ""))
+    for _ in range(64):
+        if value is None:
+            return None
+        owner = value.owner
+        if owner is function.body:
+            return value.index
+        if not isinstance(owner, Op):
+            return None
+        if owner.name == "int_to_ptr":
+            return _list_of(owner, function)
+        if owner.name not in _DERIVED:
+            return None
+        value = owner.operand(_DERIVED[owner.name])
+    return None
+
+
+def may_share(a: Any, b: Any) -> bool:
+    """Whether two ``address_root``s may be the same memory: an untraced one may be any, an array
+    of a list is none of the entry arguments (cuTile refuses arguments that share memory, and the
+    interpreter holds each array apart), and lists are distinct from one another."""
+    if a is None or b is None:
+        return True
+    if isinstance(a, tuple) != isinstance(b, tuple):
+        return False
+    if isinstance(a, tuple):
+        return a[1] is None or b[1] is None or a == b
+    return a == b
+
+
+# ops that hand a table word on unchanged in value (to ``int_to_ptr``)
+_WORD = ("reshape", "extract", "trunci", "exti", "bitcast", "assume", "broadcast")
+
+
+def _list_of(int_to_ptr: Op, function: Function) -> tuple[str, int | None]:
+    """The list an ``int_to_ptr`` pointer belongs to: the entry argument of the table its word was
+    loaded from."""
+    value = int_to_ptr.operands[0]
+    for _ in range(16):
+        owner = value.owner
+        if not isinstance(owner, Op) or not owner.operands:
+            break
+        if owner.name in ("load_view_tko", "load_ptr_tko"):
+            root = address_root(owner, function)
+            return ("list", root if isinstance(root, int) else None)
+        if owner.name not in _WORD:
+            break
+        value = owner.operands[0]
+    return ("list", None)
+
+
 def written_arguments(function: Function) -> set[int | None]:
     """Entry arguments that some op writes (stores, atomics). ``None`` in the set means a write
     whose target cannot be traced to an argument, or an op of unknown effect."""
