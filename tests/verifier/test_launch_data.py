@@ -198,7 +198,8 @@ def test_a_pinned_question_takes_the_pinned_runs_budget_from_one_allowance_per_l
     asked = []
     monkeypatch.setattr(smt, "check", lambda terms, rlimit, tracked=(): asked.append(rlimit) or smt.Unknown("out"))
     ch = SimpleNamespace(given_pins=lambda terms: [True], level=SimpleNamespace(tracked=()),
-                         result=LevelResult(None), pinned_allowance=given_case.PINNED_RLIMIT)
+                         result=LevelResult(None), pinned_allowance=given_case.PINNED_RLIMIT,
+                         pinned_may_prove=True)
     own = 2_000_000
     given_case.pinned(ch, [], ("across", 0, 1), own)  # no work account: charged its whole budget
     given_case.pinned(ch, [], ("inside", 0, 1, 0, "r"), own)
@@ -207,16 +208,23 @@ def test_a_pinned_question_takes_the_pinned_runs_budget_from_one_allowance_per_l
     # the first took all but ``own`` of the allowance, the second the rest, the last had none left
     assert asked == [given_case.PINNED_RLIMIT, own + own, own, own]
     assert ch.result.open_pinned == {("across", 0, 1)}  # only it had the pinned run's whole budget
+    # once an obligation is open that the pins do not settle, no pinned question gets more
+    ch.pinned_allowance, ch.pinned_may_prove = given_case.PINNED_RLIMIT, False
+    given_case.pinned(ch, [], ("across", 2, 3), own)
+    assert asked[-1] == own
 
 
 def test_an_obligation_open_within_the_pinned_runs_budget_skips_that_run(monkeypatch):
     """When a probe's pinned question ran out of the pinned run's budget, that run (which would ask
     it again within the same budget) is not made: the launch goes on to the exact detector."""
     from tilecheck.verifier import api, given_case
+    from tilecheck.verifier.obligations import Checker
 
     monkeypatch.setattr(given_case, "PROBE_RLIMIT", 1)  # every probe undecided
     monkeypatch.setattr(api, "DATA_STEP_RLIMIT", 2)
     monkeypatch.setattr(given_case, "PINNED_RLIMIT", 3)  # and every pinned question too
+    # (the first open obligation may be an overflow claim, which the pins do not settle here)
+    monkeypatch.setattr(Checker, "pinned_may_prove", property(lambda self: True))
     runs = []
     given_again = api._given_again
     monkeypatch.setattr(api, "_given_again", lambda *a, **kw: runs.append(kw.get("pin")) or given_again(*a, **kw))
@@ -322,3 +330,29 @@ def test_the_pinned_question_after_a_model_that_does_not_reproduce_is_asked_once
     report = _scatter([3, 1, 0, 2])
     assert asked and len(asked) == len(set(asked)), asked
     assert report.status == "verified" and report.level == LEVEL, str(report)
+
+
+def test_data_follows_gives_content_queries_the_data_steps_budget_without_running_it(monkeypatch):
+    """``verify(..., data=False, data_follows=True)`` (the launcher's cached verdict, whose launches
+    on the host it decides on their own data afterwards): queries about contents at the given case
+    get the data step's budget, and the step itself is not run."""
+    from tilecheck.verifier import api
+    from tilecheck.verifier.obligations import Checker
+
+    budgets = []
+    init = Checker.__init__
+
+    def spy(self, *a, **kw):
+        init(self, *a, **kw)
+        budgets.append(self.data_rlimit)
+
+    monkeypatch.setattr(Checker, "__init__", spy)
+    x, y = np.arange(64, dtype=np.float32), np.zeros(128, np.float32)
+    args = (np.array([0, 0, 1, 5, 1], np.int32), x, y, 8)  # two equal sums: a race in the data
+    alone = verify(K.pair_sum_rows, args, (4, 1, 1), data=False)
+    assert budgets and set(budgets) == {None}
+    budgets.clear()
+    follows = verify(K.pair_sum_rows, args, (4, 1, 1), data=False, data_follows=True)
+    assert api.DATA_STEP_RLIMIT in budgets
+    assert follows.level != LEVEL and alone.level != LEVEL  # neither ran the step
+    assert follows.status == alone.status == "race"

@@ -72,15 +72,18 @@ def verified_report(module: Module, args: Sequence[Any], grid: tuple[int, int, i
     once per process (and once more for each set of preconditions a launch's contents break)."""
     from tilecheck.verifier.api import verify
 
-    key = (*case_key(module, grid), tuple(assume), broken_preconditions(module, args, assume))
+    host = _on_host(args)
+    key = (*case_key(module, grid), tuple(assume), broken_preconditions(module, args, assume), host)
     if key not in _VERIFIED:
         # the launches of this Tile IR verified before: the contract over the shapes keeps only what
         # they share with this one, so it reaches the shapes a test suite launches, not one of them
         seen = _SEEN.setdefault(id(module.functions), (module.functions, []))[1]
         # data=False: the verdict is cached per signature, so it must not rest on this launch's
-        # contents; a launch is decided on its own data by check_launch (tilecheck.detect)
+        # contents; a launch on the host is decided on its own data by check_launch (the data step,
+        # tilecheck.detect), so queries about contents get that step's budget (data_follows): at
+        # 20M units each, a 128-expert grouped GEMM's overflow claims took 45 s to end unknown
         report = verify(module, args if module.params else None, grid, assume=assume, data=False,
-                        observed=list(seen))
+                        observed=list(seen), data_follows=host)
         _VERIFIED[key] = report
         if report.status == "verified" and module.params:
             seen[:] = [*seen[-(_SEEN_MAX - 1):], (module, grid)]

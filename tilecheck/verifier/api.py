@@ -68,7 +68,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
            assume: Sequence[Precondition] = (), timeout_s: float = BACKSTOP_S, data: bool = True,
            contract: bool | None = None, work: int | None = WORK_BUDGET,
            cache: bool | str | Path | None = None, every_shape: bool = True,
-           observed: Sequence[tuple[Sequence[Any], Any]] = ()) -> Report:
+           observed: Sequence[tuple[Sequence[Any], Any]] = (), data_follows: bool = False) -> Report:
     """Prove that ``kernel`` is race-free, or find a witness.
 
     ``kernel`` is a ``@ct.kernel`` (then ``args`` is the tuple passed to ``ct.launch``) or a
@@ -92,6 +92,9 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     test suite made; ``args`` may also be the kernel's Module bound to that launch, as the launcher
     keeps it): a candidate rule is kept only when they satisfy it too, so the contract is what the
     launches have in common (those compiled to other Tile IR are left out).
+    ``data_follows`` (with ``data=False``): the caller decides a verdict that rests on the launch's
+    contents on that data itself (the launcher does): queries about array contents at the given case
+    get the data step's smaller budget, as when verify's own data step follows.
     A launch verified for every shape under its contract is remembered in
     the proof cache (``cache``: None uses ``.tilecheck_cache`` beside the project unless
     ``$TILECHECK_NO_CACHE`` is set; False none; a path that directory): a later launch of the same
@@ -103,6 +106,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     kernel, args = triton_frontend.resolve(kernel, args) if args is not None else (kernel, args)
     store = proof_cache.resolve(cache) if args is not None and grid is not None else None
     options = {"data": data, "contract": contract, "work": work, "every_shape": every_shape,
+               **({"data_follows": True} if data_follows and not data else {}),
                "observed": [_launch_identity(kernel, a, g) for a, g in observed]}
     case = None
     if store is not None:
@@ -113,7 +117,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     # verified before (and a verify run inside another leaves the outer one's terms valid)
     with _older_objects_frozen(), smt.backstop(timeout_s), smt.work_budget(work), smt.own_context():
         report = _verify(kernel, args, grid, assume=assume, timeout_s=timeout_s, data=data, contract=contract,
-                         every_shape=every_shape, observed=observed)
+                         every_shape=every_shape, observed=observed, data_follows=data or data_follows)
         report.stats["work"] = smt.work_spent()  # deterministic: the same on any machine
     if store is not None and case is not None:
         remember(store, case, report, args, grid)
@@ -122,7 +126,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
 
 def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Sequence[Precondition],
             timeout_s: float, data: bool, contract: bool | None, every_shape: bool = True,
-            observed: Sequence[tuple[Sequence[Any], Any]] = ()) -> Report:
+            observed: Sequence[tuple[Sequence[Any], Any]] = (), data_follows: bool = False) -> Report:
     assume = with_requirements(kernel, assume)  # and the kernel's @tilecheck.requires
     start = time.perf_counter()
     module, params = _module(kernel, args)
@@ -196,7 +200,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         confirm = confirmer(module, args, grid3) if level.shapes is not None else None
         # at the given case, a query about array contents the launch's data step can decide gets
         # a smaller budget: that step (pinned contents, then the exact detector) follows
-        data_step = data and last and level.grid is not None and args is not None and bool(params)
+        data_step = data_follows and last and level.grid is not None and args is not None and bool(params)
         if data_step and math.prod(grid3) <= DATA_DETECT_BLOCKS:
             # and when that step's exact detector runs this launch, every query gets that budget: an
             # answer past it would only name a more general level for the same verdict (TileBench's

@@ -238,8 +238,10 @@ def pinned(ch: Checker, terms: list[smt.BoolExpr], key: tuple[Any, ...] | None, 
 
     An obligation's pinned question is the one the pinned run would ask within ``PINNED_RLIMIT``: it
     may take that budget now, from an allowance of one such budget past the queries' own for the
-    whole level (the ragged block-scaled BMM's write-write question proves in 3.6M units here instead
-    of failing at 2M, failing again for any contents, and proving in the pinned run). Run out of that
+    whole level (the ragged block-scaled BMM's write-write question proves in 3.2M units here instead
+    of failing at 2M, failing again for any contents, and proving in the pinned run), while every
+    obligation the level left open so far holds pinned (``Checker.pinned_may_prove``: else the pinned
+    run, which ends at the first one it cannot prove, may never ask this one). Run out of that
     budget, it is recorded (``open_pinned``) and the pinned run is not made. An overflow claim keeps
     its query's budget: a 128-expert grouped GEMM asks its claims pinned round after round, and at
     20M units each its test ran past ten minutes."""
@@ -247,7 +249,7 @@ def pinned(ch: Checker, terms: list[smt.BoolExpr], key: tuple[Any, ...] | None, 
     if not pins:
         return None
     budget = rlimit
-    if key is not None and key[0] != "overflow":
+    if key is not None and key[0] != "overflow" and ch.pinned_may_prove:
         budget = max(rlimit, min(PINNED_RLIMIT, rlimit + ch.pinned_allowance))
     before = smt.work_spent()
     answer = smt.check([*terms, *pins], budget, ch.level.tracked)

@@ -91,6 +91,7 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         # work a pinned question may take past its query's budget, for the whole level
         # (``given_case.pinned``: the data step's pinned run moved forward, at most one run's worth)
         self.pinned_allowance = given_case.PINNED_RLIMIT
+        self.settled = 0  # unknowns recorded for obligations that hold with the given contents pinned
         self.preconditions = {p.array: [q for q in preconditions if q.array == p.array]
                               for p in preconditions}
         self.result = LevelResult(level)
@@ -230,6 +231,7 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         if isinstance(result, smt.Unknown) and not tentative:
             where = ", ".join(loc.short() for loc in locs if loc.is_known())
             self.result.unknowns.append(f"{what} ({where}): solver answered unknown ({result.reason})")
+            self.settled += key is not None and key in self.result.proved_pinned
             if self.stop_early:
                 raise _Abort
         elif isinstance(result, smt.Unsat):
@@ -271,6 +273,12 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         """The last query read array contents, at a given case the data step follows (not its
         pinned run): what a probe, and the pinned question, are for."""
         return self.data_rlimit is not None and self._read_memory and not self.pin_given
+
+    @property
+    def pinned_may_prove(self) -> bool:
+        """Every obligation the level left open so far holds with the small index arrays at their
+        given contents: the data step's pinned run may still prove the launch."""
+        return len(self.result.unknowns) == self.settled
 
     def ask_pinned(self, terms: list[smt.BoolExpr], key: tuple[Any, ...] | None, rlimit: int) -> smt.Result | None:
         """``given_case.pinned``: ``terms`` with the small index arrays at their given contents."""

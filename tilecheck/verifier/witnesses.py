@@ -36,6 +36,7 @@ class WitnessBuilding:
     data_rlimit: int | None
     _read_memory: bool
     asked: Any
+    settled: int
     about_contents: bool
     ask_pinned: Any
     result: Any
@@ -103,6 +104,7 @@ class WitnessBuilding:
         self.result.unknowns.append(
             f"{kind} {where}: the solver's witnesses did not reproduce on the interpreter with the "
             "given arguments; a value the model over-approximates reaches the address")
+        self.settled += key is not None and key in self.result.proved_pinned
         return None
 
     def contents(self, sat: smt.Sat,
