@@ -149,3 +149,40 @@ def test_past_the_unrolled_iterations_the_pinned_step_hands_over_to_the_detector
     assert report.status == "verified" and report.level == "this launch's data", str(report)
     assert asked
     assert sum("after excluding a witness" in w for w in asked) <= witnesses.DATA_CONFIRM_ROUNDS, asked
+
+
+def test_the_pinned_runs_overflow_claims_keep_the_data_steps_budget(monkeypatch):
+    # the data step's pinned run asks an overflow claim on contents within the level's budget for
+    # such a query, not its own 20M: past 2M units one round of TileGym's 128-expert grouped GEMM ran
+    # 580 s in Z3's Diophantine solver, which does not charge its big-number work to the limit
+    from tilecheck.verifier import api, given_case, smt
+
+    monkeypatch.setattr(given_case, "EVALUATION_STEPS", 10)  # the claims stay undecided at the level
+    inside, limits = {"pinned": 0, "overflow": 0}, []
+
+    def flagged(name, real):
+        def run(*a, **k):
+            inside[name] += 1
+            try:
+                return real(*a, **k)
+            finally:
+                inside[name] -= 1
+        return run
+
+    check = smt.check
+
+    def spy(constraints, rlimit=smt.DEFAULT_RLIMIT, *a, **k):
+        if inside["pinned"] and inside["overflow"]:
+            limits.append(rlimit)
+        return check(constraints, rlimit, *a, **k)
+
+    monkeypatch.setattr(api, "_proved_pinned", flagged("pinned", api._proved_pinned))
+    monkeypatch.setattr(given_case, "solve_with_given_contents",
+                        flagged("overflow", given_case.solve_with_given_contents))
+    monkeypatch.setattr(smt, "check", spy)
+    sizes = np.full(60, -40_000_000, np.int32)
+    sizes[-1] = 2
+    args = (sizes, np.zeros((16, 8), np.float32), np.zeros((16, 8), np.float32), 60, 2, 8)
+    report = tilecheck.verify(L.expert_walk, args, (4, 1, 1))
+    assert report.level == "this launch's data", str(report)  # the pinned run did not prove it
+    assert limits and max(limits) == given_case.PINNED_OVERFLOW_RLIMIT, limits

@@ -206,7 +206,8 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         """Decide one query; ``key`` names an obligation (proved ones are recorded in the result,
         and ones proved under fewer constraints are not asked again). A ``tentative`` query (a
         shortcut whose questions are asked one by one when it fails) has a small work limit, and
-        its ``unknown`` is neither recorded nor the end of the level (``limit``: a smaller one)."""
+        its ``unknown`` is neither recorded nor the end of the level (``limit``: a smaller one; for
+        another query, a smaller budget than the level's)."""
         if key is not None and key in self.known_proved:
             self.result.proved.add(key)
             return smt.Unsat()
@@ -221,6 +222,8 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         if tentative:  # a shortcut about contents gets no more than a probe of one of its questions
             rlimit = min(rlimit, TENTATIVE_RLIMIT if limit is None else limit,
                          given_case.PROBE_RLIMIT if about_contents else rlimit)
+        elif limit is not None:
+            rlimit = min(rlimit, limit)
         start = time.perf_counter()
         probe = about_contents and not tentative
         result = given_case.probed(self, formula, extra, rlimit, key) if probe else None
