@@ -188,8 +188,8 @@ def test_the_pinned_run_does_not_ask_again_what_a_probe_proved_pinned(monkeypatc
 
 def test_a_pinned_question_takes_the_pinned_runs_budget_from_one_allowance_per_level(monkeypatch):
     """An obligation's pinned question may run to the pinned run's budget, out of an allowance of
-    one such budget (past the queries' own) for the whole level; one that runs out of the pinned
-    run's budget is recorded, so that run is not made. An overflow claim keeps its own budget."""
+    one such budget (past the queries' own) for the whole level. An overflow claim keeps its own
+    budget, and so does every question once an obligation is open that the pins do not settle."""
     from types import SimpleNamespace
 
     from tilecheck.verifier import given_case, smt
@@ -207,33 +207,10 @@ def test_a_pinned_question_takes_the_pinned_runs_budget_from_one_allowance_per_l
     given_case.pinned(ch, [], ("bounds", 2, None), own)
     # the first took all but ``own`` of the allowance, the second the rest, the last had none left
     assert asked == [given_case.PINNED_RLIMIT, own + own, own, own]
-    assert ch.result.open_pinned == {("across", 0, 1)}  # only it had the pinned run's whole budget
     # once an obligation is open that the pins do not settle, no pinned question gets more
     ch.pinned_allowance, ch.pinned_may_prove = given_case.PINNED_RLIMIT, False
     given_case.pinned(ch, [], ("across", 2, 3), own)
     assert asked[-1] == own
-
-
-def test_an_obligation_open_within_the_pinned_runs_budget_skips_that_run(monkeypatch):
-    """When a probe's pinned question ran out of the pinned run's budget, that run (which would ask
-    it again within the same budget) is not made: the launch goes on to the exact detector."""
-    from tilecheck.verifier import api, given_case
-    from tilecheck.verifier.obligations import Checker
-
-    monkeypatch.setattr(given_case, "PROBE_RLIMIT", 1)  # every probe undecided
-    monkeypatch.setattr(api, "DATA_STEP_RLIMIT", 2)
-    monkeypatch.setattr(given_case, "PINNED_RLIMIT", 3)  # and every pinned question too
-    # (the first open obligation may be an overflow claim, which the pins do not settle here)
-    monkeypatch.setattr(Checker, "pinned_may_prove", property(lambda self: True))
-    runs = []
-    given_again = api._given_again
-    monkeypatch.setattr(api, "_given_again", lambda *a, **kw: runs.append(kw.get("pin")) or given_again(*a, **kw))
-    x, y = np.arange(64, dtype=np.float32), np.zeros(128, np.float32)
-    args = (np.array([0, 0, 1, 5, 2], np.int32), x, y, 8)  # sums 0, 1, 6, 7: distinct
-    report = verify(K.pair_sum_rows, args, (4, 1, 1))
-    assert report.status == "verified", str(report)  # by the detector
-    assert True not in runs, "the pinned run was made"
-    assert any("tilecheck.detect" in n for n in report.notes), report.notes
 
 
 def test_the_data_steps_runs_only_decide_whether_the_launch_is_proved(monkeypatch):

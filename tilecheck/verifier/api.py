@@ -487,8 +487,8 @@ def _proved_pinned(args: Sequence[Any], grid: tuple[int, int, int], assume: list
     arrays = given_integer_arrays(module.params, args)
     pinned = sorted(fp.arrays[i].name for i in fp.memory if fp.arrays[i].name in arrays
                     and arrays[fp.arrays[i].name].size <= FULL_PIN_ELEMENTS)
-    if not pinned or last.level is given and last.open_pinned - last.proved:
-        return None  # (an open obligation's pinned question already ran out of this run's budget)
+    if not pinned:
+        return None
     result = _given_again(fp, graph, locks, assume, module, args, grid, last, given, PINNED_RLIMIT, pin=True)
     # an op the model does not know may touch memory the footprints miss: no proof at any level
     return pinned if _proves(result) and not fp.unsupported else None

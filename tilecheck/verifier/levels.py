@@ -43,9 +43,6 @@ class LevelResult:
     # the open obligations a probe proved with the small index arrays held at their given contents
     # (``given_case.probed``): the pinned run of the same level (verify's data step) need not ask them
     proved_pinned: set[tuple[Any, ...]] = field(default_factory=set)
-    # the obligations whose pinned question ran out of the pinned run's own budget: that run, which
-    # would ask them again within the same budget, is not made
-    open_pinned: set[tuple[Any, ...]] = field(default_factory=set)
     cores: set[str] = field(default_factory=set)  # the tracked assumptions the level's proofs used
     reads_data: bool = False  # a defect found needs array contents (its query reads them)
     unconfirmed: int = 0  # the level's models that did not reproduce on the interpreter (witnesses.py)
