@@ -51,11 +51,19 @@ class Interpreter:
     """Executes one kernel launch on numpy arrays (in place)."""
 
     def __init__(self, module: Module, args: Sequence[Any], grid: tuple[int, int, int], schedule: Any,
-                 recorder: Any = None) -> None:
+                 recorder: Any = None, deciding_only: bool = False) -> None:
         from tilecheck.interp import ops as _ops  # noqa: F401  (registers the rules)
 
         self.module = module
         self.function: Function = module.entry
+        # a run that only asks what memory blocks touch (the detector, a witness's confirmation)
+        # skips the pure ops that decide no address, branch or value read back (``ir.deciding``):
+        # what it stores to write-only arrays is then zeros
+        self.skip: frozenset[Op] = frozenset()
+        if deciding_only:
+            from tilecheck.ir.deciding import skippable
+
+            self.skip = skippable(self.function)
         self.grid = grid
         self.schedule = schedule
         # sees every memory access (``tilecheck.interp.detect``); None: run at full speed
@@ -186,6 +194,11 @@ class Interpreter:
         if rule is None:
             raise InterpreterError(f"the CPU interpreter does not support '{op.name}' "
                                    f"(at {op.loc.outermost()})", op.loc)
+        if op in self.skip:
+            for value in op.results:
+                shape = (ctx.width, *value.type.shape) if isinstance(value.type, T.TileType) else (ctx.width,)
+                ctx.env[value] = np.broadcast_to(np.zeros((), numpy_dtype(value.type)), shape)
+            return
         operands = [ctx.env[v] for v in op.operands]
         if op.regions:
             results = yield from rule(self, ctx, op, *operands)

@@ -206,8 +206,8 @@ class _BlockRun:
         schedule = Schedule(max_memory_ops=CONFIRM_MEMORY_OPS * scale,
                             max_iterations=iterations * scale)
         run_args = copies(self.module, tuple(args), only_written=True, scratch=scratch)
-        self.interp = Interpreter(self.module, run_args, self.grid,
-                                  schedule)
+        # which elements the blocks touch, not what they compute (``Interpreter`` deciding_only)
+        self.interp = Interpreter(self.module, run_args, self.grid, schedule, deciding_only=True)
         self.recorder = Recorder(self.grid, set(), None, ())
         self.recorder.summarise = False
         self.recorder.bind(self.interp.arrays)

@@ -1,0 +1,27 @@
+"""Runs that only ask what memory blocks touch (the exact detector, a witness's confirmation) skip
+the values that decide nothing (``ir.deciding``)."""
+import numpy as np
+
+import tilecheck
+from corpus.kernels import elementwise as E
+from tilecheck.interp import ops as _ops  # noqa: F401  (registers the rules)
+from tilecheck.interp.registry import RULES
+
+from ..runtime.test_budget import add_in_place
+
+
+def test_the_detector_and_confirmation_runs_skip_what_decides_nothing(monkeypatch):
+    """A run that asks only where blocks read and write skips the pure ops whose values decide no
+    address, branch or value read back (``ir.deciding``): vector_add's sum goes to a write-only
+    array. A launch computes it, and an in-place sum (read back) is computed by the detector too."""
+    added = []
+    real = RULES["addf"]
+    monkeypatch.setitem(RULES, "addf", lambda *a: added.append(1) or real(*a))
+    a, b, c = np.arange(64, dtype=np.float32), np.ones(64, np.float32), np.zeros(64, np.float32)
+    assert tilecheck.detect(E.vector_add, (a, b, c, 16), (4, 1, 1)).status == "verified"
+    assert not added
+    tilecheck.launch((4, 1, 1), E.vector_add, (a, b, c, 16))
+    assert added and (c == a + 1).all()
+    added.clear()
+    assert tilecheck.detect(add_in_place, (a, b, 16), (4, 1, 1)).status == "verified"
+    assert added
