@@ -32,18 +32,8 @@ class MemoryOp:
 
 def base_argument(value: Value, function: Function) -> int | None:
     """Index of the entry argument a view/pointer value is derived from (None if not traceable)."""
-    seen = 0
-    while seen < 64:
-        owner = value.owner
-        if owner is function.body:
-            return value.index
-        if not isinstance(owner, Op) or owner.name not in _DERIVED:
-            return None
-        source = owner.operand(_DERIVED[owner.name])
-        if source is None:
-            return None
-        value, seen = source, seen + 1
-    return None
+    root = _root(value, function)
+    return root if isinstance(root, int) else None
 
 
 def address_root(op: Op, function: Function) -> int | tuple[str, int | None] | None:
@@ -52,7 +42,11 @@ def address_root(op: Op, function: Function) -> int | tuple[str, int | None] | N
     pointer read from that table: the arrays of different lists are distinct, as are they and the
     other arguments; ``("list", None)``: a list not traced to its table); None when it cannot be
     traced."""
-    value = op.operand(_ADDRESS.get(op.name, ""))
+    return _root(op.operand(_ADDRESS.get(op.name, "")), function)
+
+
+def _root(value: Value | None, function: Function) -> int | tuple[str, int | None] | None:
+    """The entry argument, or the list (``_list_of``), a view/pointer value derives from."""
     for _ in range(64):
         if value is None:
             return None

@@ -233,8 +233,7 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         self.result.queries += 1
         if isinstance(result, smt.Unknown) and not tentative:
             where = ", ".join(loc.short() for loc in locs if loc.is_known())
-            self.result.unknowns.append(f"{what} ({where}): solver answered unknown ({result.reason})")
-            self.settled += key is not None and key in self.result.proved_pinned
+            self.leave_open(f"{what} ({where}): solver answered unknown ({result.reason})", key)
             if self.stop_early:
                 raise _Abort
         elif isinstance(result, smt.Unsat):
@@ -276,6 +275,12 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         """The last query read array contents, at a given case the data step follows (not its
         pinned run): what a probe, and the pinned question, are for."""
         return self.data_rlimit is not None and self._read_memory and not self.pin_given
+
+    def leave_open(self, reason: str, key: tuple[Any, ...] | None) -> None:
+        """Record obligation ``key`` undecided at this level, for ``reason`` (counted as settled when
+        it holds with the given contents pinned: ``pinned_may_prove``)."""
+        self.result.unknowns.append(reason)
+        self.settled += key is not None and key in self.result.proved_pinned
 
     @property
     def pinned_may_prove(self) -> bool:

@@ -36,7 +36,7 @@ class WitnessBuilding:
     data_rlimit: int | None
     _read_memory: bool
     asked: Any
-    settled: int
+    leave_open: Any
     about_contents: bool
     ask_pinned: Any
     result: Any
@@ -101,10 +101,8 @@ class WitnessBuilding:
         where = " and ".join(dict.fromkeys(f"{x.access.op.name} ({x.access.op.loc.outermost().short()})"
                                            for x in (a, b) if x is not None))
         where = f"between {where}" if b is not None else f"of {where}"
-        self.result.unknowns.append(
-            f"{kind} {where}: the solver's witnesses did not reproduce on the interpreter with the "
-            "given arguments; a value the model over-approximates reaches the address")
-        self.settled += key is not None and key in self.result.proved_pinned
+        self.leave_open(f"{kind} {where}: the solver's witnesses did not reproduce on the interpreter "
+                        "with the given arguments; a value the model over-approximates reaches the address", key)
         return None
 
     def contents(self, sat: smt.Sat,
