@@ -122,11 +122,11 @@ def test_past_the_unrolled_iterations_the_pinned_step_hands_over_to_the_detector
     # any value, so the solver's witnesses do not reproduce. The pinned step excludes them for the
     # data step's rounds only (8 rounds of 5-15M-unit queries on TileGym's 128-expert grouped GEMM
     # pinned nothing down), then the exact detector decides the launch
-    from tilecheck.verifier import api, witnesses
+    from tilecheck.verifier import data_step, witnesses
     from tilecheck.verifier.obligations import Checker
 
     asked = []
-    real_pinned, real_solve = api._proved_pinned, Checker.solve
+    real_pinned, real_solve = data_step.proved_pinned, Checker.solve
     inside = []
 
     def pinned(*a, **k):
@@ -141,7 +141,7 @@ def test_past_the_unrolled_iterations_the_pinned_step_hands_over_to_the_detector
             asked.append(what)
         return real_solve(self, constraints, what, *a, **k)
 
-    monkeypatch.setattr(api, "_proved_pinned", pinned)
+    monkeypatch.setattr(data_step, "proved_pinned", pinned)
     monkeypatch.setattr(Checker, "solve", solve)
     sizes = np.ones(70, np.int32)
     args = (sizes, np.arange(80 * 8, dtype=np.float32).reshape(80, 8), np.zeros((80, 8), np.float32), 8, 8)
@@ -155,7 +155,7 @@ def test_the_pinned_runs_overflow_claims_keep_the_data_steps_budget(monkeypatch)
     # the data step's pinned run asks an overflow claim on contents within the level's budget for
     # such a query, not its own 20M: past 2M units one round of TileGym's 128-expert grouped GEMM ran
     # 580 s in Z3's Diophantine solver, which does not charge its big-number work to the limit
-    from tilecheck.verifier import api, given_case, smt
+    from tilecheck.verifier import data_step, given_case, smt
 
     monkeypatch.setattr(given_case, "EVALUATION_STEPS", 10)  # the claims stay undecided at the level
     inside, limits = {"pinned": 0, "overflow": 0}, []
@@ -176,7 +176,7 @@ def test_the_pinned_runs_overflow_claims_keep_the_data_steps_budget(monkeypatch)
             limits.append(rlimit)
         return check(constraints, rlimit, *a, **k)
 
-    monkeypatch.setattr(api, "_proved_pinned", flagged("pinned", api._proved_pinned))
+    monkeypatch.setattr(data_step, "proved_pinned", flagged("pinned", data_step.proved_pinned))
     monkeypatch.setattr(given_case, "solve_with_given_contents",
                         flagged("overflow", given_case.solve_with_given_contents))
     monkeypatch.setattr(smt, "check", spy)

@@ -83,12 +83,12 @@ def test_confirming_a_witness_is_a_bounded_run():
 
 
 def test_the_exact_fallback_is_bounded_by_the_work_of_the_launch(monkeypatch):
-    import tilecheck.verifier.api as api
+    import tilecheck.verifier.data_step as data_step
 
     args = (np.arange(64, dtype=np.float32), np.zeros(64, np.float32), 8)
     exact = tilecheck.detect(K.float_offset_index, args, (8, 1, 1), max_elements=100)
     assert exact.status == "unknown" and "more than 100 array elements moved" in exact.reasons[0]
-    monkeypatch.setattr(api, "DATA_DETECT_ELEMENTS", 100)  # each block moves 2 x 8 elements
+    monkeypatch.setattr(data_step, "DATA_DETECT_ELEMENTS", 100)  # each block moves 2 x 8 elements
     report = tilecheck.verify(K.float_offset_index, args, (8, 1, 1))
     assert report.status == "unknown"
     assert any("moves more than 100 array elements" in r and "tilecheck.detect" in r for r in report.reasons)

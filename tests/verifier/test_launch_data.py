@@ -108,12 +108,12 @@ def test_a_suggested_range_is_widened_to_an_index_range_of_the_arrays():
 
 
 def test_the_static_check_with_the_given_index_contents_decides_before_the_detector(monkeypatch):
-    import tilecheck.verifier.api as api
+    import tilecheck.verifier.data_step as data_step
 
     def no_detector(*a, **k):
         raise AssertionError("the pinned static check should have decided this launch")
 
-    monkeypatch.setattr(api, "_detect_if_small", no_detector)
+    monkeypatch.setattr(data_step, "detect_if_small", no_detector)
     x, y = np.arange(64, dtype=np.float32), np.zeros(128, np.float32)
     # sums 0, 1, 6, 7: distinct, though idx repeats 0 and is not sorted (no candidate fact holds)
     args = (np.array([0, 0, 1, 5, 2], np.int32), x, y, 8)
@@ -133,7 +133,7 @@ def test_a_content_query_the_given_contents_settle_is_not_asked_with_its_whole_b
     within ``PROBE_RLIMIT`` first; past it, the given contents are tried, and when they prove it the
     query stays undecided for other contents (the data step decides the launch) instead of running
     on to its whole budget. A race in the given data is still found."""
-    from tilecheck.verifier import api, given_case
+    from tilecheck.verifier import data_step, given_case
 
     monkeypatch.setattr(given_case, "PROBE_RLIMIT", 1)  # every probe undecided
     limits = _question_limits(monkeypatch)
@@ -147,7 +147,7 @@ def test_a_content_query_the_given_contents_settle_is_not_asked_with_its_whole_b
     assert any("it holds for the given ones" in n for n in report.notes)
     probes = [i for i, r in enumerate(limits) if r == 1]
     # each is followed by the pinned question: its query's budget, or more from the level's allowance
-    assert probes and all(api.DATA_STEP_RLIMIT <= limits[i + 1] <= given_case.PINNED_RLIMIT for i in probes)
+    assert probes and all(data_step.DATA_STEP_RLIMIT <= limits[i + 1] <= given_case.PINNED_RLIMIT for i in probes)
     assert answers and None not in answers  # and never the whole query after it
     # two equal sums: a race in the data, witnessed by the given contents
     args = (np.array([0, 0, 1, 5, 1], np.int32), x, y, 8)
@@ -217,11 +217,11 @@ def test_the_data_steps_runs_only_decide_whether_the_launch_is_proved(monkeypatc
     """The runs under a candidate precondition and with the index arrays pinned keep no witness:
     a model there ends the run as it comes (not confirmed, not made canonical, not looked for in
     the given contents), whether or not it would reproduce: either way the run is no proof."""
-    from tilecheck.verifier import api
+    from tilecheck.verifier import data_step
     from tilecheck.verifier.obligations import Checker
 
     inside, polished = [False], []
-    given_again = api._given_again
+    given_again = data_step.given_again
 
     def flagged(*a, **kw):
         inside[0] = True
@@ -239,7 +239,7 @@ def test_the_data_steps_runs_only_decide_whether_the_launch_is_proved(monkeypatc
             return real(self, *a, **kw)
         return wrapper
 
-    monkeypatch.setattr(api, "_given_again", flagged)
+    monkeypatch.setattr(data_step, "given_again", flagged)
     for name in ("confirmed", "canonical", "with_given_contents"):
         monkeypatch.setattr(Checker, name, spy(name))
     # idx // 2 distinct: the race for other contents remains under every candidate fact (a run
@@ -313,7 +313,7 @@ def test_data_follows_gives_content_queries_the_data_steps_budget_without_runnin
     """``verify(..., data=False, data_follows=True)`` (the launcher's cached verdict, whose launches
     on the host it decides on their own data afterwards): queries about contents at the given case
     get the data step's budget, and the step itself is not run."""
-    from tilecheck.verifier import api
+    from tilecheck.verifier import data_step
     from tilecheck.verifier.obligations import Checker
 
     budgets = []
@@ -330,6 +330,6 @@ def test_data_follows_gives_content_queries_the_data_steps_budget_without_runnin
     assert budgets and set(budgets) == {None}
     budgets.clear()
     follows = verify(K.pair_sum_rows, args, (4, 1, 1), data=False, data_follows=True)
-    assert api.DATA_STEP_RLIMIT in budgets
+    assert data_step.DATA_STEP_RLIMIT in budgets
     assert follows.level != LEVEL and alone.level != LEVEL  # neither ran the step
     assert follows.status == alone.status == "race"

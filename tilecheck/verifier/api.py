@@ -13,7 +13,7 @@ from typing import Any
 from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
-from tilecheck.verifier import launch_data, proof_cache, shape_contract, smt
+from tilecheck.verifier import data_step, launch_data, proof_cache, shape_contract, smt
 from tilecheck.verifier.arguments import aliasing_in, broken_preconditions, given_integer_arrays
 from tilecheck.verifier.cached import EVERY_SHAPE_LEVEL, lookup, remember
 from tilecheck.verifier.confirm import confirmer
@@ -23,31 +23,21 @@ from tilecheck.verifier.locks import find_spin_locks
 from tilecheck.verifier.levels import Level, LevelResult
 from tilecheck.verifier.obligations import Checker
 from tilecheck.verifier.preconditions import Precondition
-from tilecheck.report import LEVELS, RACE_KINDS, Finding, Report
+from tilecheck.report import LEVELS, RACE_KINDS, Report
 from tilecheck.ir import triton as triton_frontend
 from tilecheck.requirements import check_named, with_requirements
 from tilecheck.verifier.symbolic.engine import GRID, data_shape, execute
 from tilecheck.ir.order import order_graph
 
-# A general level (all shapes, all grids) gets a small deterministic work budget per query (Z3's
-# rlimit, about a second of this machine's solving): a harder query falls back to the more specific
-# level. Budgets, not wall-clock time, decide verdicts, so the same input gives the same verdict on
-# any machine under any load; ``timeout_s`` stays as a backstop only, for a whole verification.
+# Budgets, not wall-clock time, decide verdicts (smt.smt.GENERAL_LEVEL_RLIMIT and the others), so the
+# same input gives the same verdict on any machine under any load; ``timeout_s`` stays as a
+# backstop only, for a whole verification.
 BACKSTOP_S = 600.0
-GENERAL_LEVEL_RLIMIT = 4_000_000
-# a given-case query that reads array contents, when the launch-data step follows (it decides
-# what this query leaves open): on TileGym every such query proved took under 0.75M units and
-# every model under 1.7M; those that ran on to 4M all ended unknown (the ragged GEMMs, 3-4 s each)
-DATA_STEP_RLIMIT = 2_000_000
 # the solver work a whole verify may spend (Z3 rlimit units, summed over its queries, witness
 # minimisation and data-contract search included): about 20 of the hardest queries a level allows
 WORK_BUDGET = 400_000_000
 # solver queries a contract search may spend in all (deterministic); past it the box stops growing
 CONTRACT_QUERIES = 150
-# the largest launch (in blocks, and in array elements its memory ops move) whose data verify
-# decides by running the exact detector: a few seconds of interpretation at most
-DATA_DETECT_BLOCKS = 1024
-DATA_DETECT_ELEMENTS = 4_000_000
 # the level of a verdict without a grid, for the grids of the kernel's contract (report.contract)
 CONTRACT_LEVEL = "the given shapes, for the grids of its contract"
 # each query of the search for a contract over the shapes: there, every query proved on TileGym took
@@ -165,7 +155,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
     written = {fp.arrays[a.array].name for a in fp.accesses if a.writes and a.array in fp.arrays}
     aliasing = aliasing_in(module, written, params, args)
     if aliasing and not module.distinct_arrays and args is not None and grid3 is not None:
-        return _shared_memory_launch(module, args, grid3, report, aliasing, list(assume), start)
+        return data_step.shared_memory_launch(module, args, grid3, report, aliasing, list(assume), start)
     results: list[LevelResult] = []
     levels = _levels(fp, params, args, grid3)
     if contract is None:
@@ -196,20 +186,20 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         # general levels are tried briefly: a harder query falls back to the more specific level.
         # After a contract search that failed, a general level only looks for a proof more general
         # than the given case (a race there is decided by the given case anyway): the search's budget
-        rlimit = smt.DEFAULT_RLIMIT if last else SEARCH_RLIMIT if every is not None else GENERAL_LEVEL_RLIMIT
+        rlimit = smt.DEFAULT_RLIMIT if last else SEARCH_RLIMIT if every is not None else smt.GENERAL_LEVEL_RLIMIT
         confirm = confirmer(module, args, grid3) if level.shapes is not None else None
         # at the given case, a query about array contents the launch's data step can decide gets
         # a smaller budget: that step (pinned contents, then the exact detector) follows
-        data_step = data_follows and last and level.grid is not None and args is not None and bool(params)
-        if data_step and math.prod(grid3) <= DATA_DETECT_BLOCKS:
+        data_next = data_follows and last and level.grid is not None and args is not None and bool(params)
+        if data_next and math.prod(grid3) <= data_step.DATA_DETECT_BLOCKS:
             # and when that step's exact detector runs this launch, every query gets that budget: an
             # answer past it would only name a more general level for the same verdict (TileBench's
             # bitonic sort: xor-indexed scatters, 14-36 s per query at the full budget)
-            rlimit = DATA_STEP_RLIMIT
+            rlimit = data_step.DATA_STEP_RLIMIT
         result = Checker(fp, graph, locks, list(assume), level, stop_early=not last, confirm=confirm,
-                         rlimit=rlimit, data_rlimit=DATA_STEP_RLIMIT if data_step else None).run()
+                         rlimit=rlimit, data_rlimit=data_step.DATA_STEP_RLIMIT if data_next else None).run()
         results.append(result)
-        if not result.races and not result.unknowns and not _violated(result):
+        if not result.races and not result.unknowns and not data_step.violated(result):
             break
     phases["levels_s"] = time.perf_counter() - mark
     final = results[-1]
@@ -223,7 +213,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         def run(bounds: tuple[int | None, int | None, int | None]) -> LevelResult:
             level = dataclasses.replace(levels[1], grid=None, grid_max=bounds)
             result = Checker(fp, graph, locks, list(assume), level, stop_early=True, witnesses=True,
-                             confirm=channel, rlimit=GENERAL_LEVEL_RLIMIT, confirm_exact=False,
+                             confirm=channel, rlimit=smt.GENERAL_LEVEL_RLIMIT, confirm_exact=False,
                              max_queries=max(CONTRACT_QUERIES - spent[0], 0)).run()
             spent[0] += result.queries
             return result
@@ -233,7 +223,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         def overflows(bounds: tuple[int | None, int | None, int | None]) -> list[tuple[int, ...]]:
             level = dataclasses.replace(levels[1], grid=None, grid_max=bounds)
             return Checker(fp, graph, locks, list(assume), level, confirm=channel,
-                           rlimit=GENERAL_LEVEL_RLIMIT).overflow_only().overflow_blocks
+                           rlimit=smt.GENERAL_LEVEL_RLIMIT).overflow_only().overflow_blocks
         inferred = exclude_overflow(inferred, overflows)
         inferred = _symbolic_contract(inferred, fp, graph, locks, list(assume), levels)
         breaking = inferred.breaking
@@ -275,7 +265,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         report.status = "race"
     elif any(f.kind == "out-of-bounds" for f in report.findings):
         report.status = "out-of-bounds"
-    elif final.unknowns or fp.unsupported or _violated(final):
+    elif final.unknowns or fp.unsupported or data_step.violated(final):
         report.status = "unknown"
         if any(f.kind == "assumption-violated" for f in final.findings):
             report.reasons.append("the given arguments break the kernel's own assumptions (see the "
@@ -303,29 +293,9 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
                     "solver_s": round(sum(r.solver_s for r in results), 4),
                     "total_s": round(time.perf_counter() - start, 4), "accesses": len(fp.accesses),
                     **{k: round(v, 4) for k, v in phases.items()}}
-    if data and grid3 is not None and args is not None and params and launch_data.contents_dependent(report):
-        from tilecheck.interp.detect import detect
-
-        user = list(assume)  # the broken ones are already left out
-        report = launch_data.decide(
-            report, given_integer_arrays(params, args),
-            lambda extra: _reverified(report, extra, user, args, grid3, fp, graph, locks, module, results[-1], given),
-            lambda: _detect_if_small(detect, kernel, args, grid3, user),
-            lambda: _proved_pinned(args, grid3, user, fp, graph, locks, module, results[-1], given))
-        report.stats["total_s"] = round(time.perf_counter() - start, 4)
-    elif data and grid3 is not None and args is not None and params and launch_data.undecided(report):
-        from tilecheck.interp.detect import detect
-
-        stats = report.stats
-        # first the static check with the small index arrays holding their given contents (cheap,
-        # and it scales with the solver, not with the launch's work); then the exact detector
-        pinned = _proved_pinned(args, grid3, list(assume), fp, graph, locks, module, results[-1], given)
-        if pinned is not None:
-            report = launch_data.proved_on_data(report, pinned)
-        else:
-            report = launch_data.decide_undecided(report, lambda: _detect_if_small(detect, kernel, args, grid3,
-                                                                                    list(assume)))
-        report.stats = {**stats, "total_s": round(time.perf_counter() - start, 4)}
+    if data and grid3 is not None and args is not None and params:
+        report = data_step.decide(report, kernel, module, args, grid3, list(assume), fp, graph, locks,
+                                  results[-1], given, start)
     if every is not None and report.launch_contract is None:  # the data step made a new report
         report.launch_contract = every.contract
     return report
@@ -449,7 +419,7 @@ def _symbolic_contract(inferred: Any, fp: Any, graph: Any, locks: Any, assume: l
     for bounds in symbolic_bounds(inferred, sizes, tiles):
         level = dataclasses.replace(levels[0], rules=(*fixed, *(b.rule(GRID) for b in bounds)))
         result = Checker(fp, graph, locks, assume, level, stop_early=True, witnesses=False,
-                         rlimit=GENERAL_LEVEL_RLIMIT).run()
+                         rlimit=smt.GENERAL_LEVEL_RLIMIT).run()
         if not result.races and not result.unknowns:
             unread = [f"grid[{k}] {'==' if e == 1 else '<='} {e}" for k, e in enumerate(inferred.extents)
                       if not inferred.reads[k] and e is not None]
@@ -473,100 +443,6 @@ def _older_objects_frozen() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
-
-
-def _proved_pinned(args: Sequence[Any], grid: tuple[int, int, int], assume: list[Precondition], fp: Any,
-                   graph: Any, locks: Any, module: Module, last: LevelResult, given: Level) -> list[str] | None:
-    """The given-case level again, with every read of a small read-only integer array held at its
-    given element: the names of those arrays when that proves the launch, else None. Only the
-    obligations the level left open are asked again (pins only add constraints: a proved one stays
-    proved, and what a probe proved with the same pins is not asked again);
-    the first model or unknown ends it (``_given_again``)."""
-    from tilecheck.verifier.given_case import FULL_PIN_ELEMENTS, PINNED_RLIMIT
-
-    arrays = given_integer_arrays(module.params, args)
-    pinned = sorted(fp.arrays[i].name for i in fp.memory if fp.arrays[i].name in arrays
-                    and arrays[fp.arrays[i].name].size <= FULL_PIN_ELEMENTS)
-    if not pinned:
-        return None
-    result = _given_again(fp, graph, locks, assume, module, args, grid, last, given, PINNED_RLIMIT, pin=True)
-    # an op the model does not know may touch memory the footprints miss: no proof at any level
-    return pinned if _proves(result) and not fp.unsupported else None
-
-
-def _reverified(report: Report, extra: list[Precondition], assume: list[Precondition], args: Sequence[Any],
-                grid: tuple[int, int, int], fp: Any, graph: Any, locks: Any, module: Module, last: LevelResult,
-                given: Level) -> Report:
-    """The given-case level again under the preconditions ``extra`` (a data contract's candidate):
-    ``report`` verified under them, or unknown. Only the obligations the level left open are asked
-    again (preconditions only add constraints: a proved one stays proved)."""
-    result = _given_again(fp, graph, locks, [*assume, *extra], module, args, grid, last, given,
-                          GENERAL_LEVEL_RLIMIT, pin=False)
-    ok = _proves(result) and not fp.unsupported
-    out = Report(report.kernel, "verified" if ok else "unknown", level=given.label,
-                 findings=[f for f in report.findings if not f.is_defect],
-                 assumptions=[*report.assumptions, *(p.describe() for p in extra)],
-                 notes=list(report.notes), stats=dict(report.stats))
-    out.reasons = [] if ok else list(result.unknowns) or ["a defect remains under these preconditions"]
-    return out
-
-
-def _given_again(fp: Any, graph: Any, locks: Any, assume: list[Precondition], module: Module, args: Sequence[Any],
-                 grid: tuple[int, int, int], last: LevelResult, given: Level, rlimit: int, pin: bool) -> LevelResult:
-    """The given-case level run again under more constraints (preconditions, or with ``pin`` the
-    given contents of the small index arrays), asking only what ``last`` left open when it was that
-    level: more constraints keep a proved obligation proved. The first race or unknown ends it.
-    Only whether it proves the launch matters: a model is a defect of the run as it comes, neither
-    run on the interpreter nor made canonical (a model that did not reproduce would leave the
-    obligation open: not a proof either)."""
-    proved = last.proved if last.level is given else frozenset()
-    if pin and last.level is given:  # and what its probes proved with the same contents pinned
-        proved = proved | last.proved_pinned
-    # (the confirmer gives the pinned contents)
-    return Checker(fp, graph, locks, assume, given, stop_early=True, witnesses=False,
-                   confirm=confirmer(module, args, grid), rlimit=rlimit, pin_given=pin, proved=proved).run()
-
-
-def _proves(result: LevelResult) -> bool:
-    """The level found no defect, left nothing undecided, and its model holds for the case."""
-    return not result.races and not result.unknowns and not _violated(result)
-
-
-def _shared_memory_launch(module: Module, args: Sequence[Any], grid: tuple[int, int, int], report: Report,
-                          aliasing: list[Finding], assume: list[Precondition], start: float) -> Report:
-    """A launch whose arguments share memory, of a kernel whose language allows it
-    (``Module.distinct_arrays`` False: Triton's in-place updates). The static model keeps arrays
-    apart, so it proves nothing here: the exact detector decides the launch, following the shared
-    memory element by element."""
-    from tilecheck.interp.detect import detect
-
-    shared = "; ".join(f.message for f in aliasing[:2])
-    report.reasons.append(f"arguments share memory ({shared}); the static check assumes distinct arrays")
-    report = launch_data.decide_undecided(report, lambda: _detect_if_small(detect, module, args, grid, assume))
-    report.stats["total_s"] = round(time.perf_counter() - start, 4)
-    return report
-
-
-def _detect_if_small(detect: Any, kernel: Any, args: Sequence[Any], grid: tuple[int, int, int],
-                     assume: Sequence[Precondition]) -> Report:
-    """The exact detector's verdict on the launch, when it is small enough to run inside verify
-    (a large launch is left to tilecheck.detect or tilecheck.launch: an unknown with that reason)."""
-    blocks = grid[0] * grid[1] * grid[2]
-    if blocks > DATA_DETECT_BLOCKS:
-        report = Report(getattr(kernel, "name", "kernel"), "unknown")
-        report.reasons.append(f"the launch has {blocks} blocks, more than verify runs exactly "
-                              f"({DATA_DETECT_BLOCKS}); run tilecheck.detect on it, or state the precondition")
-        return report
-    report = detect(kernel, args, grid, assume=assume, max_elements=DATA_DETECT_ELEMENTS)
-    if report.status == "unknown" and any("elements moved" in r for r in report.reasons):
-        report.reasons = [f"the launch moves more than {DATA_DETECT_ELEMENTS} array elements, more than "
-                          "verify runs exactly; run tilecheck.detect on it, or state the precondition"]
-    return report
-
-
-def _violated(result: LevelResult) -> bool:
-    """The model does not hold for the case: it breaks an assumption, or its index arithmetic overflows."""
-    return any(f.kind in ("assumption-violated", "overflow") for f in result.findings)
 
 
 def _module(kernel: Any, args: Sequence[Any] | None) -> tuple[Module, tuple[Any, ...]]:

@@ -204,11 +204,11 @@ def solve_with_given_contents(ch: Checker, constraints: list[smt.BoolExpr], clai
 # much, and past it only if the given contents do not settle it (TileGym: all but one such query proved
 # took under 0.5M units; the two that ran to 2M ended unknown, 2.5 s, and held pinned in 0.3 s)
 PROBE_RLIMIT = 500_000
-# the budget of the data step's pinned run (``api._proved_pinned``): a query with the small index
+# the budget of the data step's pinned run (``data_step.proved_pinned``): a query with the small index
 # arrays held at their given contents
 PINNED_RLIMIT = smt.DEFAULT_RLIMIT
 # ... but for an overflow claim on contents, each of its rounds gets the level's budget for such a
-# query (``api.DATA_STEP_RLIMIT``): past 2M units, Z3 5.4's Diophantine solver spent 580 s on 17.7M
+# query (``data_step.DATA_STEP_RLIMIT``): past 2M units, Z3 5.4's Diophantine solver spent 580 s on 17.7M
 # units of one round of TileGym's 128-expert grouped GEMM (multiplying big numbers it does not charge
 # to the work limit), and that test ran for 10 minutes; within 2M the round ended in 1 s
 PINNED_OVERFLOW_RLIMIT = 2_000_000

@@ -95,6 +95,9 @@ def _next_name() -> int:
 
 # a work budget that stops runaway queries deterministically (timeouts alone depend on the machine)
 DEFAULT_RLIMIT = 20_000_000
+# each query of a general level (all shapes, all grids): about a second of this machine's solving; a
+# harder query falls back to the more specific level
+GENERAL_LEVEL_RLIMIT = 4_000_000
 # each query of a witness's minimisation: polish, so small (a query past it keeps the model in hand)
 MINIMIZE_RLIMIT = 1_000_000
 
