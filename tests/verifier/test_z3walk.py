@@ -103,3 +103,48 @@ def test_processes_compiling_at_once_share_one_library(tmp_path):
     assert all(p.returncode == 0 for p in procs), [err for _, err in outs]
     assert all(out.splitlines()[0] == "True ['x', 'f(f(x))', 'f(x)']" for out, _ in outs)
     assert len(list(tmp_path.glob("z3walk-*.so"))) == 1 and not list(tmp_path.glob("*.partial"))
+
+
+@st.composite
+def tracked_queries(draw):
+    """Nested conjunctions of comparisons and implications, some of tracked flags, some not."""
+    xs = z3.Ints("x0 x1 x2")
+    flags = [z3.Bool(f"rule!{i}") for i in range(draw(st.integers(0, 4)))]
+    other = z3.Bool("p")
+
+    def atom():
+        a, b = draw(st.sampled_from(xs)), draw(st.sampled_from(xs))
+        return draw(st.sampled_from([a < b, a <= b + 1, a == b * 2, a >= draw(st.integers(-2, 2))]))
+
+    def conjunct(depth):
+        kind = draw(st.sampled_from(["atom", "and", "implies"] if depth < 2 else ["atom", "implies"]))
+        if kind == "and":
+            return z3.And(*[conjunct(depth + 1) for _ in range(draw(st.integers(2, 3)))])
+        if kind == "implies":
+            return z3.Implies(draw(st.sampled_from([*flags, other])), atom())
+        return atom()
+    return [conjunct(0) for _ in range(draw(st.integers(1, 5)))], flags
+
+
+@native
+@settings(max_examples=examples(200), deadline=None)
+@given(tracked_queries())
+def test_asserting_in_c_asserts_what_the_python_walk_asserts_in_its_order(case):
+    constraints, flags = case
+    asserted = []
+    for walk in ("c", "python"):
+        solver = z3.Solver()
+        solver.set("unsat_core", True)
+        ids = {smt.term_id(f): f.as_ast() for f in flags}
+        try:  # Z3 refuses a flag that tracks two assertions (a search names each rule once)
+            if walk == "c":
+                used = z3walk.assert_tracking(solver, constraints, ids)
+            else:
+                used = smt._assert_tracking_python(solver, constraints, ids)
+        except z3.Z3Exception as exc:
+            asserted.append(str(exc))
+            continue
+        answer = solver.check(*flags)
+        core = sorted(map(str, solver.unsat_core())) if answer == z3.unsat else None
+        asserted.append(([a.sexpr() for a in solver.assertions()], used, str(answer), core))
+    assert asserted[0] == asserted[1]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -175,8 +176,19 @@ def summarize(module: Module) -> str:
     return "\n".join(lines)
 
 
-def address_slice(function: Any) -> set[Any]:
-    """The ops whose results (transitively) feed an address: view indices and pointer offsets."""
+def address_slice(function: Any) -> frozenset[Any]:
+    """The ops whose results (transitively) feed an address: view indices and pointer offsets.
+    Once per function (every level and search tier asks it; the IR does not change)."""
+    found = _ADDRESS_SLICES.get(function)
+    if found is None:
+        found = _ADDRESS_SLICES[function] = frozenset(_address_slice(function))
+    return found
+
+
+_ADDRESS_SLICES: weakref.WeakKeyDictionary[Any, frozenset[Any]] = weakref.WeakKeyDictionary()
+
+
+def _address_slice(function: Any) -> set[Any]:
     work = []
     for op in function.walk():
         if op.name in ("load_view_tko", "store_view_tko", "atomic_red_view_tko"):

@@ -323,13 +323,18 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
             (), index32, reason="the kernel's own assumptions do not all hold at this launch, or name "
                                 "more than its shapes and scalars"), None)
 
+    terms: dict[shape_contract.Rule, Any] = {}  # each rule's formula, made once for every tier and search
+
     def checker(preconditions: list[Precondition]) -> Any:
         memo: dict[str, Any] = {}  # what the search's levels share (``Checker.memo``)
 
         def check(rules: tuple[shape_contract.Rule, ...], proved: set[Any], last: bool) -> LevelResult:
             flags = [smt.Bool(f"rule!{i}") for i in range(len(rules))]
+            for r in rules:
+                if r not in terms:
+                    terms[r] = r.smt(syms)
             level = Level(1, LEVELS[1], None, None, None, None, widths=facts, tracked=tuple(flags),
-                          rules=tuple(smt.Implies(f, r.smt(syms)) for f, r in zip(flags, rules)))
+                          rules=tuple(smt.Implies(f, terms[r]) for f, r in zip(flags, rules)))
             return Checker(fp, graph, locks, preconditions, level, stop_early=True, witnesses=False,
                            rlimit=SEARCH_RLIMIT if last else SEARCH_TIER_RLIMIT, proved=proved, memo=memo).run()
         return check

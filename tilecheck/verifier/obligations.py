@@ -182,7 +182,10 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         if "ranges" in self.memo:
             return self.memo["ranges"]
         limits = [g <= bound for g, bound in zip(GRID, GRID_LIMITS)]
-        box = intervals.box_of([*self.base(("b1",)), *(self.level.widths or ()), *limits])
+        # a tracked rule is an implication, which interval bounds do not read: left out of the walk
+        rules = {smt.term_id(r) for r in self.level.rules} if self.level.tracked else set()
+        base = [c for c in self.base(("b1",)) if smt.term_id(c) not in rules]
+        box = intervals.box_of([*base, *(self.level.widths or ()), *limits])
         for index, func in self.fp.memory.items():
             if (span := self._contents_range(index)) is not None:
                 box[func.name()] = span

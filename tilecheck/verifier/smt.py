@@ -270,11 +270,22 @@ def _assert_tracking(solver: z3.Solver, constraints: Iterable[BoolExpr], assumpt
         solver.add(*constraints)
         return
     solver.set("unsat_core", True)
-    ctx = solver.ctx
-    c, s, core = ctx.ref(), solver.solver, z3.z3core
+    c, s = solver.ctx.ref(), solver.solver
     flags = {_C.Z3_get_ast_id(c, a.as_ast()): a.as_ast() for a in assumptions}
+    constraints = list(constraints)
+    used = z3walk.assert_tracking(solver, constraints, flags)  # in C, when it is there
+    if used is None:
+        used = _assert_tracking_python(solver, constraints, flags)
+    for key, flag in flags.items():  # an assumption no implication names still holds
+        if key not in used:
+            z3.z3core.Z3_solver_assert_and_track(c, s, flag, flag)
+
+
+def _assert_tracking_python(solver: z3.Solver, constraints: list[BoolExpr], flags: dict[int, Any]) -> set[int]:
+    """``z3walk.assert_tracking``'s walk through the C API from Python: the ids of the flags used."""
+    c, s, core = solver.ctx.ref(), solver.solver, z3.z3core
     used: set[int] = set()
-    todo = [t.as_ast() for t in reversed(list(constraints))]
+    todo = [t.as_ast() for t in reversed(constraints)]
     while todo:
         a = todo.pop()
         parts = _raw_and_arguments(c, a)
@@ -288,9 +299,7 @@ def _assert_tracking(solver: z3.Solver, constraints: Iterable[BoolExpr], assumpt
             used.add(flag)
             continue
         core.Z3_solver_assert(c, s, a)
-    for key, flag in flags.items():  # an assumption no implication names still holds
-        if key not in used:
-            core.Z3_solver_assert_and_track(c, s, flag, flag)
+    return used
 
 
 def _solver(rlimit: int, tactics: tuple[str, ...] = ()) -> z3.Solver:

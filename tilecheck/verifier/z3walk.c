@@ -21,6 +21,10 @@ static decl_t (*get_app_decl)(ctx_t, ast_t);
 static int (*get_decl_kind)(ctx_t, decl_t);
 static ast_t (*get_app_arg)(ctx_t, ast_t, unsigned);
 static int app_ast_kind, uninterpreted_kind;
+static void (*solver_assert)(ctx_t, void *, ast_t);
+static void (*solver_assert_and_track)(ctx_t, void *, ast_t, ast_t);
+static int (*get_error_code)(ctx_t);
+static int op_and, op_implies;
 
 void tc_init(void **fns, int app_kind, int uninterpreted) {
     get_ast_id = (unsigned (*)(ctx_t, ast_t))fns[0];
@@ -174,3 +178,79 @@ oom:
 }
 
 void tc_free(void *p) { free(p); }
+
+void tc_init_assert(void **fns, int and_kind, int implies_kind) {
+    solver_assert = (void (*)(ctx_t, void *, ast_t))fns[0];
+    solver_assert_and_track = (void (*)(ctx_t, void *, ast_t, ast_t))fns[1];
+    get_error_code = (int (*)(ctx_t))fns[2];
+    op_and = and_kind;
+    op_implies = implies_kind;
+}
+
+static int by_id(const void *a, const void *b) {
+    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Assert the conjunction of ``roots`` into ``solver``, nested conjunctions flattened in the
+ * order of a depth-first walk (a conjunction's arguments in order); a conjunct ``Implies(f, r)``
+ * whose ``f`` has an id in ``flags`` (sorted; ``nflags``) is asserted as ``r`` tracked by ``f``, and
+ * ``used[k]`` set for that flag. Returns 0; -1 when out of memory, or -2 when Z3 refused an
+ * assertion (its error code says why), with nothing more asserted. */
+int tc_assert(ctx_t c, void *solver, ast_t *roots, unsigned nroots, const unsigned *flags, unsigned nflags,
+              char *used) {
+    size_t cap = 256, top = 0;
+    ast_t *todo = malloc(cap * sizeof *todo);
+    if (!todo)
+        return -1;
+    for (unsigned i = nroots; i-- > 0;) {
+        if (top == cap) {
+            ast_t *t = realloc(todo, (cap *= 2) * sizeof *todo);
+            if (!t)
+                goto oom;
+            todo = t;
+        }
+        todo[top++] = roots[i];
+    }
+    while (top) {
+        ast_t a = todo[--top];
+        if (get_ast_kind(c, a) == app_ast_kind) {
+            int kind = get_decl_kind(c, get_app_decl(c, a));
+            if (kind == op_and) {
+                unsigned n = get_app_num_args(c, a);
+                while (top + n > cap) {
+                    ast_t *t = realloc(todo, (cap *= 2) * sizeof *todo);
+                    if (!t)
+                        goto oom;
+                    todo = t;
+                }
+                for (unsigned k = n; k-- > 0;)
+                    todo[top++] = get_app_arg(c, a, k);
+                continue;
+            }
+            if (kind == op_implies && nflags) {
+                ast_t flag = get_app_arg(c, a, 0);
+                unsigned id = get_ast_id(c, flag);
+                const unsigned *hit = bsearch(&id, flags, nflags, sizeof *flags, by_id);
+                if (hit) {
+                    solver_assert_and_track(c, solver, get_app_arg(c, a, 1), flag);
+                    used[hit - flags] = 1;
+                    if (get_error_code(c))
+                        goto refused;
+                    continue;
+                }
+            }
+        }
+        solver_assert(c, solver, a);
+        if (get_error_code(c))
+            goto refused;
+    }
+    free(todo);
+    return 0;
+refused:
+    free(todo);
+    return -2;
+oom:
+    free(todo);
+    return -1;
+}

@@ -105,8 +105,15 @@ def _load() -> Any:
                                     ctypes.POINTER(ctypes.POINTER(ctypes.c_uint))]
             lib.tc_walk.restype = ctypes.c_long
             lib.tc_free.argtypes = [ctypes.c_void_p]
+            lib.tc_init_assert.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.c_int]
+            lib.tc_assert.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint,
+                                      ctypes.POINTER(ctypes.c_uint), ctypes.c_uint, ctypes.c_char_p]
+            lib.tc_assert.restype = ctypes.c_int
             functions = (ctypes.c_void_p * len(_Z3))(*[ctypes.cast(getattr(C, n), ctypes.c_void_p) for n in _Z3])
             lib.tc_init(functions, z3.Z3_APP_AST, z3.Z3_OP_UNINTERPRETED)
+            asserts = (ctypes.c_void_p * 3)(*[ctypes.cast(raw(n), ctypes.c_void_p) for n in (
+                "Z3_solver_assert", "Z3_solver_assert_and_track", "Z3_get_error_code")])
+            lib.tc_init_assert(asserts, z3.Z3_OP_AND, z3.Z3_OP_IMPLIES)
         except (OSError, subprocess.SubprocessError, AttributeError) as exc:
             lib = None
             _state["why"] = str(exc)
@@ -209,3 +216,26 @@ def _python_walk(terms: list[Any], seen: set[int]) -> Iterator[tuple[Any, int]]:
         if decl_kind(c, decl(c, a)) == z3.Z3_OP_UNINTERPRETED:
             yield z3.z3._to_expr_ref(a, ctx), n
         todo.extend(arg(c, a, k) for k in range(n))
+
+
+def assert_tracking(solver: Any, constraints: list[Any], flags: dict[int, Any]) -> set[int] | None:
+    """``smt._assert_tracking`` in one foreign call: ``constraints`` asserted into ``solver``
+    (conjunctions flattened, in the same order), each ``Implies(f, rule)`` of a flag ``f`` (by term
+    id in ``flags``) as ``rule`` tracked by ``f``. The ids of the flags some implication named; None
+    when the C library is not there (the caller walks in Python)."""
+    lib = _load()
+    if lib is None:
+        return None
+    ctx = solver.ctx
+    c = ctx.ref()
+    ids = sorted(flags)
+    n, k = len(constraints), len(ids)
+    roots = (ctypes.c_void_p * n)(*[t.as_ast() for t in constraints])
+    keys = (ctypes.c_uint * k)(*ids)
+    used = ctypes.create_string_buffer(k)
+    done = lib.tc_assert(c, solver.solver, roots, n, keys, k, used)
+    if done == -1:
+        raise MemoryError("tilecheck: no memory to assert a query")
+    if done == -2:
+        raise z3.Z3Exception(z3.z3core.Z3_get_error_msg(c, z3.z3core.Z3_get_error_code(c)))
+    return {ids[i] for i in range(k) if used.raw[i]}
