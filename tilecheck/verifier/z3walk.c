@@ -113,6 +113,21 @@ int tc_set_union(idset *dst, const idset *src) {
     return 1;
 }
 
+/* room for ``need`` entries in the stack ``*stack`` of capacity ``*cap``; 0 when out of memory */
+static int reserve(ast_t **stack, size_t *cap, size_t need) {
+    size_t size = *cap;
+    while (size < need)
+        size *= 2;
+    if (size == *cap)
+        return 1;
+    ast_t *t = realloc(*stack, size * sizeof *t);
+    if (!t)
+        return 0;
+    *stack = t;
+    *cap = size;
+    return 1;
+}
+
 /* Every application of an uninterpreted symbol under ``roots`` whose node is not in ``seen``
  * (constants too), in the order of a depth-first walk that pops the last pushed node first and
  * pushes a node's arguments in order; every node visited joins ``seen``. The applications and
@@ -125,15 +140,10 @@ long tc_walk(ctx_t c, ast_t *roots, unsigned nroots, idset *seen, ast_t **apps, 
     unsigned *arity = malloc(fcap * sizeof *arity);
     if (!todo || !out || !arity)
         goto oom;
-    for (unsigned i = 0; i < nroots; i++) {
-        if (top == cap) {
-            ast_t *t = realloc(todo, (cap *= 2) * sizeof *todo);
-            if (!t)
-                goto oom;
-            todo = t;
-        }
+    if (!reserve(&todo, &cap, nroots))
+        goto oom;
+    for (unsigned i = 0; i < nroots; i++)
         todo[top++] = roots[i];
-    }
     while (top) {
         ast_t a = todo[--top];
         int fresh = insert(seen, get_ast_id(c, a));
@@ -157,12 +167,8 @@ long tc_walk(ctx_t c, ast_t *roots, unsigned nroots, idset *seen, ast_t **apps, 
             out[found] = a;
             arity[found++] = n;
         }
-        while (top + n > cap) {
-            ast_t *t = realloc(todo, (cap *= 2) * sizeof *todo);
-            if (!t)
-                goto oom;
-            todo = t;
-        }
+        if (!reserve(&todo, &cap, top + n))
+            goto oom;
         for (unsigned k = 0; k < n; k++)
             todo[top++] = get_app_arg(c, a, k);
     }
@@ -203,27 +209,18 @@ int tc_assert(ctx_t c, void *solver, ast_t *roots, unsigned nroots, const unsign
     ast_t *todo = malloc(cap * sizeof *todo);
     if (!todo)
         return -1;
-    for (unsigned i = nroots; i-- > 0;) {
-        if (top == cap) {
-            ast_t *t = realloc(todo, (cap *= 2) * sizeof *todo);
-            if (!t)
-                goto oom;
-            todo = t;
-        }
+    if (!reserve(&todo, &cap, nroots))
+        goto oom;
+    for (unsigned i = nroots; i-- > 0;)
         todo[top++] = roots[i];
-    }
     while (top) {
         ast_t a = todo[--top];
         if (get_ast_kind(c, a) == app_ast_kind) {
             int kind = get_decl_kind(c, get_app_decl(c, a));
             if (kind == op_and) {
                 unsigned n = get_app_num_args(c, a);
-                while (top + n > cap) {
-                    ast_t *t = realloc(todo, (cap *= 2) * sizeof *todo);
-                    if (!t)
-                        goto oom;
-                    todo = t;
-                }
+                if (!reserve(&todo, &cap, top + n))
+                    goto oom;
                 for (unsigned k = n; k-- > 0;)
                     todo[top++] = get_app_arg(c, a, k);
                 continue;
