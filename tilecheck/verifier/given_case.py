@@ -204,6 +204,10 @@ def solve_with_given_contents(ch: Checker, constraints: list[smt.BoolExpr], clai
 # much, and past it only if the given contents do not settle it (TileGym: all but one such query proved
 # took under 0.5M units; the two that ran to 2M ended unknown, 2.5 s, and held pinned in 0.3 s)
 PROBE_RLIMIT = 500_000
+# ... and once the level has left an obligation open (the data step will decide the launch anyway),
+# a probe is only asked for a race other contents make (whose candidate preconditions the data
+# contract tries): TileGym's such races were found within 0.1M units
+PROBE_OPEN_RLIMIT = 100_000
 # the budget of the data step's pinned run (``data_step.proved_pinned``): a query with the small index
 # arrays held at their given contents
 PINNED_RLIMIT = smt.DEFAULT_RLIMIT
@@ -228,13 +232,14 @@ def probed(ch: Checker, formula: smt.BoolExpr, extra: list[smt.BoolExpr], rlimit
     test then ran the exact detector per configuration, 33 s -> 154 s. Not done.)"""
     if rlimit <= PROBE_RLIMIT or ch.confirmer is None:
         return None
-    first = smt.check([formula, *extra], PROBE_RLIMIT, ch.level.tracked)
+    probe = PROBE_OPEN_RLIMIT if ch.result.unknowns else PROBE_RLIMIT
+    first = smt.check([formula, *extra], probe, ch.level.tracked)
     if not isinstance(first, smt.Unknown):
         return first
     answer = pinned(ch, [formula, *extra], key, rlimit)
     if not isinstance(answer, smt.Unsat):
         return None
-    return smt.Unknown(f"undecided for other contents within {PROBE_RLIMIT} units; it holds for the "
+    return smt.Unknown(f"undecided for other contents within {probe} units; it holds for the "
                        "given ones")
 
 
