@@ -280,14 +280,18 @@ def in_block_hits(rec: Recorder, pairs: list[UnorderedPair]) -> Iterator[tuple[U
 def _first_unordered(rec: Recorder, pair: UnorderedPair, cx: Columns, cy: Columns) -> Any:
     """The least (block, element) where the pair's two ops meet in an unordered iteration relation,
     as two record indices; every meeting is classified at once (vectorised), in chunks."""
-    keys_x, keys_y = _block_element_keys(rec, cx), _block_element_keys(rec, cy)
-    order_x, order_y = np.argsort(keys_x, kind="stable"), np.argsort(keys_y, kind="stable")
+    itself = pair.x is pair.y  # one op's records met with themselves: keyed, sorted and numbered once
+    keys_x = _block_element_keys(rec, cx)
+    keys_y = keys_x if itself else _block_element_keys(rec, cy)
+    order_x = np.argsort(keys_x, kind="stable")
+    order_y = order_x if itself else np.argsort(keys_y, kind="stable")
     sorted_y = keys_y[order_y]
     lo = np.searchsorted(sorted_y, keys_x[order_x], "left")
     hi = np.searchsorted(sorted_y, keys_x[order_x], "right")
     counts = hi - lo
     depth = len(pair.loops)
-    it_x, it_y = _iterations(rec, cx["event"], pair.loops), _iterations(rec, cy["event"], pair.loops)
+    it_x = _iterations(rec, cx["event"], pair.loops)
+    it_y = it_x if itself else _iterations(rec, cy["event"], pair.loops)
     before = np.array(pair.before + (False,), bool)
     after = np.array(pair.after + (False,), bool)
     chunk = 1 << 20
@@ -304,7 +308,7 @@ def _first_unordered(rec: Recorder, pair: UnorderedPair, cx: Columns, cy: Column
         i = np.repeat(order_x[rows], n)
         offsets = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)
         j = order_y[np.repeat(lo[rows], n) + offsets]
-        if pair.x is pair.y:
+        if itself:
             keep = (cx["event"][i] < cy["event"][j]) | ((cx["event"][i] == cy["event"][j])
                                                         & (cx["lane"][i] < cy["lane"][j]))
             i, j = i[keep], j[keep]
@@ -316,7 +320,7 @@ def _first_unordered(rec: Recorder, pair: UnorderedPair, cx: Columns, cy: Column
         earlier = ix[rows_, np.minimum(d, max(depth - 1, 0))] < iy[rows_, np.minimum(d, max(depth - 1, 0))] \
             if depth else np.zeros(len(i), bool)
         same = d == depth
-        if pair.x is pair.y:
+        if itself:
             same_ok = same & (cx["event"][i] == cy["event"][j]) & pair.same
         else:
             same_ok = same & pair.same
@@ -331,9 +335,11 @@ def _iterations(rec: Recorder, events: np.ndarray, loops: tuple[Op, ...]) -> np.
     """Per record, its iteration number in each of ``loops`` (rows of a matrix)."""
     if not len(events):
         return np.zeros((0, len(loops)), np.int64)
-    seen, index = np.unique(events, return_inverse=True)  # the events these records come from only
-    table = np.array([_iteration(rec.events[e], loops) for e in seen.tolist()], np.int64).reshape(len(seen), len(loops))
-    return table[index.reshape(-1)]
+    seen = np.flatnonzero(np.bincount(events))  # the events these records come from only (no sort)
+    table = np.zeros((int(seen[-1]) + 1, len(loops)), np.int64)
+    table[seen] = np.array([_iteration(rec.events[e], loops) for e in seen.tolist()],
+                           np.int64).reshape(len(seen), len(loops))
+    return table[events]
 
 
 def _block_element_keys(rec: Recorder, col: Columns) -> np.ndarray:

@@ -51,13 +51,14 @@ def _contiguous_run(view: TileView, index: tuple[np.ndarray, ...], width: int) -
     return view.tensor.base + start * view.tile[0]
 
 
-def _record_view(interp, ctx, op, view, index, first, effect) -> None:
+def _record_view(interp, ctx, op, view, index, first, effect, elements=None) -> None:
     """Tell the recorder (the race detector) which elements a view op touches, and which lanes leave
-    the tensor along a dimension whose ``inbounds`` flag promised they would not."""
+    the tensor along a dimension whose ``inbounds`` flag promised they would not (``elements``: the
+    op's ``view_elements``, when it computed them already)."""
     if first is not None and ctx.active.all():
         interp.recorder.access(ctx, op, view.tensor.array, None, None, effect, run=(first, view.tile[0]))
         return
-    offsets, valid = view_elements(view, index)
+    offsets, valid = elements if elements is not None else view_elements(view, index)
     shape = (ctx.width, *view.tile)
     active = np.broadcast_to(_lanes(ctx.active, len(view.tile)), shape)
     inside = np.broadcast_to(valid, shape)
@@ -94,14 +95,15 @@ def load_view(interp, ctx, op, view, *rest):
     mem = interp.memory(view.tensor.array, op)
     dtype = out_type(op)
     first = _contiguous_run(view, index, ctx.width)
+    elements = view_elements(view, index) if first is None else None
     if interp.recorder is not None:
-        _record_view(interp, ctx, op, view, index, first, "read")
+        _record_view(interp, ctx, op, view, index, first, "read", elements)
     if first is not None:
         tile = mem.flat[first:first + ctx.width * view.tile[0]].reshape(ctx.width, view.tile[0])
         # a view of memory no op writes needs no copy; anything else is copied (later stores must
         # not change a tile already loaded)
         return (tile.astype(dtype, copy=view.tensor.array not in interp.read_only), None)
-    offsets, valid = view_elements(view, index)
+    offsets, valid = elements
     shape = (ctx.width, *view.tile)
     take = np.broadcast_to(valid & _lanes(ctx.active, len(view.tile)), shape)
     result = np.full(shape, _PADDING.get(view.padding, 0.0) if dtype.kind == "f" else 0, dtype)
@@ -114,13 +116,15 @@ def store_view(interp, ctx, op, tile, view, *rest):
     index = rest[:len(op.operand_group("index"))]
     mem = interp.memory(view.tensor.array, op)
     first = _contiguous_run(view, index, ctx.width)
+    whole = first is not None and ctx.active.all()
+    elements = None if whole else view_elements(view, index)
     if interp.recorder is not None:
-        _record_view(interp, ctx, op, view, index, first, "write")
+        _record_view(interp, ctx, op, view, index, first, "write", elements)
     interp.writes += 1
-    if first is not None and ctx.active.all():
+    if whole:
         mem.flat[first:first + ctx.width * view.tile[0]] = np.reshape(tile, -1)
         return (None,)
-    offsets, valid = view_elements(view, index)
+    offsets, valid = elements
     shape = (ctx.width, *view.tile)
     put = np.broadcast_to(valid & _lanes(ctx.active, len(view.tile)), shape)
     # duplicate offsets (a race between the wave's blocks): numpy keeps the last, in wave order
