@@ -23,6 +23,7 @@ import numpy as np
 
 from tilecheck.interp.engine import linear_block_ids
 from tilecheck.interp.sync import Sync
+from tilecheck.interp.values import broadcast
 from tilecheck.ir.summary import ACQUIRE_ORDERS, CROSS_BLOCK_SCOPES, RELEASE_ORDERS
 from tilecheck.ir import Op
 
@@ -265,9 +266,9 @@ class Recorder:
             lanes = np.arange(len(o), dtype=np.int64)
             tile_shape: tuple[int, ...] = (tile,)
         else:
-            full = np.broadcast_to(active, offsets.shape)
+            full = broadcast(active, offsets.shape)
             lanes = np.flatnonzero(full)
-            o = np.broadcast_to(offsets, full.shape).reshape(-1)[lanes]
+            o = broadcast(offsets, full.shape).reshape(-1)[lanes]
             tile_shape = tuple(full.shape[1:])
             per_block = int(np.prod(tile_shape)) if tile_shape else 1
             b = ids[lanes // per_block]
@@ -310,10 +311,10 @@ class Recorder:
     def out_of_bounds(self, ctx: Any, op: Op, array: int, offsets: np.ndarray, bad: np.ndarray) -> None:
         if op in self.oob:
             return
-        full = np.broadcast_to(bad, np.shape(offsets))
+        full = broadcast(bad, np.shape(offsets))
         pos = np.argwhere(full)[0]  # first in wave order: the least block of this wave
         block = tuple(int(v) for v in ctx.blocks[pos[0]])
-        self.oob[op] = OutOfBounds(op, array, block, int(np.broadcast_to(offsets, full.shape)[tuple(pos)]),
+        self.oob[op] = OutOfBounds(op, array, block, int(broadcast(offsets, full.shape)[tuple(pos)]),
                                              tuple(int(v) for v in pos[1:]), tuple(ctx.iterations))
 
     # ---- summaries ------------------------------------------------------------------------------

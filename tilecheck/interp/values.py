@@ -49,3 +49,11 @@ class TileView:
 
 
 TOKEN = None  # tokens carry no data at run time; ordering is the scheduler's business
+
+
+def broadcast(a: object, shape: tuple[int, ...]) -> np.ndarray:
+    """``np.broadcast_to`` (read it only), without its cost when ``a`` already has ``shape``: a
+    wave of one block runs a memory op per loop trip, and the broadcasts were most of its time."""
+    if type(a) is np.ndarray and a.shape == shape:
+        return a
+    return np.broadcast_to(a, shape)

@@ -7,7 +7,7 @@ from tilecheck.ir import Op
 from tilecheck.interp.wave import InterpreterError
 from tilecheck.interp.ops.arith import out_type, unsigned
 from tilecheck.interp.registry import interpret
-from tilecheck.interp.values import Pointer, TileView
+from tilecheck.interp.values import Pointer, TileView, broadcast
 
 _PADDING = {None: 0.0, "zero": 0.0, "neg_zero": -0.0, "nan": np.nan, "pos_inf": np.inf, "neg_inf": -np.inf}
 
@@ -60,15 +60,15 @@ def _record_view(interp, ctx, op, view, index, first, effect, elements=None) -> 
         return
     offsets, valid = elements if elements is not None else view_elements(view, index)
     shape = (ctx.width, *view.tile)
-    active = np.broadcast_to(_lanes(ctx.active, len(view.tile)), shape)
-    inside = np.broadcast_to(valid, shape)
+    active = broadcast(_lanes(ctx.active, len(view.tile)), shape)
+    inside = broadcast(valid, shape)
     flags = op.attrs.get("inbounds")
     if flags and any(flags) and not inside[active].all():
         # compiled with check_bounds=False: the op may assume its tile lies inside the tensor
-        bad = active & ~inside & np.broadcast_to(_promised_dims(view, index, flags), shape)
+        bad = active & ~inside & broadcast(_promised_dims(view, index, flags), shape)
         if bad.any():
-            interp.recorder.out_of_bounds(ctx, op, view.tensor.array, np.broadcast_to(offsets, shape), bad)
-    interp.recorder.access(ctx, op, view.tensor.array, np.broadcast_to(offsets, shape), active & inside, effect)
+            interp.recorder.out_of_bounds(ctx, op, view.tensor.array, broadcast(offsets, shape), bad)
+    interp.recorder.access(ctx, op, view.tensor.array, broadcast(offsets, shape), active & inside, effect)
 
 
 def _promised_dims(view: TileView, index: tuple[np.ndarray, ...], flags) -> np.ndarray:
@@ -105,9 +105,9 @@ def load_view(interp, ctx, op, view, *rest):
         return (tile.astype(dtype, copy=view.tensor.array not in interp.read_only), None)
     offsets, valid = elements
     shape = (ctx.width, *view.tile)
-    take = np.broadcast_to(valid & _lanes(ctx.active, len(view.tile)), shape)
+    take = broadcast(valid & _lanes(ctx.active, len(view.tile)), shape)
     result = np.full(shape, _PADDING.get(view.padding, 0.0) if dtype.kind == "f" else 0, dtype)
-    result[take] = mem.flat[np.broadcast_to(offsets, shape)[take]]
+    result[take] = mem.flat[broadcast(offsets, shape)[take]]
     return (result, None)
 
 
@@ -126,18 +126,18 @@ def store_view(interp, ctx, op, tile, view, *rest):
         return (None,)
     offsets, valid = elements
     shape = (ctx.width, *view.tile)
-    put = np.broadcast_to(valid & _lanes(ctx.active, len(view.tile)), shape)
+    put = broadcast(valid & _lanes(ctx.active, len(view.tile)), shape)
     # duplicate offsets (a race between the wave's blocks): numpy keeps the last, in wave order
-    mem.flat[np.broadcast_to(offsets, shape)[put]] = np.broadcast_to(tile, shape)[put]
+    mem.flat[broadcast(offsets, shape)[put]] = broadcast(tile, shape)[put]
     return (None,)
 
 
 def _pointer_lanes(interp, ctx, op: Op, ptr: Pointer, mask) -> tuple[np.ndarray, np.ndarray]:
     """Active lanes of a pointer op; an active lane outside its array is an error (UB on a GPU)."""
     shape = ptr.offsets.shape
-    active = np.broadcast_to(_lanes(ctx.active, len(shape) - 1), shape)
+    active = broadcast(_lanes(ctx.active, len(shape) - 1), shape)
     if mask is not None:
-        active = active & np.broadcast_to(mask, shape)
+        active = active & broadcast(mask, shape)
     mem = interp.memory(ptr.array, op)
     offsets = ptr.offsets
     bad = active & ((offsets < 0) | (offsets >= len(mem.flat)))
@@ -159,7 +159,7 @@ def load_ptr(interp, ctx, op, ptr, *rest):
     pad = rest[1 if mask is not None else 0] if op.operand("paddingValue") is not None else None
     active, offsets = _pointer_lanes(interp, ctx, op, ptr, mask)
     dtype = out_type(op)
-    result = np.zeros(offsets.shape, dtype) if pad is None else np.array(np.broadcast_to(pad, offsets.shape),
+    result = np.zeros(offsets.shape, dtype) if pad is None else np.array(broadcast(pad, offsets.shape),
                                                                          dtype=dtype)
     result[active] = interp.memory(ptr.array, op).flat[offsets[active]]
     if interp.recorder is not None:
@@ -173,7 +173,7 @@ def store_ptr(interp, ctx, op, ptr, value, *rest):
     active, offsets = _pointer_lanes(interp, ctx, op, ptr, mask)
     if interp.recorder is not None:
         interp.recorder.access(ctx, op, ptr.array, offsets, active, "write")
-    lanes, values = offsets[active], np.broadcast_to(value, offsets.shape)[active]
+    lanes, values = offsets[active], broadcast(value, offsets.shape)[active]
     if interp.schedule.adversarial and len(lanes) > 1:
         # lanes of one tile writing one element: which lands is unspecified, so vary it per schedule
         order = interp.schedule.rng.permutation(len(lanes))
@@ -205,7 +205,7 @@ def atomic_rmw(interp, ctx, op, ptr, arg, *rest):
     mode = op.attrs["mode"]
     old = np.zeros(offsets.shape, flat.dtype)
     lanes = offsets[active]
-    args = np.broadcast_to(arg, offsets.shape)[active].astype(flat.dtype)
+    args = broadcast(arg, offsets.shape)[active].astype(flat.dtype)
     if len(np.unique(lanes)) == len(lanes):
         before = flat[lanes].copy()
         flat[lanes] = _apply(mode, before, args)
@@ -227,8 +227,8 @@ def atomic_cas(interp, ctx, op, ptr, cmp, val, *rest):
     active, offsets = _pointer_lanes(interp, ctx, op, ptr, mask)
     flat = interp.memory(ptr.array, op).flat
     old = np.zeros(offsets.shape, flat.dtype)
-    cmps = np.broadcast_to(cmp, offsets.shape)[active]
-    vals = np.broadcast_to(val, offsets.shape)[active]
+    cmps = broadcast(cmp, offsets.shape)[active]
+    vals = broadcast(val, offsets.shape)[active]
     seen = np.empty(len(cmps), flat.dtype)
     for i, o in enumerate(offsets[active]):
         seen[i] = flat[o]
@@ -249,11 +249,11 @@ def atomic_red_view(interp, ctx, op, view, *rest):
     mem = interp.memory(view.tensor.array, op)
     offsets, valid = view_elements(view, index)
     shape = (ctx.width, *view.tile)
-    put = np.broadcast_to(valid & _lanes(ctx.active, len(view.tile)), shape)
-    lanes = np.broadcast_to(offsets, shape)[put]
-    values = np.broadcast_to(value, shape)[put].astype(mem.flat.dtype)
+    put = broadcast(valid & _lanes(ctx.active, len(view.tile)), shape)
+    lanes = broadcast(offsets, shape)[put]
+    values = broadcast(value, shape)[put].astype(mem.flat.dtype)
     if interp.recorder is not None:
-        interp.recorder.access(ctx, op, view.tensor.array, np.broadcast_to(offsets, shape), put, "atomic")
+        interp.recorder.access(ctx, op, view.tensor.array, broadcast(offsets, shape), put, "atomic")
     interp.writes += 1
     for o, a in zip(lanes, values):
         mem.flat[o] = _apply(op.attrs["mode"], mem.flat[o:o + 1], a.reshape(1))[0]

@@ -6,7 +6,7 @@ import numpy as np
 from tilecheck.ir import types as T
 from tilecheck.interp.wave import InterpreterError
 from tilecheck.interp.registry import interpret
-from tilecheck.interp.values import Pointer, TensorView, TileView
+from tilecheck.interp.values import Pointer, TensorView, TileView, broadcast
 
 
 def _uniform(ctx, op, x) -> int:
@@ -57,7 +57,7 @@ def offset(interp, ctx, op, ptr, off):
     if not isinstance(ptr, Pointer):
         raise InterpreterError(f"offset of a non-pointer at {op.loc.outermost()}", op.loc)
     shape = (ctx.width, *op.result.type.shape)
-    return (Pointer(ptr.array, np.broadcast_to(ptr.offsets, shape) + np.broadcast_to(off, shape).astype(np.int64)),)
+    return (Pointer(ptr.array, broadcast(ptr.offsets, shape) + broadcast(off, shape).astype(np.int64)),)
 
 
 @interpret("int_to_ptr")
