@@ -82,6 +82,23 @@ def test_confirming_a_witness_is_a_bounded_run():
     assert tilecheck.verify(K.counted_writes, args, (2, 1, 1)).status == "race"
 
 
+def test_a_confirmation_run_stops_once_its_blocks_have_shown_the_witness():
+    """Each block stops as soon as it has made its side's touch: what it does afterwards cannot undo
+    the race, so a loop that runs on past the run's bound after the racing store no longer keeps a
+    genuine witness from being confirmed (the whole run raises, see above)."""
+    from tilecheck.interp.runs import CONFIRM_ITERATIONS, reproduced
+
+    few = (np.array([3], np.int32), np.zeros(16, np.float32), 4)
+    report = tilecheck.verify(K.counted_writes, few, (2, 1, 1))
+    witness = report.races[0].witness
+    assert {tuple(witness.first.block), tuple(witness.second.block)} == {(0, 0, 0), (1, 0, 0)}
+    many = (np.array([10 * CONFIRM_ITERATIONS], np.int32), np.zeros(16, np.float32), 4)
+    assert reproduced(K.counted_writes, many, (2, 1, 1), witness)
+    # a run where the blocks never touch the element still says no
+    none = (np.array([0], np.int32), np.zeros(16, np.float32), 4)
+    assert not reproduced(K.counted_writes, none, (2, 1, 1), witness)
+
+
 def test_the_exact_fallback_is_bounded_by_the_work_of_the_launch(monkeypatch):
     import tilecheck.verifier.data_step as data_step
 
@@ -109,8 +126,8 @@ def test_models_that_do_not_reproduce_are_bounded_per_level_not_per_obligation(m
     from tilecheck.verifier import confirm, witnesses
 
     runs = []
-    real = confirm.touched_by
-    monkeypatch.setattr(confirm, "touched_by", lambda *a, **k: runs.append(1) or real(*a, **k))
+    real = confirm.reproduced
+    monkeypatch.setattr(confirm, "reproduced", lambda *a, **k: runs.append(1) or real(*a, **k))
     args = (np.arange(64, dtype=np.float32), np.zeros(64, np.float32), np.zeros(64, np.float32), 8)
     report = tilecheck.verify(two_float_offset_stores, args, (8, 1, 1), data=False)
     assert report.status == "unknown", str(report)
@@ -177,21 +194,31 @@ def test_a_confirmation_run_lets_go_of_its_copies_when_it_ends(monkeypatch):
         gc.enable()
 
 
+@ct.kernel
+def counted_then_write(counts, y, z, T: ConstInt):
+    # every block writes z[0] counts[0] times, then y[0]: the race on y shows only after the loop
+    for i in range(ct.load(counts, index=(0,), shape=(1,)).item()):
+        ct.store(z, index=(0,), tile=ct.full((T,), 1.0, ct.float32))
+    ct.store(y, index=(0,), tile=ct.full((T,), 2.0, ct.float32))
+
+
 def test_a_witness_with_the_solvers_contents_gets_a_shorter_run():
-    # the same run (3000 iterations a block) confirms the race when the counts are the launch's own,
-    # and is cut short when the model chose them: a model's contents may make a loop run for
-    # billions of iterations, and such a witness does not decide this launch's verdict
+    # the same run (3000 iterations a block before the racing store) confirms the race when the
+    # counts are the launch's own, and is cut short when the model chose them: a model's contents
+    # may make a loop run for billions of iterations, and such a witness does not decide this
+    # launch's verdict
     from tilecheck.interp.runs import OTHER_CONTENTS_ITERATIONS
     from tilecheck.ir.cutile import module_for
     from tilecheck.verifier.confirm import confirmer
 
-    small = (np.array([3], np.int32), np.zeros(16, np.float32), 4)
-    (race,) = tilecheck.verify(K.counted_writes, small, (2, 1, 1), data=False).races
-    big = (np.array([3000], np.int32), np.zeros(16, np.float32), 4)
+    small = (np.array([3], np.int32), np.zeros(16, np.float32), np.zeros(16, np.float32), 4)
+    races = tilecheck.verify(counted_then_write, small, (2, 1, 1), data=False).races
+    (race,) = [r for r in races if r.witness.array == "y"]
+    big = (np.array([3000], np.int32), np.zeros(16, np.float32), np.zeros(16, np.float32), 4)
     assert 2 * 3000 > OTHER_CONTENTS_ITERATIONS
-    module, _ = module_for(K.counted_writes, big)
+    module, _ = module_for(counted_then_write, big)
     assert confirmer(module, big, (2, 1, 1)).run(race.witness, {})
-    module, _ = module_for(K.counted_writes, small)
+    module, _ = module_for(counted_then_write, small)
     assert not confirmer(module, small, (2, 1, 1)).run(race.witness, {"counts": {(0,): 3000}})
     assert confirmer(module, small, (2, 1, 1)).run(race.witness, {"counts": {(0,): 30}})
 

@@ -257,7 +257,7 @@ def test_a_model_that_does_not_reproduce_is_not_excluded_when_the_given_contents
     from tilecheck.verifier import confirm
     from tilecheck.verifier.obligations import Checker
 
-    monkeypatch.setattr(confirm, "touched_by", lambda *a, **k: {})  # no model reproduces
+    monkeypatch.setattr(confirm, "reproduced", lambda *a, **k: False)  # no model reproduces
     asked = []
     solve = Checker.solve
 
@@ -296,7 +296,7 @@ def test_the_pinned_question_after_a_model_that_does_not_reproduce_is_asked_once
     from tilecheck.verifier import confirm, smt
     from tilecheck.verifier.obligations import Checker
 
-    monkeypatch.setattr(confirm, "touched_by", lambda *a, **k: {})  # no model reproduces
+    monkeypatch.setattr(confirm, "reproduced", lambda *a, **k: False)  # no model reproduces
     asked = []
 
     def open_question(self, terms, key, rlimit):

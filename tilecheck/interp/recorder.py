@@ -142,6 +142,9 @@ class Recorder:
         # who touched one element does not need per-element summaries of every array)
         self.summarise = True
         self.watch = watch or {}
+        # called with (event, linear block ids, lanes) each time watched elements are touched: a
+        # run that asks one question may stop once it is answered (``runs.reproduced``)
+        self.on_watch: Any = None
         self.detail_ops = set(detail_ops)
         self.events: list[Event] = []
         self.records: dict[int, Records] = {}  # watched elements (cross-block witnesses)
@@ -303,6 +306,8 @@ class Recorder:
             if sel.any():
                 self._keep(self.records.setdefault(array, Records()), o[sel], b[sel], locks, sel, event,
                            lanes[sel])
+                if self.on_watch is not None:
+                    self.on_watch(event, b[sel], lanes[sel])
         if keep_all:
             self._keep(self.detail.setdefault(op, Records()), o, b, locks, None, event, lanes)
             self.detail_rows += len(o)

@@ -4,6 +4,7 @@ channel's question (which of these blocks touch this element, and how); ``with_c
 witness's index contents into copies of the arguments."""
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -145,8 +146,25 @@ def touched_by(kernel: Any, args: Sequence[Any], grid: Any, blocks: Sequence[tup
         return _touches(run, array, element, offset, by_op)
 
 
+def reproduced(kernel: Any, args: Sequence[Any], grid: Any, witness: Any, *,
+               scratch: dict[int, tuple[Any, np.ndarray]] | None = None,
+               iterations: int = CONFIRM_ITERATIONS) -> bool:
+    """Run the blocks of a race ``witness`` (as ``touched_by`` runs them): does each touch its element
+    the way the witness says (``reproduces``)? A block stops as soon as it has shown its sides'
+    touches: what it does afterwards cannot undo them (a witness whose loop runs on for thousands
+    of trips after the racing store is confirmed in the trips up to it)."""
+    blocks = [witness.first.block] + ([witness.second.block] if witness.second is not None else [])
+    with _BlockRun(kernel, args, grid, blocks, scratch, iterations) as run:
+        touched = _touches(run, witness.array, witness.element, witness.offset, True, until=witness)
+    return reproduces(witness, touched)
+
+
+class _Shown(Exception):
+    """A run has shown what it was asked (``reproduced``): the rest of the block is not run."""
+
+
 def _touches(run: _BlockRun, array: str, element: tuple[int, ...] | None, offset: int | None,
-             by_op: bool) -> dict[tuple[int, ...], set[Any]]:
+             by_op: bool, until: Any = None) -> dict[tuple[int, ...], set[Any]]:
     index = next((i for i, mem in run.interp.arrays.items() if mem.name == array), None)
     if index is None:
         raise TilecheckError(f"{run.module.name} has no array argument '{array}'")
@@ -162,8 +180,19 @@ def _touches(run: _BlockRun, array: str, element: tuple[int, ...] | None, offset
     if 0 <= offset + shift < len(watch):
         watch[offset + shift] = True
     recorder.watch = {target: watch}
-    run.run()
     grid3 = run.grid
+    if until is not None:
+        live: dict[tuple[int, ...], set[Any]] = {}
+
+        def watched(event: int, blocks: np.ndarray, lanes: np.ndarray) -> None:
+            e = recorder.events[event]
+            effect = ("read", "write", "atomic")[e.effect]
+            for linear, lane in zip(blocks.tolist(), lanes.tolist()):
+                live.setdefault(block_of(linear, grid3), set()).add((effect, e.op.loc, event, lane))
+            if _shown(until, live, run.current):
+                raise _Shown
+        recorder.on_watch = watched
+    run.run()
     out: dict[tuple[int, ...], set[Any]] = {}
     for records in recorder.records.values():
         col = records.columns()
@@ -212,6 +241,7 @@ class _BlockRun:
         self.recorder.summarise = False
         self.recorder.bind(self.interp.arrays)
         self.interp.recorder = self.recorder
+        self.current: tuple[int, int, int] | None = None  # the block running alone (None: all together)
         del run_args  # this frame may outlive the call (see __exit__): it must not hold the copies
 
     def __enter__(self) -> _BlockRun:
@@ -225,11 +255,17 @@ class _BlockRun:
         self.interp.arg_values = ()
 
     def run(self) -> None:
+        """Run the blocks; one that raises ``_Shown`` stops there (with every other block, when they
+        run together)."""
         if self.waits:
-            self.interp.run(np.array(self.order, np.int64))
+            self.current = None
+            with contextlib.suppress(_Shown):
+                self.interp.run(np.array(self.order, np.int64))
         else:
             for block in self.order:
-                self.interp.run(np.array([block], np.int64))
+                self.current = block
+                with contextlib.suppress(_Shown):
+                    self.interp.run(np.array([block], np.int64))
 
 
 def launch_around(grid: tuple[int, int, int], first: tuple[int, ...], last: tuple[int, ...]
@@ -248,14 +284,21 @@ def reproduces(witness: Any, touched: dict[tuple[int, ...], set[Any]]) -> bool:
     """Each side of ``witness`` touches its element in its block the way it says (``touched``:
     ``touched_by(..., by_op=True)``). Inside one block, one op on both sides must touch it twice (two
     lanes of one instance, or two iterations): a single touch is no race with itself."""
+    return _shown(witness, touched, None)
+
+
+def _shown(witness: Any, touched: dict[tuple[int, ...], set[Any]], block: tuple[int, ...] | None) -> bool:
+    """``reproduces``, for the sides in ``block`` only (None: every side)."""
     sides = [witness.first] + ([witness.second] if witness.second is not None else [])
+    if block is not None:
+        sides = [side for side in sides if tuple(side.block) + (0,) * (3 - len(side.block)) == block]
     uses = [{(event, lane) for effect, loc, event, lane in touched.get(tuple(side.block), set())
              if loc == side.loc and effect in _effects(side.effect)} for side in sides]
     if not all(uses):
         return False
     second = witness.second
     if second is not None and tuple(second.block) == tuple(witness.first.block) \
-            and (second.op, second.loc) == (witness.first.op, witness.first.loc):
+            and (second.op, second.loc) == (witness.first.op, witness.first.loc) and len(sides) == 2:
         return len(uses[0]) >= 2
     return True
 

@@ -15,8 +15,8 @@ import numpy as np
 from tilecheck.arrays import flat_arguments, space_of
 from tilecheck.errors import TilecheckError
 from tilecheck.interp import InterpreterError
-from tilecheck.interp.runs import (CONFIRM_ITERATIONS, OTHER_CONTENTS_ITERATIONS, leaves_array, reproduces,
-                                   touched_by, with_contents)
+from tilecheck.interp.runs import (CONFIRM_ITERATIONS, OTHER_CONTENTS_ITERATIONS, leaves_array, reproduced,
+                                   with_contents)
 from tilecheck.interp.memory import NARROW_FLOATS, as_host_array, as_strided
 from tilecheck.ir import Module
 from tilecheck.report import Witness
@@ -46,7 +46,6 @@ def confirmer(module: Module, args: Sequence[Any] | None,
     scratch: dict[int, tuple[Any, np.ndarray]] = {}  # the write-only arrays' copies, kept across runs
 
     def confirm(witness: Witness, contents: dict[str, dict[tuple[int, ...], int]]) -> bool:
-        blocks = [witness.first.block] + ([witness.second.block] if witness.second is not None else [])
         # contents the solver chose: a shorter run (the launch's verdict rests on its own data)
         iterations = OTHER_CONTENTS_ITERATIONS if differing(contents) else CONFIRM_ITERATIONS
         try:
@@ -54,12 +53,10 @@ def confirmer(module: Module, args: Sequence[Any] | None,
             if witness.second is None:  # out of bounds: the op leaves its array in that block
                 return leaves_array(module, tuple(run_args), grid or witness.grid, witness.first.block,
                                     witness.first.op, witness.first.loc, scratch, iterations)
-            touched = touched_by(module, tuple(run_args), grid or witness.grid, blocks, witness.array,
-                                 witness.element, witness.offset, by_op=True, scratch=scratch,
-                                 iterations=iterations)
+            return reproduced(module, tuple(run_args), grid or witness.grid, witness, scratch=scratch,
+                              iterations=iterations)
         except (InterpreterError, TilecheckError, OverflowError, ValueError):
             return False
-        return reproduces(witness, touched)
 
     def differing(contents: Contents) -> Contents:
         out: Contents = {}
