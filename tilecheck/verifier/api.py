@@ -336,7 +336,8 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
             level = Level(1, LEVELS[1], None, None, None, None, widths=facts, tracked=tuple(flags),
                           rules=tuple(smt.Implies(f, terms[r]) for f, r in zip(flags, rules)))
             return Checker(fp, graph, locks, preconditions, level, stop_early=True, witnesses=False,
-                           rlimit=SEARCH_RLIMIT if last else SEARCH_TIER_RLIMIT, proved=proved, memo=memo).run()
+                           rlimit=SEARCH_RLIMIT if last else SEARCH_TIER_RLIMIT, proved=proved, memo=memo,
+                           early_tier=not last).run()
         return check
     by_contents = bool(fp.memory) and data  # a defect that needs contents goes to the contents' facts
     found = shape_contract.search(checker(assume), pool, index32, stop_on_data=by_contents)

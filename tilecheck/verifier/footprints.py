@@ -9,12 +9,13 @@ from __future__ import annotations
 import itertools
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 from tilecheck.ir import Op
 from tilecheck.ir.opdefs import Effect
 from tilecheck.ir.types import ScalarType
-from tilecheck.verifier import smt
-from tilecheck.verifier.symbolic.values import LANES, LoopVar
+from tilecheck.verifier import smt, z3walk
+from tilecheck.verifier.symbolic.values import GRID, LANES, LoopVar
 
 BLOCK_IDS = smt.Vars(("bid0", "bid1", "bid2"))
 _local = threading.local()  # per thread (verifications may run in several at once): ``instances``
@@ -124,6 +125,35 @@ def instantiate(access: Access, block_tag: str, shared_loops: dict[int, smt.IntE
                     sub(access.active), sub(access.in_bounds), tiles)
 
 
+def fixed_values(fp: Any, level: Any) -> list[tuple[smt.Expr, smt.Expr]]:
+    """A level's fixed values as substitutions (shape, stride and scalar symbols of footprints
+    ``fp``, the grid): what loop trip counts can be computed from."""
+    out = []
+    if level.grid is not None:
+        out += [(g, smt.IntVal(v)) for g, v in zip(GRID, level.grid)]
+    for info in fp.arrays.values():
+        for symbols, values in ((info.shape, (level.shapes or {}).get(info.name)),
+                                (info.strides, (level.strides or {}).get(info.name))):
+            if values is not None:
+                out += [(s, smt.IntVal(v)) for s, v in zip(symbols, values) if smt.is_const(s)]
+    out += [(fp.scalars[i], smt.IntVal(v)) for i, v in (level.scalars or {}).items()
+            if i in fp.scalars and smt.is_const(fp.scalars[i])]
+    return out
+
+
+def corners(level: Any) -> list[list[tuple[smt.Expr, smt.Expr]]]:
+    """The block ids of the two blocks a query names, at the corners of a level's concrete grid (its
+    axes of extent > 1): where block-dependent loop trip counts are largest, usually."""
+    if level.grid is None:
+        return []
+    axes = [(tag, d) for tag in ("b1", "b2") for d in range(3) if level.grid[d] > 1]
+    # every corner for up to 4 axes; past that, only all-low and all-high
+    patterns = itertools.product((False, True), repeat=len(axes)) if len(axes) <= 4 else \
+        [(False,) * len(axes), (True,) * len(axes)]
+    return [[(block_vars(tag)[d], smt.IntVal(level.grid[d] - 1 if high else 0))
+             for (tag, d), high in zip(axes, pattern)] for pattern in patterns]
+
+
 def pinned(instance: Instance, values: dict[str, int]) -> list[smt.BoolExpr]:
     """``instance``'s variables equal to an enumerated instance's ``values`` (by the access's own
     variable names: block ids, loop variables, lanes)."""
@@ -160,3 +190,52 @@ def _same_coordinate(a: Instance, b: Instance, d: int) -> smt.BoolExpr:
     if (s[3] is None) != (t[3] is None) or (s[3] is not None and smt.term_id(s[3]) != smt.term_id(t[3])):
         return x == y
     return smt.And(s[0] == t[0], a.lanes[s[4]] == b.lanes[t[4]])
+
+
+def grid_stride_relaxed(a: Instance, b: Instance, constraints: list[smt.BoolExpr]) -> list[smt.BoolExpr] | None:
+    """``constraints`` (``a`` in block b1, ``b`` in a block b2 != b1) made weaker for grid-stride
+    loops. Where each instance runs in a loop ``for v in range(bid_d, n, num_blocks_d)`` (a
+    persistent kernel's loop over its tiles), v mod num_blocks_d is the block id along d, so two
+    blocks that differ along d have different v: "the blocks differ along d" becomes "the vs
+    differ", and the constraints tying each v to its block are dropped. Every model of
+    ``constraints`` is a model of these, not the other way round: only a proof (no model) carries
+    over. Without the block ids' modular arithmetic the solver is left with the tile map's
+    injectivity (a swizzled GEMM's across-blocks question: 0.46M units -> 0.04M at fixed shapes).
+    None when no axis has such a loop in both instances."""
+    axes: dict[int, tuple[smt.IntExpr, smt.IntExpr]] = {}
+    links: list[smt.BoolExpr] = []
+    for d in range(3):
+        found = [_grid_stride(inst, d) for inst in (a, b)]
+        if found[0] is None or found[1] is None:
+            continue
+        axes[d] = (found[0][0], found[1][0])
+        links += found[0][1] + found[1][1]
+    if not axes:
+        return None
+    dropped = [(link, smt.BoolVal(True)) for link in links]
+    # only worth a query when the block ids are gone from what the two instances touch and when
+    # (the address reads the block id directly too: the weaker question is no easier)
+    touched = [a.linear, b.linear, *(a.coords or ()), *(b.coords or ())]
+    ids = {smt.term_id(v) for d in axes for v in (a.block[d], b.block[d])}
+    if any(smt.term_id(t) in ids for t, arity in z3walk.uninterpreted(touched) if arity == 0):
+        return None
+    differ = smt.term_id(smt.Or(*[p != q for p, q in zip(a.block, b.block)]))
+    weaker = smt.Or(*[axes[d][0] != axes[d][1] if d in axes else p != q
+                      for d, (p, q) in enumerate(zip(a.block, b.block))])
+    out = [weaker if smt.term_id(c) == differ else smt.substitute(c, *dropped) for c in constraints]
+    same = [smt.term_id(x) == smt.term_id(y) for x, y in zip(out, constraints)]
+    return None if all(same) or sum(not s for s in same) < 2 else out
+
+
+def _grid_stride(inst: Instance, d: int) -> tuple[smt.IntExpr, list[smt.BoolExpr]] | None:
+    """The instance's variable of its outermost grid-stride loop along axis ``d`` (starting at the
+    block id, stepping by the grid's extent), and the two facts of its domain that tie it to the
+    block (as ``symbolic.ops.control.for_`` states them, renamed as ``instantiate`` renames)."""
+    for loop, var in zip(inst.access.loops, inst.loop_vars):
+        if loop.bounds is None or not loop.exact:
+            continue
+        lb, _, step = loop.bounds
+        if smt.term_id(lb) == smt.term_id(BLOCK_IDS[d]) and smt.term_id(step) == smt.term_id(GRID[d]):
+            pairs = [(loop.var, var), (BLOCK_IDS[d], inst.block[d])]
+            return var, [smt.substitute(loop.var >= lb, *pairs), smt.substitute((loop.var - lb) % step == 0, *pairs)]
+    return None
