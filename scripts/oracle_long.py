@@ -233,7 +233,7 @@ _SUSPECT = frozenset({
     "assume-distinct", "assume-bounded", "idx-duplicates", "idx-out-of-range", "atomic-xchg", "atomic-cas",
     "tile2d", "ticket", "cumsum", "atomic-block-scope", "lock-block-scope", "view-unchecked", "view-relaxed",
     "view-relaxed-block", "for-dynamic", "mask", "bits", "counter-continue", "counter-conditional",
-    "counter-break", "index-overflow"})
+    "counter-break", "index-overflow", "for-grid-stride"})
 
 
 def _generic(reason: str) -> str:

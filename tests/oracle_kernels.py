@@ -91,6 +91,7 @@ class _Builder(SyncStatements):
     features: set[str] = field(default_factory=set)
     helpers: list[str] = field(default_factory=list)
     names: int = 0
+    strided: set[str] = field(default_factory=set)  # the variables of grid-stride loops
 
     def fresh(self, prefix: str) -> str:
         self.names += 1
@@ -116,6 +117,9 @@ class _Builder(SyncStatements):
             j, k = scope.loops[-1]
             good += [f"b * {k} + {j}", f"b * {k} + {j}", f"{j} * nb + b"]
             bad += [f"b + {j}", j]
+            if j in self.strided:  # injective over blocks and trips when the loop strides the only axis
+                good += [j, j, f"{j} % nt"]
+                bad += [f"{j} // 2"]
         if scope.counters:
             good += list(scope.counters)
         if self.chance(0.02):  # an i32 product that wraps around for b >= 4 (Tile IR muli wraps)
@@ -378,6 +382,13 @@ class _Builder(SyncStatements):
                            f"ct.load(idx, b, shape=()) % {trips}"])
         if bound != str(trips):
             self.features.add("for-dynamic")
+        if not scope.in_helper and self.chance(0.2):
+            # a grid-stride loop (a persistent kernel's): j = b_a, b_a + nb_a, ... below trips * nb_a
+            a = self.pick(list(self.axes))
+            self.features.add("for-grid-stride")
+            self.strided.add(j)
+            return self._loop(scope, indent, j, trips, [f"for {j} in range(b{a}, {trips} * ct.num_blocks({a}), "
+                                                        f"ct.num_blocks({a})):"])
         return self._loop(scope, indent, j, trips, [f"for {j} in range({bound}):"])
 
     def _while(self, scope: _Scope, indent: int) -> list[str]:

@@ -19,7 +19,7 @@ _SOURCE_FEATURES = {
     "bits": r"b (\^|>>|&) 1",
     "view-order": r"memory_order=RELAXED, memory_scope", "scope-block": r"memory_scope=BLOCK",
     "publish": r"atomic_xchg\(fl", "last-ticket": r"atomic_add\(cnt, 1", "lock-xchg": r"while ct\.atomic_xchg\(lk",
-    "atomic-result": r"= ct\.atomic_(add|max|xchg)\(",
+    "atomic-result": r"= ct\.atomic_(add|max|xchg)\(", "grid-stride": r"range\(b\d, \d+ \* ct\.num_blocks",
 }
 
 
