@@ -292,6 +292,8 @@ def _shown(witness: Any, touched: dict[tuple[int, ...], set[Any]], block: tuple[
     sides = [witness.first] + ([witness.second] if witness.second is not None else [])
     if block is not None:
         sides = [side for side in sides if tuple(side.block) + (0,) * (3 - len(side.block)) == block]
+        if not sides:  # a block the witness does not name has nothing to show: it runs to its end
+            return False
     uses = [{(event, lane) for effect, loc, event, lane in touched.get(tuple(side.block), set())
              if loc == side.loc and effect in _effects(side.effect)} for side in sides]
     if not all(uses):

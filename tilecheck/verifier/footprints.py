@@ -213,8 +213,8 @@ def grid_stride_relaxed(a: Instance, b: Instance, constraints: list[smt.BoolExpr
     if not axes:
         return None
     dropped = [(link, smt.BoolVal(True)) for link in links]
-    # only worth a query when the block ids are gone from what the two instances touch and when
-    # (the address reads the block id directly too: the weaker question is no easier)
+    # only worth a query when the addresses no longer read those block ids (an address that reads
+    # the block id itself, or a loop-carried value of the block: the weaker question is no easier)
     touched = [a.linear, b.linear, *(a.coords or ()), *(b.coords or ())]
     ids = {smt.term_id(v) for d in axes for v in (a.block[d], b.block[d])}
     if any(smt.term_id(t) in ids for t, arity in z3walk.uninterpreted(touched) if arity == 0):
