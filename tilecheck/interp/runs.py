@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -185,10 +185,7 @@ def _touches(run: _BlockRun, array: str, element: tuple[int, ...] | None, offset
         live: dict[tuple[int, ...], set[Any]] = {}
 
         def watched(event: int, blocks: np.ndarray, lanes: np.ndarray) -> None:
-            e = recorder.events[event]
-            effect = ("read", "write", "atomic")[e.effect]
-            for linear, lane in zip(blocks.tolist(), lanes.tolist()):
-                live.setdefault(block_of(linear, grid3), set()).add((effect, e.op.loc, event, lane))
+            _add_touches(recorder, live, grid3, itertools.repeat(event), blocks.tolist(), lanes.tolist(), True)
             if _shown(until, live, run.current):
                 raise _Shown
         recorder.on_watch = watched
@@ -196,12 +193,18 @@ def _touches(run: _BlockRun, array: str, element: tuple[int, ...] | None, offset
     out: dict[tuple[int, ...], set[Any]] = {}
     for records in recorder.records.values():
         col = records.columns()
-        for event, linear, lane in zip(col["event"].tolist(), col["block"].tolist(), col["lane"].tolist()):
-            block = block_of(linear, grid3)
-            e = recorder.events[event]
-            effect = ("read", "write", "atomic")[e.effect]
-            out.setdefault(block, set()).add((effect, e.op.loc, event, lane) if by_op else effect)
+        _add_touches(recorder, out, grid3, col["event"].tolist(), col["block"].tolist(), col["lane"].tolist(), by_op)
     return out
+
+
+def _add_touches(recorder: Recorder, out: dict[tuple[int, ...], set[Any]], grid: tuple[int, int, int],
+                 events: Iterable[int], linears: Iterable[int], lanes: Iterable[int], by_op: bool) -> None:
+    """Touches of the watched element into ``out``: block -> {(effect, op's location, event, lane)}
+    (with ``by_op``; else the effects alone)."""
+    for event, linear, lane in zip(events, linears, lanes):
+        e = recorder.events[event]
+        effect = ("read", "write", "atomic")[e.effect]
+        out.setdefault(block_of(linear, grid), set()).add((effect, e.op.loc, event, lane) if by_op else effect)
 
 
 def leaves_array(kernel: Any, args: Sequence[Any], grid: Any, block: tuple[int, ...], op_name: str,
