@@ -1,5 +1,6 @@
 """Kernels for the exact detector's tests (cuTile needs them in a file)."""
 import cuda.tile as ct
+import numpy as np
 
 ConstInt = ct.Constant[int]
 ZERO = ct.PaddingMode.ZERO
@@ -152,3 +153,34 @@ def counted_writes(counts, y, T: ConstInt):
     # every block writes y[0], y[1], ... y[counts[0] - 1]: racy as soon as counts[0] > 0
     for i in range(ct.load(counts, index=(0,), shape=(1,)).item()):
         ct.store(y, index=(i % 4,), tile=ct.full((T,), 1.0, ct.float32))
+
+
+@ct.kernel
+def swizzled_copy(src, dst, TM: ConstInt, GROUP: ConstInt):
+    pid = ct.bid(0)
+    num_m = ct.num_tiles(dst, axis=0, shape=(TM, TM))
+    num_n = ct.num_tiles(dst, axis=1, shape=(TM, TM))
+    for t in range(pid, num_m * num_n, ct.num_blocks(0)):
+        first = (t // (GROUP * num_n)) * GROUP
+        size = ct.minimum(num_m - first, GROUP)
+        m = first + (t % size)
+        n = (t % (GROUP * num_n)) // size
+        ct.store(dst, index=(m, n), tile=ct.load(src, index=(m, n), shape=(TM, TM)))
+
+
+@ct.kernel
+def misswizzled_copy(src, dst, TM: ConstInt, GROUP: ConstInt):
+    pid = ct.bid(0)
+    num_m = ct.num_tiles(dst, axis=0, shape=(TM, TM))
+    num_n = ct.num_tiles(dst, axis=1, shape=(TM, TM))
+    for t in range(pid, num_m * num_n, ct.num_blocks(0)):
+        first = (t // (GROUP * num_n)) * GROUP
+        size = ct.minimum(num_m - first, GROUP)
+        m = first + (t % size)
+        n = (t % (GROUP * num_n)) // GROUP  # wrong for the last, smaller group: two t, one tile
+        ct.store(dst, index=(m, n), tile=ct.load(src, index=(m, n), shape=(TM, TM)))
+
+
+def swizzled_args():
+    # 3 x 2 tiles of 32 x 32 in groups of 2 rows: the last group has one row
+    return np.arange(96 * 64, dtype=np.float32).reshape(96, 64), np.zeros((96, 64), np.float32), 32, 2

@@ -9,40 +9,10 @@ from hypothesis import strategies as st
 
 import tilecheck
 from tests.tiers import examples
+from tests.interp.kernels import misswizzled_copy, swizzled_args, swizzled_copy
 from tilecheck.verifier import enumeration, obligations, smt
 
 ConstInt = ct.Constant[int]
-
-
-@ct.kernel
-def swizzled_copy(src, dst, TM: ConstInt, GROUP: ConstInt):
-    pid = ct.bid(0)
-    num_m = ct.num_tiles(dst, axis=0, shape=(TM, TM))
-    num_n = ct.num_tiles(dst, axis=1, shape=(TM, TM))
-    for t in range(pid, num_m * num_n, ct.num_blocks(0)):
-        first = (t // (GROUP * num_n)) * GROUP
-        size = ct.minimum(num_m - first, GROUP)
-        m = first + (t % size)
-        n = (t % (GROUP * num_n)) // size
-        ct.store(dst, index=(m, n), tile=ct.load(src, index=(m, n), shape=(TM, TM)))
-
-
-@ct.kernel
-def misswizzled_copy(src, dst, TM: ConstInt, GROUP: ConstInt):
-    pid = ct.bid(0)
-    num_m = ct.num_tiles(dst, axis=0, shape=(TM, TM))
-    num_n = ct.num_tiles(dst, axis=1, shape=(TM, TM))
-    for t in range(pid, num_m * num_n, ct.num_blocks(0)):
-        first = (t // (GROUP * num_n)) * GROUP
-        size = ct.minimum(num_m - first, GROUP)
-        m = first + (t % size)
-        n = (t % (GROUP * num_n)) // GROUP  # wrong for the last, smaller group: two t, one tile
-        ct.store(dst, index=(m, n), tile=ct.load(src, index=(m, n), shape=(TM, TM)))
-
-
-def _args():
-    # 3 x 2 tiles of 32 x 32 in groups of 2 rows: the last group has one row
-    return np.arange(96 * 64, dtype=np.float32).reshape(96, 64), np.zeros((96, 64), np.float32), 32, 2
 
 
 def _solver_questions(monkeypatch) -> list[str]:
@@ -61,13 +31,13 @@ def _solver_questions(monkeypatch) -> list[str]:
 def test_a_persistent_swizzled_store_is_proved_by_enumeration(monkeypatch):
     asked = _solver_questions(monkeypatch)
     # the given case's enumeration (the contract over the shapes, searched first, is left out)
-    report = tilecheck.verify(swizzled_copy, _args(), (4, 1, 1), every_shape=False)
+    report = tilecheck.verify(swizzled_copy, swizzled_args(), (4, 1, 1), every_shape=False)
     assert report.status == "verified" and report.level == "the given shapes and grid", report
     assert not any("across blocks" in q for q in asked), asked  # no solver query across blocks
 
 
 def test_a_misswizzled_store_is_still_a_race_with_a_witness_that_replays():
-    report = tilecheck.verify(misswizzled_copy, _args(), (4, 1, 1))
+    report = tilecheck.verify(misswizzled_copy, swizzled_args(), (4, 1, 1))
     assert report.status == "race", report
     race = report.races[0]
     assert race.kind == "write-write" and race.witness.array == "dst"
@@ -331,7 +301,7 @@ def test_overflow_obligations_of_a_swizzle_are_proved_by_enumeration(monkeypatch
     # t % size, size = min(num_m - first, GROUP): interval arithmetic cannot keep the divisor
     # positive; every block and iteration of the given case, evaluated, stays in int32
     asked = _overflow_questions(monkeypatch)
-    report = tilecheck.verify(swizzled_copy, _args(), (4, 1, 1), every_shape=False)
+    report = tilecheck.verify(swizzled_copy, swizzled_args(), (4, 1, 1), every_shape=False)
     assert report.status == "verified", report
     assert asked == [], asked
 

@@ -5,35 +5,10 @@ import cuda.tile as ct
 import numpy as np
 
 import tilecheck
+from tests.interp.kernels import misswizzled_copy, swizzled_args, swizzled_copy
 from tilecheck.verifier import footprints, obligations, smt
 
 ConstInt = ct.Constant[int]
-
-
-@ct.kernel
-def swizzled_copy(src, dst, TM: ConstInt, GROUP: ConstInt):
-    pid = ct.bid(0)
-    num_m = ct.num_tiles(dst, axis=0, shape=(TM, TM))
-    num_n = ct.num_tiles(dst, axis=1, shape=(TM, TM))
-    for t in range(pid, num_m * num_n, ct.num_blocks(0)):
-        first = (t // (GROUP * num_n)) * GROUP
-        size = ct.minimum(num_m - first, GROUP)
-        m = first + (t % size)
-        n = (t % (GROUP * num_n)) // size
-        ct.store(dst, index=(m, n), tile=ct.load(src, index=(m, n), shape=(TM, TM)))
-
-
-@ct.kernel
-def misswizzled_copy(src, dst, TM: ConstInt, GROUP: ConstInt):
-    pid = ct.bid(0)
-    num_m = ct.num_tiles(dst, axis=0, shape=(TM, TM))
-    num_n = ct.num_tiles(dst, axis=1, shape=(TM, TM))
-    for t in range(pid, num_m * num_n, ct.num_blocks(0)):
-        first = (t // (GROUP * num_n)) * GROUP
-        size = ct.minimum(num_m - first, GROUP)
-        m = first + (t % size)
-        n = (t % (GROUP * num_n)) // GROUP  # wrong for the last, smaller group: two t, one tile
-        ct.store(dst, index=(m, n), tile=ct.load(src, index=(m, n), shape=(TM, TM)))
 
 
 @ct.kernel
@@ -41,10 +16,6 @@ def strided_rows_ignoring_y(dst, T: ConstInt):
     # the loop strides the grid's x axis only: blocks (x, 0) and (x, 1) write the same tiles
     for t in range(ct.bid(0), ct.num_tiles(dst, axis=0, shape=(T,)), ct.num_blocks(0)):
         ct.store(dst, index=(t,), tile=ct.full((T,), 1.0, ct.float32))
-
-
-def _args():
-    return np.arange(96 * 64, dtype=np.float32).reshape(96, 64), np.zeros((96, 64), np.float32), 32, 2
 
 
 def _relaxed_questions(monkeypatch) -> list[tuple[list, list]]:
@@ -74,7 +45,7 @@ def test_a_swizzled_persistent_loop_is_proved_for_every_shape_by_the_weaker_ques
         return result
 
     monkeypatch.setattr(obligations.Checker, "solve", spy)
-    report = tilecheck.verify(swizzled_copy, _args(), (4, 1, 1))
+    report = tilecheck.verify(swizzled_copy, swizzled_args(), (4, 1, 1))
     assert report.status == "verified" and report.launch_contract.proved, str(report)
     assert pairs and any(proved), proved
 
@@ -93,13 +64,13 @@ def test_the_weaker_question_follows_from_the_whole_one(monkeypatch):
         return relaxed
 
     monkeypatch.setattr(obligations, "grid_stride_relaxed", spy)
-    tilecheck.verify(swizzled_copy, _args(), (4, 1, 1), work=None)
+    tilecheck.verify(swizzled_copy, swizzled_args(), (4, 1, 1), work=None)
     tilecheck.verify(strided_rows_ignoring_y, (np.zeros(64, np.float32), 8), (2, 2, 1), work=None)
     assert answers and all(isinstance(a, smt.Unsat) for a in answers), answers
 
 
 def test_a_race_of_a_wrong_swizzle_is_still_found():
-    report = tilecheck.verify(misswizzled_copy, _args(), (4, 1, 1))
+    report = tilecheck.verify(misswizzled_copy, swizzled_args(), (4, 1, 1))
     assert report.status == "race", str(report)
 
 
