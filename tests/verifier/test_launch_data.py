@@ -333,3 +333,36 @@ def test_data_follows_gives_content_queries_the_data_steps_budget_without_runnin
     assert data_step.DATA_STEP_RLIMIT in budgets
     assert follows.level != LEVEL and alone.level != LEVEL  # neither ran the step
     assert follows.status == alone.status == "race"
+
+
+def test_a_witness_the_data_step_replaces_is_confirmed_but_not_minimised(monkeypatch):
+    """A race that needs other index contents, at a level whose such races the data step decides:
+    its model is confirmed on the interpreter, but its blocks are not made least (the step replaces
+    the witness and keeps only its contents). Without the data step, the same race's witness is
+    canonical."""
+    from tilecheck.verifier import smt
+    from tilecheck.verifier.obligations import Checker
+
+    minimised, runs = [], []
+    minimize, confirmed = smt.minimize, Checker.confirmed
+
+    def spy_minimize(*a, **kw):
+        minimised.append(1)
+        return minimize(*a, **kw)
+
+    def spy_confirmed(self, kind, a, b, sat, constraints):
+        runs.append(self.data_rlimit)
+        return confirmed(self, kind, a, b, sat, constraints)
+
+    monkeypatch.setattr(smt, "minimize", spy_minimize)
+    monkeypatch.setattr(Checker, "confirmed", spy_confirmed)
+    decided = _scatter([3, 1, 0, 2])
+    assert decided.status == "verified" and decided.level == LEVEL
+    assert runs and all(r is not None for r in runs) and not minimised
+    assert any("for other index contents" in n and "idx[" in n for n in decided.notes)
+    runs.clear()
+    kept = _scatter([3, 1, 0, 2], data=False)
+    assert kept.status == "race" and kept.races[0].witness.contents
+    assert runs == [None] and minimised
+    w = kept.races[0].witness
+    assert sorted((w.first.block[0], w.second.block[0])) == [0, 1]  # the least pair of blocks

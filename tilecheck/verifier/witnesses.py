@@ -31,6 +31,7 @@ class WitnessBuilding:
 
     level: Any
     confirm: Any
+    given_contents: Any
     confirm_exact: bool
     rlimit: int
     data_rlimit: int | None
@@ -71,7 +72,10 @@ class WitnessBuilding:
         while True:
             # confirm the solver's model first, minimise only one that reproduces (minimising costs
             # far more than a run of two blocks); keep the canonical one if it reproduces as well
-            if self.confirm(self.witness(a, b, sat), self.contents(sat, constraints)):
+            contents = self.contents(sat, constraints)
+            if self.confirm(self.witness(a, b, sat), contents):
+                if self.left_to_data(contents):
+                    return sat
                 canonical = self.canonical(a, b, sat, constraints)
                 if canonical is sat or self.confirm(self.witness(a, b, canonical),
                                                     self.contents(canonical, constraints)):
@@ -104,6 +108,14 @@ class WitnessBuilding:
         self.leave_open(f"{kind} {where}: the solver's witnesses did not reproduce on the interpreter "
                         "with the given arguments; a value the model over-approximates reaches the address", key)
         return None
+
+    def left_to_data(self, contents: dict[str, dict[tuple[int, ...], int]]) -> bool:
+        """A confirmed witness that needs contents other than the given ones, at a level whose
+        such defects verify's data step decides (``data_rlimit`` set): its blocks are not made least.
+        The step replaces it (a verdict on the launch's data, or the detector's own witness) and
+        keeps only its contents for a note; minimising is polish, a query and a run more."""
+        return self.data_rlimit is not None and self.given_contents is not None and \
+            bool(self.given_contents(contents))
 
     def contents(self, sat: smt.Sat,
                  constraints: list[smt.BoolExpr]) -> dict[str, dict[tuple[int, ...], int]]:
