@@ -315,3 +315,51 @@ def test_an_overflow_enumeration_finds_is_the_witness_of_a_pinned_query(monkeypa
     (finding,) = [f for f in report.findings if f.kind == "overflow"]
     assert "trunci computes 128 in block (2, 0, 0)" in finding.message  # the least block that wraps
     assert asked == [(True, "Sat")], asked  # one question, about the instance enumeration found
+
+
+def _symbolic_bitwise_limits(monkeypatch) -> list[int]:
+    """The work limits of the solver queries with bit-vector arithmetic asked at a level with
+    symbolic shapes (a contract search's tiers), in order."""
+    symbolic, limits = [False], []
+    check, solve = smt.check, obligations.Checker.solve
+
+    def spy_check(constraints, rlimit=smt.DEFAULT_RLIMIT, assumptions=()):
+        if symbolic[0] and smt.bitwise(smt.And(*constraints)):
+            limits.append(rlimit)
+        return check(constraints, rlimit, assumptions)
+
+    def spy_solve(self, constraints, what, locs, key=None, **kw):
+        symbolic[0] = self.level.shapes is None
+        try:
+            return solve(self, constraints, what, locs, key, **kw)
+        finally:
+            symbolic[0] = False
+
+    monkeypatch.setattr(smt, "check", spy_check)
+    monkeypatch.setattr(obligations.Checker, "solve", spy_solve)
+    return limits
+
+
+def test_bitwise_queries_at_symbolic_levels_get_a_short_try(monkeypatch):
+    """Z3 bit-blasts xor-indexed addresses, and at the all-shapes level a work unit of that costs
+    far more time than arithmetic's (TileBench's bitonic sort: seconds per query): such queries get
+    ``SYMBOLIC_BITWISE_RLIMIT``, and the given case, which enumerates them, decides the launch."""
+    limits = _symbolic_bitwise_limits(monkeypatch)
+    work = np.random.default_rng(0).standard_normal(64).astype(np.float32)
+    report = tilecheck.verify(partner_exchange, (work, 2, 1, 64, 16), (4, 1, 1))
+    assert report.status == "verified" and report.level == "the given shapes and grid", report
+    assert limits and max(limits) <= obligations.SYMBOLIC_BITWISE_RLIMIT
+    racy = tilecheck.verify(partner_exchange_unrouted, (work, 64, 32, 64, 16), (4, 1, 1))
+    assert racy.status == "race"
+    assert tilecheck.replay(next(f for f in racy.races if f.kind == "write-write")).reproduced
+
+
+def test_only_kernels_with_bit_vector_arithmetic_are_marked_bitwise():
+    from tilecheck.ir.cutile import module_for
+    from tilecheck.verifier.symbolic.engine import execute
+
+    work = np.zeros(64, np.float32)
+    exchange, _ = module_for(partner_exchange, (work, 2, 1, 64, 16))
+    assert execute(exchange).bitwise
+    masked, _ = module_for(swizzled_copy, swizzled_args())  # div and mod only
+    assert not execute(masked).bitwise

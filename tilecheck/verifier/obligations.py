@@ -43,6 +43,11 @@ GRID_LIMITS = ((1 << 31) - 1, 65535, 65535)
 # each query looking for a witness in the given contents (an optional improvement of the witness)
 PIN_RLIMIT = 2_000_000
 TENTATIVE_RLIMIT = 1_000_000  # a shortcut query (Checker.solve(tentative=True)): small, it has a fallback
+# a query with bit-vector arithmetic (xor, and, or, shifts of indices) at a level with symbolic shapes:
+# Z3 bit-blasts it, and its work units cost far more time than arithmetic's (TileBench's bitonic sort:
+# 659K units in 11 s, against about 1M per second elsewhere); the given case enumerates such
+# addresses instead, so a general level only gets a short try
+SYMBOLIC_BITWISE_RLIMIT = 50_000
 # an across-blocks question asked first without the block ids of grid-stride loops
 # (``grid_stride_relaxed``) gets this share of the query's budget: 0.2M at a contract search's last
 # tier, where TileGym's swizzled GEMMs prove in 0.02-0.14M; 0.1M at the tiers before it, where they
@@ -211,6 +216,8 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
                          given_case.PROBE_OPEN_RLIMIT if about_contents else rlimit)
         elif limit is not None:
             rlimit = min(rlimit, limit)
+        if self.level.shapes is None and self.fp.bitwise and smt.bitwise(formula):
+            rlimit = min(rlimit, SYMBOLIC_BITWISE_RLIMIT)
         start = time.perf_counter()
         probe = about_contents and not tentative
         result = given_case.probed(self, formula, extra, rlimit, key) if probe else None

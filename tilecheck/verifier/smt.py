@@ -70,7 +70,7 @@ Or = _connective(z3.z3core.Z3_mk_or, z3.Or)
 
 _C = z3walk.C  # Z3's C getters themselves (``z3walk.C``)
 # a term as a DAG of plain nodes, and what an application applies, by name (``term_dag``)
-Node, dag, decl_kind = term_dag.Node, term_dag.dag, term_dag.decl_kind
+Node, dag, decl_kind, bitwise = term_dag.Node, term_dag.dag, term_dag.decl_kind, term_dag.bitwise
 
 _local = threading.local()  # per thread: ``ctx`` (the Z3 context) and ``fresh`` (the name counter)
 

@@ -83,6 +83,24 @@ _BV_KINDS = {z3.Z3_OP_INT2BV: "int2bv", z3.Z3_OP_BV2INT: "bv2int", z3.Z3_OP_SBV2
              z3.Z3_OP_UGEQ: "bvuge"}
 
 
+def bitwise(term: Expr) -> bool:
+    """``term`` holds bit-vector arithmetic (the engine's exact bitwise and/or/xor, shifts):
+    one walk of its DAG that stops at the first such node."""
+    c = term.ctx.ref()
+    seen: set[int] = set()
+    todo = [term.as_ast()]
+    while todo:
+        a = todo.pop()
+        i = _C.Z3_get_ast_id(c, a)
+        if i in seen or _C.Z3_get_ast_kind(c, a) != z3.Z3_APP_AST:
+            continue
+        seen.add(i)
+        if _C.Z3_get_decl_kind(c, _C.Z3_get_app_decl(c, a)) in _BV_KINDS:
+            return True
+        todo.extend(_C.Z3_get_app_arg(c, a, k) for k in range(_C.Z3_get_app_num_args(c, a)))
+    return False
+
+
 def _bv_width(c: Any, a: Any) -> int:
     sort = _C.Z3_get_sort(c, a)
     return _C.Z3_get_bv_sort_size(c, sort) if _C.Z3_get_sort_kind(c, sort) == z3.Z3_BV_SORT else 0

@@ -82,6 +82,8 @@ class Footprints:
     carried: dict[str, Carried] = field(default_factory=dict)
     # the loops around each of ``overflows`` (outermost first): what a concrete case enumerates
     overflow_loops: list[tuple[LoopVar, ...]] = field(default_factory=list)
+    # some integer term holds bit-vector arithmetic (exact bitwise and/or/xor, variable shifts)
+    bitwise: bool = False
 
     def scalar_name(self, index: int) -> str:
         """What witnesses call a scalar argument: its parameter name, else ``arg<index>``."""
@@ -107,6 +109,7 @@ class State:
     # Paths that left early: through a `return` (the rest of the kernel does not run on them), or a
     # `break`/`continue` (the rest of the current iteration does not). Ops after such an exit run
     # only where no exit was taken: an early `return` in an `if` does not pair with what follows.
+    bitwise: bool = False  # a term with bit-vector arithmetic was made (``Footprints.bitwise``)
     returned: smt.BoolExpr = field(default_factory=lambda: smt.BoolVal(False))
     skipped: smt.BoolExpr = field(default_factory=lambda: smt.BoolVal(False))
     block_exited: bool = False  # the last block run ended in return/break/continue
@@ -305,7 +308,7 @@ def execute(module: Module, function: Function | None = None) -> Footprints:
         if function is module.entry else {}
     return Footprints(function, arrays, state.accesses, state.facts, state.scalars, state.unsupported,
                       state.read_only, state.memory, scalar_names, state.fact_ops, state.overflows, state.carried,
-                      state.overflow_loops)
+                      state.overflow_loops, state.bitwise)
 
 
 def _trace_arg(value: Value, function: Function) -> int | None:

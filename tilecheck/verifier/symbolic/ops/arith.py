@@ -210,6 +210,7 @@ def shift(state, op: Op, lhs: SymValue, rhs: SymValue):
             fn = lambda x, y: x << y
         else:
             fn = (lambda x, y: smt.LShR(x, y)) if _unsigned(op) else (lambda x, y: x >> y)
+        state.bitwise = True
         return (IntTile(_bitvector(fn, lhs.term, rhs.term, bits), _shape(op)),)
     factor = smt.IntVal(1 << amount)
     if op.name == "shli":
@@ -241,6 +242,7 @@ def bitwise(state, op: Op, lhs: SymValue, rhs: SymValue):
             if c is not None and (c % (1 << bits)).bit_count() <= _FEW_BITS:
                 return (IntTile(_with_constant(op.name, x, c % (1 << bits), bits), _shape(op)),)
         fn = {"andi": lambda x, y: x & y, "ori": lambda x, y: x | y, "xori": lambda x, y: x ^ y}[op.name]
+        state.bitwise = True
         return (IntTile(_bitvector(fn, lhs.term, rhs.term, bits), _shape(op)),)
     return (state.havoc(op.results[0].type),)
 
