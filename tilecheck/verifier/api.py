@@ -191,13 +191,15 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         # at the given case, a query about array contents the launch's data step can decide gets
         # a smaller budget: that step (pinned contents, then the exact detector) follows
         data_next = data_follows and last and level.grid is not None and args is not None and bool(params)
-        if data_next and math.prod(grid3) <= data_step.DATA_DETECT_BLOCKS:
+        exact_next = data_next and math.prod(grid3) <= data_step.DATA_DETECT_BLOCKS
+        if exact_next:
             # and when that step's exact detector runs this launch, every query gets that budget: an
             # answer past it would only name a more general level for the same verdict (TileBench's
             # bitonic sort: xor-indexed scatters, 14-36 s per query at the full budget)
             rlimit = data_step.DATA_STEP_RLIMIT
         result = Checker(fp, graph, locks, list(assume), level, stop_early=not last, confirm=confirm,
-                         rlimit=rlimit, data_rlimit=data_step.DATA_STEP_RLIMIT if data_next else None).run()
+                         rlimit=rlimit, data_rlimit=data_step.DATA_STEP_RLIMIT if data_next else None,
+                         short_bitwise=exact_next).run()
         results.append(result)
         if not result.races and not result.unknowns and not data_step.violated(result):
             break

@@ -9,6 +9,7 @@ holds the runs it calls. Functions are called by their module attribute so tests
 """
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -107,9 +108,11 @@ def given_again(fp: Any, graph: Any, locks: Any, assume: list[Precondition], mod
     proved = last.proved if last.level is given else frozenset()
     if pin and last.level is given:  # and what its probes proved with the same contents pinned
         proved = proved | last.proved_pinned
-    # (the confirmer gives the pinned contents)
+    # (the confirmer gives the pinned contents); a question with bit-vector arithmetic gets a short
+    # try when the exact detector runs this launch next (``Checker.short_bitwise``)
     return Checker(fp, graph, locks, assume, given, stop_early=True, witnesses=False,
-                   confirm=confirmer(module, args, grid), rlimit=rlimit, pin_given=pin, proved=proved).run()
+                   confirm=confirmer(module, args, grid), rlimit=rlimit, pin_given=pin, proved=proved,
+                   short_bitwise=math.prod(grid) <= DATA_DETECT_BLOCKS).run()
 
 
 def proves(result: LevelResult) -> bool:

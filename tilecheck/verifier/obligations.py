@@ -43,10 +43,11 @@ GRID_LIMITS = ((1 << 31) - 1, 65535, 65535)
 # each query looking for a witness in the given contents (an optional improvement of the witness)
 PIN_RLIMIT = 2_000_000
 TENTATIVE_RLIMIT = 1_000_000  # a shortcut query (Checker.solve(tentative=True)): small, it has a fallback
-# a query with bit-vector arithmetic (xor, and, or, shifts of indices) at a level with symbolic shapes:
-# Z3 bit-blasts it, and its work units cost far more time than arithmetic's (TileBench's bitonic sort:
-# 659K units in 11 s, against about 1M per second elsewhere); the given case enumerates such
-# addresses instead, so a general level only gets a short try
+# a query with bit-vector arithmetic (xor, and, or, shifts of indices) where something else decides
+# it: at a level with symbolic shapes (the given case enumerates such addresses) or at a given case
+# whose launch verify's exact detector runs. Z3 bit-blasts it, and its work units cost far more time
+# than arithmetic's (TileBench's bitonic sort: 659K units in 11 s, against about 1M per second
+# elsewhere; its radix sort's scatter: 2M units, 2.8 s, to end unknown before the detector ran)
 SYMBOLIC_BITWISE_RLIMIT = 50_000
 # an across-blocks question asked first without the block ids of grid-stride loops
 # (``grid_stride_relaxed``) gets this share of the query's budget: 0.2M at a contract search's last
@@ -72,7 +73,8 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
                  witnesses: bool | None = None, confirm_exact: bool = True,
                  max_queries: int | None = None, pin_given: bool = False,
                  proved: set[tuple[Any, ...]] = frozenset(), data_rlimit: int | None = None,
-                 memo: dict[str, Any] | None = None, early_tier: bool = False) -> None:
+                 memo: dict[str, Any] | None = None, early_tier: bool = False,
+                 short_bitwise: bool = False) -> None:
         self.fp, self.graph, self.locks, self.level = fp, graph, locks, level
         # confirm(witness, contents) -> bool: do the witness's blocks touch its element when run
         # with the case's arguments (read-only arrays holding the model's ``contents``)?
@@ -102,6 +104,9 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         self.memo = {} if memo is None else memo
         # a contract search's tier before its last: an undecided question moves the search on
         self.early_tier = early_tier
+        # a query with bit-vector arithmetic gets SYMBOLIC_BITWISE_RLIMIT: at a level with symbolic
+        # shapes (the given case follows), or where verify's exact detector decides the launch
+        self.short_bitwise = short_bitwise or level.shapes is None
         # work a pinned question may take past its query's budget, for the whole level
         # (``given_case.pinned``: the data step's pinned run moved forward, at most one run's worth)
         self.pinned_allowance = given_case.PINNED_RLIMIT
@@ -216,7 +221,7 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
                          given_case.PROBE_OPEN_RLIMIT if about_contents else rlimit)
         elif limit is not None:
             rlimit = min(rlimit, limit)
-        if self.level.shapes is None and self.fp.bitwise and smt.bitwise(formula):
+        if self.short_bitwise and self.fp.bitwise and smt.bitwise(formula):
             rlimit = min(rlimit, SYMBOLIC_BITWISE_RLIMIT)
         start = time.perf_counter()
         probe = about_contents and not tentative
