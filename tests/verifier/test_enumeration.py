@@ -403,3 +403,19 @@ def test_bitwise_queries_the_exact_detector_decides_get_a_short_try(monkeypatch)
     assert limits and max(limits) <= obligations.SYMBOLIC_BITWISE_RLIMIT
     racy = tilecheck.verify(digit_scatter, _digit_case([0, 8]), (2, 1, 1))  # rows 8..15 written twice
     assert racy.status == "race" and racy.level == data_step.launch_data.LEVEL, racy
+
+
+def test_arithmetic_past_int64_is_not_evaluated():
+    """A product or sum whose operands' bounds leave int64's exact range is the solver's: numpy
+    would wrap it around silently (2**40 * 2**40 is 0 in int64), and a wrapped offset could hide a
+    shared element or invent one."""
+    X, Y = z3.Int("ex"), z3.Int("ey")
+    env = {"ex": np.array([1 << 40, 3], np.int64), "ey": np.array([1 << 40, 5], np.int64)}
+    for term in (X * Y, X * Y + 1, (X + X) * (Y + Y), X * (1 << 30) * Y):
+        try:
+            value = enumeration._Evaluator(env, []).ints(term, 2)
+        except enumeration._Unsupported:
+            continue
+        raise AssertionError(f"{term} evaluated to {value.tolist()}")
+    small = enumeration._Evaluator(env, []).ints(X * 4 + Y, 2)
+    assert small.tolist() == [(1 << 42) + (1 << 40), 17]

@@ -39,6 +39,8 @@ MAX_ROWS = 1 << 20
 MAX_ELEMENTS = 1 << 24
 # values past this are out of the arithmetic the kernel can do in int64 without wrapping around
 LIMIT = 1 << 62
+# element offsets spanning up to this many values are grouped by their offset itself (``_groups``)
+DIRECT_SPAN = 1 << 22
 
 
 class _Unsupported(Exception):
@@ -107,11 +109,7 @@ def _clash(keys_x: np.ndarray, blocks_x: np.ndarray, row_x: Row, keys_y: np.ndar
     """True when no key is in ``keys_x`` for one block and in ``keys_y`` for another; else the
     ``Clash`` of the first such key (in sorted order): a row of each side, in different blocks."""
     keys = np.concatenate([keys_x, keys_y])
-    # one column (element offsets): numpy's one-dimensional unique, not its far slower row-wise one
-    _, group = np.unique(keys[:, 0] if keys.shape[1] == 1 else keys, axis=None if keys.shape[1] == 1 else 0,
-                         return_inverse=True)
-    group = group.reshape(-1)
-    n = int(group.max()) + 1
+    group, n = _groups(keys)
     nx = len(keys_x)
     side = np.concatenate([np.zeros(nx, bool), np.ones(len(keys_y), bool)])
     blocks = np.concatenate([blocks_x, blocks_y])
@@ -138,6 +136,23 @@ def _clash(keys_x: np.ndarray, blocks_x: np.ndarray, row_x: Row, keys_y: np.ndar
         j = ys[0]
         i = xs[blocks_x[xs] != blocks_y[j]][0]
     return Clash(row_x(int(i)), row_y(int(j)))
+
+
+def _groups(keys: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each key row's group, numbered in the keys' sorted order, and how many numbers there are. One
+    column of element offsets spanning at most ``DIRECT_SPAN`` values (or as many as there are rows):
+    the offset less the least one (no sort; a group may be empty); else numpy's unique (one-dimensional where it can: its row-wise
+    one is far slower)."""
+    if keys.shape[1] == 1:
+        column = keys[:, 0]
+        low, high = int(column.min()), int(column.max())
+        if high - low < max(DIRECT_SPAN, len(column)):
+            return column - low, high - low + 1
+        _, group = np.unique(column, return_inverse=True)
+    else:
+        _, group = np.unique(keys, axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    return group, int(group.max()) + 1
 
 
 def _rows(env: dict[str, np.ndarray], active: np.ndarray) -> Row:
@@ -365,11 +380,13 @@ class _Evaluator:
         # lanes, bounds and offset compute one partner index ``i ^ j``); the terms are kept alive,
         # so that their ids name the same nodes
         self._memo: dict[int, Any] = {}
+        self._magnitudes: dict[int, int] = {}
         self._alive: list[smt.Expr] = []
 
     def rows_changed(self) -> None:
         """``env`` now has other rows: what was computed over the old ones no longer applies."""
         self._memo.clear()
+        self._magnitudes.clear()
         self._alive.clear()
 
     def ints(self, term: smt.Expr, rows: int) -> np.ndarray:
@@ -398,9 +415,6 @@ class _Evaluator:
         if key in memo:
             return memo[key]
         value = self._compute(nodes[key], nodes, memo)
-        if isinstance(value, np.ndarray) and value.dtype != bool and value.size and \
-                int(np.abs(value).max()) >= LIMIT:
-            raise _Unsupported
         memo[key] = value
         return value
 
@@ -423,7 +437,18 @@ class _Evaluator:
         values = [self._eval(a, nodes, memo) for a in node.args]
         if node.width or node.kind == "bvliteral":
             return _bitvector(node, values)
+        if node.kind in _GROWING:  # only sums and products grow past their operands: bounded first
+            bounds = [self._magnitude(a, v) for a, v in zip(node.args, values)]
+            if (math.prod(bounds) if node.kind == "mul" else sum(bounds)) >= LIMIT:
+                raise _Unsupported  # past the arithmetic int64 does without wrapping around
         return _apply(node.kind, values)
+
+    def _magnitude(self, key: int, value: Any) -> int:
+        """The largest absolute value of a node's value (each node's once, over the same rows)."""
+        if key not in self._magnitudes:
+            array = np.asarray(value)
+            self._magnitudes[key] = max(abs(int(array.max())), abs(int(array.min()))) if array.size else 0
+        return self._magnitudes[key]
 
     @staticmethod
     def _read(contents: np.ndarray, coords: list[Any]) -> np.ndarray:
@@ -531,6 +556,7 @@ def _signed(value: Any, width: int) -> Any:
     return np.where(value >= 1 << (width - 1), value - (1 << width), value)
 
 
+_GROWING = frozenset({"add", "sub", "mul", "uminus"})
 _COMPARE = {"le": np.less_equal, "lt": np.less, "ge": np.greater_equal, "gt": np.greater, "eq": np.equal}
 
 
