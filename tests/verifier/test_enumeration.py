@@ -78,7 +78,8 @@ def test_offsets_read_from_an_array_not_given_are_declined_before_any_lane_is_li
 
     listed = []
     lane_rows = enumeration._lane_rows
-    monkeypatch.setattr(enumeration, "_lane_rows", lambda grid, shape: listed.append(grid) or lane_rows(grid, shape))
+    monkeypatch.setattr(enumeration, "_lane_rows",
+                        lambda grid, shape, only=None: listed.append(grid) or lane_rows(grid, shape, only))
     with smt.own_context():
         fp = execute(module)
         store = next(a for a in fp.accesses if a.writes)
@@ -419,3 +420,24 @@ def test_arithmetic_past_int64_is_not_evaluated():
         raise AssertionError(f"{term} evaluated to {value.tolist()}")
     small = enumeration._Evaluator(env, []).ints(X * 4 + Y, 2)
     assert small.tolist() == [(1 << 42) + (1 << 40), 17]
+
+
+def test_a_clashs_rows_come_from_its_blocks_alone():
+    """The variable values of a clash's two rows are computed again for their two blocks only, not
+    for every block of the grid: the same rows as listing the whole grid gives."""
+    work = np.zeros(256, np.float32)
+    module = tilecheck.ir.from_cutile(partner_exchange_unrouted, (work, 256, 128, 256, 16))
+    from tilecheck.verifier.symbolic.engine import execute
+
+    with smt.own_context():
+        fp = execute(module)
+        scatters = [a for a in fp.accesses if a.writes]
+        info = next(iter(fp.arrays.values()))
+        concrete = [(sym, smt.IntVal(v)) for sym, v in zip((*info.shape, *info.strides), (256, 1))
+                    if smt.is_const(sym)]
+        concrete += [(sym, smt.IntVal(v)) for sym, v in zip(fp.scalars.values(), (256, 128, 256))]
+        grid = (16, 1, 1)
+        listed = enumeration.compare(scatters[0], scatters[1], grid, concrete)
+        alone = enumeration.compare(scatters[0], scatters[1], grid, concrete, cache={})
+        assert isinstance(listed, enumeration.Clash) and listed == alone
+        assert listed.x["bid0"] != listed.y["bid0"]

@@ -232,7 +232,12 @@ def _elements_of(access: Access, grid: tuple[int, int, int], concrete: list[tupl
     if cache[key] is None:
         raise _Unsupported
     keys, blocks = cache[key]
-    return keys, blocks, lambda k: _elements(access, grid, concrete, memory)[2](k)
+
+    def row(k: int) -> dict[str, int]:  # rows are block-major: the k-th is one of its block's
+        block = int(blocks[k])
+        first = int(np.searchsorted(blocks, block, side="left"))
+        return _elements(access, grid, concrete, memory, only=block)[2](k - first)
+    return keys, blocks, row
 
 
 # _FIRST_BLOCK: an access is evaluated at block 0 alone before every block is listed. What block
@@ -242,10 +247,12 @@ def _elements_of(access: Access, grid: tuple[int, int, int], concrete: list[tupl
 
 
 def _elements(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
-              memory: dict[str, np.ndarray], limit: int = MAX_ELEMENTS) -> tuple[np.ndarray, np.ndarray, Row]:
+              memory: dict[str, np.ndarray], limit: int = MAX_ELEMENTS,
+              only: int | None = None) -> tuple[np.ndarray, np.ndarray, Row]:
     """The element offsets (one column) every active, in-bounds lane of every instance of ``access``
     touches, the linear block id of each, and each one's variable values (the race queries ask
-    about in-bounds elements: a pointer op's active out-of-bounds lane is an obligation of its own)."""
+    about in-bounds elements: a pointer op's active out-of-bounds lane is an obligation of its own).
+    ``only``: the instances of that linear block alone (a clash's rows, without every block's)."""
     from tilecheck.verifier.symbolic.engine import data_shape
 
     shape = data_shape(access.op)
@@ -254,9 +261,9 @@ def _elements(access: Access, grid: tuple[int, int, int], concrete: list[tuple[s
     lanes = math.prod(shape)
     if math.prod(grid) * lanes > limit:
         raise _Unsupported
-    if math.prod(grid) > 1:
+    if math.prod(grid) > 1 and only is None:
         _elements(access, (1, 1, 1), concrete, memory, limit)  # block 0 alone first: see _FIRST_BLOCK
-    env, rows = _lane_rows(grid, shape)
+    env, rows = _lane_rows(grid, shape, only)
     evaluate = _Evaluator(env, concrete, memory)
     env, rows = _iterations(access, env, rows, evaluate, limit)
     active = evaluate.condition(access.active, rows) & evaluate.condition(access.in_bounds, rows)
@@ -264,10 +271,11 @@ def _elements(access: Access, grid: tuple[int, int, int], concrete: list[tuple[s
     return linear[active][:, None], _linear_block(env, grid)[active], _rows(env, active)
 
 
-def _lane_rows(grid: tuple[int, int, int], shape: tuple[int, ...]) -> tuple[dict[str, np.ndarray], int]:
-    """Every lane of a ``shape`` tile in every block of ``grid``, one row each (block-major): the
-    block ids' and lanes' values."""
-    env, rows = _blocks(grid)
+def _lane_rows(grid: tuple[int, int, int], shape: tuple[int, ...],
+               only: int | None = None) -> tuple[dict[str, np.ndarray], int]:
+    """Every lane of a ``shape`` tile in every block of ``grid`` (``only``: in that linear block),
+    one row each (block-major): the block ids' and lanes' values."""
+    env, rows = _blocks(grid, only)
     if shape:
         lanes = math.prod(shape)
         which = np.repeat(np.arange(rows), lanes)
@@ -278,8 +286,12 @@ def _lane_rows(grid: tuple[int, int, int], shape: tuple[int, ...]) -> tuple[dict
     return env, rows
 
 
-def _blocks(grid: tuple[int, int, int]) -> tuple[dict[str, np.ndarray], int]:
-    """Every block of ``grid``, one row each: the block id variables' values."""
+def _blocks(grid: tuple[int, int, int], only: int | None = None) -> tuple[dict[str, np.ndarray], int]:
+    """Every block of ``grid`` (``only``: that linear block), one row each: the block id variables'
+    values."""
+    if only is not None:
+        ids = np.array(np.unravel_index(only, grid), np.int64).reshape(3, 1)
+        return {b.decl().name(): row for b, row in zip(BLOCK_IDS, ids)}, 1
     if math.prod(grid) > MAX_ELEMENTS:
         raise _Unsupported  # too many blocks to list (a 2**31-block grid would not fit in memory)
     ids = np.indices(grid).reshape(3, -1).astype(np.int64)
