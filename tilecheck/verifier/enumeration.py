@@ -268,7 +268,7 @@ def _elements(access: Access, grid: tuple[int, int, int], concrete: list[tuple[s
     env, rows = _iterations(access, env, rows, evaluate, limit)
     active = evaluate.condition(access.active, rows) & evaluate.condition(access.in_bounds, rows)
     linear = evaluate.ints(access.linear, rows)
-    return linear[active][:, None], _linear_block(env, grid)[active], _rows(env, active)
+    return linear[active][:, None], _linear_block(env, grid, rows)[active], _rows(env, active)
 
 
 def _lane_rows(grid: tuple[int, int, int], shape: tuple[int, ...],
@@ -279,7 +279,7 @@ def _lane_rows(grid: tuple[int, int, int], shape: tuple[int, ...],
     if shape:
         lanes = math.prod(shape)
         which = np.repeat(np.arange(rows), lanes)
-        env = {name: values[which] for name, values in env.items()}
+        env = {name: _at(values, which) for name, values in env.items()}
         for lane, values in zip(LANES, np.indices(shape).reshape(len(shape), -1)):
             env[lane.decl().name()] = np.tile(values.astype(np.int64), rows)
         rows *= lanes
@@ -295,11 +295,17 @@ def _blocks(grid: tuple[int, int, int], only: int | None = None) -> tuple[dict[s
     if math.prod(grid) > MAX_ELEMENTS:
         raise _Unsupported  # too many blocks to list (a 2**31-block grid would not fit in memory)
     ids = np.indices(grid).reshape(3, -1).astype(np.int64)
-    return {b.decl().name(): row for b, row in zip(BLOCK_IDS, ids)}, ids.shape[1]
+    # an axis of one block: its id is 0 in every row, a scalar (not an array as long as the rows)
+    return {b.decl().name(): row if n > 1 else np.int64(0) for b, row, n in zip(BLOCK_IDS, ids, grid)}, ids.shape[1]
 
 
-def _linear_block(env: dict[str, np.ndarray], grid: tuple[int, int, int]) -> np.ndarray:
-    return (env["bid0"] * grid[1] + env["bid1"]) * grid[2] + env["bid2"]
+def _at(values: Any, index: np.ndarray) -> Any:
+    """``values`` (a column of rows, or a scalar that every row shares) at the rows ``index``."""
+    return values[index] if np.ndim(values) else values
+
+
+def _linear_block(env: dict[str, np.ndarray], grid: tuple[int, int, int], rows: int) -> np.ndarray:
+    return np.broadcast_to((env["bid0"] * grid[1] + env["bid1"]) * grid[2] + env["bid2"], (rows,))
 
 
 def _iterations(access: Access | Sequence[Any], env: dict[str, np.ndarray], rows: int, evaluate: "_Evaluator",
@@ -320,7 +326,7 @@ def _iterations(access: Access | Sequence[Any], env: dict[str, np.ndarray], rows
         which = np.repeat(np.arange(rows), trips)
         offset = np.arange(total) - np.repeat(np.cumsum(trips) - trips, trips)
         for name in list(env):
-            env[name] = env[name][which]
+            env[name] = _at(env[name], which)
         env[loop.var.decl().name()] = lb[which] + offset * step[which]
         rows = total
         evaluate.rows_changed()
@@ -341,7 +347,7 @@ def overflow(term: smt.IntExpr, lo: int, hi: int, live: smt.BoolExpr, loops: Seq
         env, rows = _lane_rows(grid, shape)
         env, rows = _iterations(loops, env, rows, _Evaluator(env, concrete), MAX_ELEMENTS)
         live_rows = _Evaluator(env, concrete).condition(live, rows)
-        env = {name: values[live_rows] for name, values in env.items()}
+        env = {name: _at(values, live_rows) for name, values in env.items()}
         rows = int(live_rows.sum())
         values = _Evaluator(env, concrete).ints(term, rows)
     except _Unsupported:
@@ -349,7 +355,7 @@ def overflow(term: smt.IntExpr, lo: int, hi: int, live: smt.BoolExpr, loops: Seq
     outside = np.flatnonzero((values < lo) | (values > hi))
     if not len(outside):
         return True
-    return {name: int(v[outside[0]]) for name, v in env.items()}
+    return {name: int(v[outside[0]]) if np.ndim(v) else int(v) for name, v in env.items()}
 
 
 def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
@@ -375,7 +381,7 @@ def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.
             start = start + evaluate.ints(origin, rows)
         starts.append(start)
     keys = np.stack(starts, axis=1) if starts else np.zeros((rows, 0), np.int64)
-    return keys[active], _linear_block(env, grid)[active], _rows(env, active)
+    return keys[active], _linear_block(env, grid, rows)[active], _rows(env, active)
 
 
 class _Evaluator:
