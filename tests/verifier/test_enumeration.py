@@ -441,3 +441,36 @@ def test_a_clashs_rows_come_from_its_blocks_alone():
         alone = enumeration.compare(scatters[0], scatters[1], grid, concrete, cache={})
         assert isinstance(listed, enumeration.Clash) and listed == alone
         assert listed.x["bid0"] != listed.y["bid0"]
+
+
+_side = st.lists(st.tuples(st.integers(0, 12), st.integers(0, 3)), min_size=1, max_size=12).map(
+    lambda rows: sorted(rows, key=lambda r: r[1]))  # rows are block-major, as listed
+
+
+@given(_side, _side, st.booleans(), st.booleans())
+@settings(max_examples=examples(300), deadline=None, derandomize=True)
+def test_a_clash_is_the_least_key_two_blocks_share(x, y, offset_y, summarised):
+    """``_clash`` on element offsets, each side summarised per offset (``_span``) or both grouped
+    by sorting (offsets spanning more than ``DIRECT_SPAN``), against the definition: the least
+    offset that both sides touch and that two different blocks touch, with its first x row and a y
+    row of another block (else the first y row and another block's x row)."""
+    if offset_y:
+        y = [(k + 40, b) for k, b in y]  # sides apart: nothing shared
+    keys_x, blocks_x = np.array([[k] for k, _ in x], np.int64), np.array([b for _, b in x], np.int64)
+    keys_y, blocks_y = np.array([[k] for k, _ in y], np.int64), np.array([b for _, b in y], np.int64)
+    span, enumeration.DIRECT_SPAN = enumeration.DIRECT_SPAN, enumeration.DIRECT_SPAN if summarised else 0
+    try:
+        got = enumeration._clash(keys_x, blocks_x, lambda i: {"i": i}, keys_y, blocks_y, lambda j: {"j": j})
+    finally:
+        enumeration.DIRECT_SPAN = span
+    shared = sorted({k for k, _ in x} & {k for k, _ in y})
+    clashing = [k for k in shared if len({b for kk, b in x + y if kk == k}) > 1]
+    if not clashing:
+        assert got is True
+        return
+    k = clashing[0]
+    xs = [i for i, (kk, _) in enumerate(x) if kk == k]
+    ys = [j for j, (kk, _) in enumerate(y) if kk == k]
+    others = [j for j in ys if y[j][1] != x[xs[0]][1]]
+    i, j = (xs[0], others[0]) if others else (next(i for i in xs if x[i][1] != y[ys[0]][1]), ys[0])
+    assert got == enumeration.Clash({"i": i}, {"j": j})

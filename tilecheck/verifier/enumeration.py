@@ -39,7 +39,7 @@ MAX_ROWS = 1 << 20
 MAX_ELEMENTS = 1 << 24
 # values past this are out of the arithmetic the kernel can do in int64 without wrapping around
 LIMIT = 1 << 62
-# element offsets spanning up to this many values are grouped by their offset itself (``_groups``)
+# element offsets spanning up to this many values are summarised per offset (``_span``)
 DIRECT_SPAN = 1 << 22
 
 
@@ -105,9 +105,18 @@ def _extents(access: Access) -> tuple[int, ...]:
 
 
 def _clash(keys_x: np.ndarray, blocks_x: np.ndarray, row_x: Row, keys_y: np.ndarray, blocks_y: np.ndarray,
-           row_y: Row) -> bool | Clash:
+           row_y: Row, spans: tuple[Span | None, Span | None] = (None, None)) -> bool | Clash:
     """True when no key is in ``keys_x`` for one block and in ``keys_y`` for another; else the
-    ``Clash`` of the first such key (in sorted order): a row of each side, in different blocks."""
+    ``Clash`` of the first such key (in sorted order): a row of each side, in different blocks.
+    ``spans``: each side's ``_span``, when already made (an access in several pairs)."""
+    sx = spans[0] if spans[0] is not None else _span(keys_x, blocks_x)
+    sy = spans[1] if spans[1] is not None else _span(keys_y, blocks_y)
+    if sx is not None and sy is not None:
+        key = _first_shared(sx, sy)
+        if key is None:
+            return True
+        return _pair(np.flatnonzero(keys_x[:, 0] == key), np.flatnonzero(keys_y[:, 0] == key),
+                     blocks_x, blocks_y, row_x, row_y)
     keys = np.concatenate([keys_x, keys_y])
     group, n = _groups(keys)
     nx = len(keys_x)
@@ -127,7 +136,48 @@ def _clash(keys_x: np.ndarray, blocks_x: np.ndarray, row_x: Row, keys_y: np.ndar
     if not len(clashing):
         return True
     g = clashing[0]
-    xs, ys = np.flatnonzero(group[:nx] == g), np.flatnonzero(group[nx:] == g)
+    return _pair(np.flatnonzero(group[:nx] == g), np.flatnonzero(group[nx:] == g), blocks_x, blocks_y,
+                 row_x, row_y)
+
+
+# one side's element offsets summarised: the least offset, and per offset from it the least and the
+# greatest block touching it (-1: none), for sides whose offsets span few values (``_span``)
+Span = tuple[int, np.ndarray, np.ndarray]
+
+
+def _span(keys: np.ndarray, blocks: np.ndarray) -> Span | None:
+    """``Span`` of one column of element offsets spanning at most ``DIRECT_SPAN`` values (or as many
+    as there are rows); None otherwise (``_clash`` groups both sides' keys together instead)."""
+    if keys.shape[1] != 1 or not len(keys):
+        return None
+    column = keys[:, 0]
+    low, high = int(column.min()), int(column.max())
+    if high - low >= max(DIRECT_SPAN, len(column)) or len(blocks) and int(blocks.max()) >= 1 << 31:
+        return None
+    at, which = column - low, blocks.astype(np.int32)
+    lo = np.full(high - low + 1, np.iinfo(np.int32).max, np.int32)
+    hi = np.full(high - low + 1, -1, np.int32)
+    np.minimum.at(lo, at, which)
+    np.maximum.at(hi, at, which)
+    return low, lo, hi
+
+
+def _first_shared(x: Span, y: Span) -> int | None:
+    """The least offset both sides touch, not all from one and the same block (None: none)."""
+    start = max(x[0], y[0])
+    stop = min(x[0] + len(x[1]), y[0] + len(y[1]))
+    if start >= stop:
+        return None
+    lx, hx = x[1][start - x[0]:stop - x[0]], x[2][start - x[0]:stop - x[0]]
+    ly, hy = y[1][start - y[0]:stop - y[0]], y[2][start - y[0]:stop - y[0]]
+    clashing = np.flatnonzero((hx >= 0) & (hy >= 0) & ~((lx == hx) & (ly == hy) & (lx == ly)))
+    return start + int(clashing[0]) if len(clashing) else None
+
+
+def _pair(xs: np.ndarray, ys: np.ndarray, blocks_x: np.ndarray, blocks_y: np.ndarray, row_x: Row,
+          row_y: Row) -> Clash:
+    """The ``Clash`` of one shared key: its first x row, and a y row in another block (else the
+    first y row and an x row in another block)."""
     i = xs[0]
     others = ys[blocks_y[ys] != blocks_x[i]]
     if len(others):
@@ -139,18 +189,10 @@ def _clash(keys_x: np.ndarray, blocks_x: np.ndarray, row_x: Row, keys_y: np.ndar
 
 
 def _groups(keys: np.ndarray) -> tuple[np.ndarray, int]:
-    """Each key row's group, numbered in the keys' sorted order, and how many numbers there are. One
-    column of element offsets spanning at most ``DIRECT_SPAN`` values (or as many as there are rows):
-    the offset less the least one (no sort; a group may be empty); else numpy's unique (one-dimensional where it can: its row-wise
-    one is far slower)."""
-    if keys.shape[1] == 1:
-        column = keys[:, 0]
-        low, high = int(column.min()), int(column.max())
-        if high - low < max(DIRECT_SPAN, len(column)):
-            return column - low, high - low + 1
-        _, group = np.unique(column, return_inverse=True)
-    else:
-        _, group = np.unique(keys, axis=0, return_inverse=True)
+    """Each key row's group, numbered in the keys' sorted order, and how many there are: numpy's
+    one-dimensional unique where the keys are one column (its row-wise one is far slower)."""
+    _, group = np.unique(keys[:, 0] if keys.shape[1] == 1 else keys, axis=None if keys.shape[1] == 1 else 0,
+                         return_inverse=True)
     group = group.reshape(-1)
     return group, int(group.max()) + 1
 
@@ -177,7 +219,18 @@ def _elements_compared(access_x: Access, access_y: Access, grid: tuple[int, int,
         _elements_of(access_y, grid, concrete, memory, cache)
     if not len(keys_x) or not len(keys_y):
         return True
-    return _clash(keys_x, blocks_x, row_x, keys_y, blocks_y, row_y)
+    spans = _span_of(access_x, keys_x, blocks_x, cache), _span_of(access_y, keys_y, blocks_y, cache)
+    return _clash(keys_x, blocks_x, row_x, keys_y, blocks_y, row_y, spans)
+
+
+def _span_of(access: Access, keys: np.ndarray, blocks: np.ndarray, cache: dict[Any, Any] | None) -> Span | None:
+    """``_span`` of an access's elements, made once per ``cache`` (one level)."""
+    if cache is None:
+        return _span(keys, blocks)
+    key = ("span", access.index)
+    if key not in cache:
+        cache[key] = _span(keys, blocks)
+    return cache[key]
 
 
 def apart_in_block(access_x: Access, access_y: Access, grid: tuple[int, int, int],
