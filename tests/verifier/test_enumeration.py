@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import tilecheck
 from tests.tiers import examples
 from tests.interp.kernels import misswizzled_copy, swizzled_args, swizzled_copy
-from tilecheck.verifier import enumeration, obligations, smt
+from tilecheck.verifier import enumeration, obligations, rows, smt
 
 ConstInt = ct.Constant[int]
 
@@ -140,8 +140,8 @@ def test_the_evaluator_agrees_with_z3_on_integer_terms(term, xs, data):
     ys = data.draw(st.lists(st.integers(-50, 50), min_size=len(xs), max_size=len(xs)))
     env = {"ex": np.array(xs, np.int64), "ey": np.array(ys, np.int64)}
     try:
-        got = enumeration._Evaluator(env, []).ints(term, len(xs))
-    except enumeration._Unsupported:
+        got = rows.Evaluator(env, []).ints(term, len(xs))
+    except rows.Unsupported:
         # it may decline (both sides of an if are evaluated, and Z3's simplifier can move a
         # division under an if whose other side divides by zero): declining is sound, a wrong
         # value is not
@@ -158,7 +158,7 @@ def test_a_condition_mixing_one_value_and_per_row_values_is_evaluated_row_by_row
     # out of verify on TileGym's fmha_bwd_dkdv under a smaller search budget)
     m = z3.Function("m", z3.IntSort(CTX), z3.IntSort(CTX))
     env = {"ex": np.array([-9, 0, 3], np.int64), "ey": np.array([2, 2, 2], np.int64)}
-    evaluator = enumeration._Evaluator(env, [], {"m": np.array([5, 6])})
+    evaluator = rows.Evaluator(env, [], {"m": np.array([5, 6])})
     both = z3.Or(z3.And(X > 0, m(_val(0)) > 1), X < -5)
     assert evaluator.condition(both, 3).tolist() == [True, False, True]
     either = z3.And(z3.Or(X > 0, m(_val(1)) < 1), Y > 0)
@@ -181,7 +181,7 @@ def test_the_evaluator_agrees_with_z3_on_bitwise_terms(op, c, xs, constant):
     term = _bitwise((op, X, Y)) + 3 * X
     env = {"ex": np.array(xs, np.int64), "ey": np.full(len(xs), c, np.int64)}
     concrete = [(Y, _val(c))] if constant else []
-    got = enumeration._Evaluator(env, concrete).ints(term, len(xs))
+    got = rows.Evaluator(env, concrete).ints(term, len(xs))
     for x, value in zip(xs, got.tolist()):
         want = z3.simplify(z3.substitute(term, (X, _val(x)), (Y, _val(c))))
         assert value == want.as_long(), (op, x, c)
@@ -414,11 +414,11 @@ def test_arithmetic_past_int64_is_not_evaluated():
     env = {"ex": np.array([1 << 40, 3], np.int64), "ey": np.array([1 << 40, 5], np.int64)}
     for term in (X * Y, X * Y + 1, (X + X) * (Y + Y), X * (1 << 30) * Y):
         try:
-            value = enumeration._Evaluator(env, []).ints(term, 2)
-        except enumeration._Unsupported:
+            value = rows.Evaluator(env, []).ints(term, 2)
+        except rows.Unsupported:
             continue
         raise AssertionError(f"{term} evaluated to {value.tolist()}")
-    small = enumeration._Evaluator(env, []).ints(X * 4 + Y, 2)
+    small = rows.Evaluator(env, []).ints(X * 4 + Y, 2)
     assert small.tolist() == [(1 << 42) + (1 << 40), 17]
 
 

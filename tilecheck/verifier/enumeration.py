@@ -20,7 +20,6 @@ enumeration took as true makes that query unsatisfiable, and the unpinned one is
 """
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ import numpy as np
 
 from tilecheck.verifier import smt
 from tilecheck.verifier.footprints import BLOCK_IDS, Access
+from tilecheck.verifier.rows import LIMIT, Evaluator, Unsupported
 from tilecheck.verifier.symbolic.values import LANES
 
 # instances (block, iteration) one access may have for enumeration to be tried: a few MB of numpy
@@ -37,14 +37,10 @@ MAX_ROWS = 1 << 20
 # lanes of every instance, for accesses compared element by element: a 16384-block grid of
 # 1024-lane tiles (TileBench's largest bitonic sort), a few hundred MB of numpy per access
 MAX_ELEMENTS = 1 << 24
-# values past this are out of the arithmetic the kernel can do in int64 without wrapping around
-LIMIT = 1 << 62
 # element offsets spanning up to this many values are summarised per offset (``_span``)
 DIRECT_SPAN = 1 << 22
 
 
-class _Unsupported(Exception):
-    pass
 
 
 Row = Callable[[int], dict[str, int]]  # an instance's variable values (by name) from its row number
@@ -86,7 +82,7 @@ def compare(access_x: Access, access_y: Access, grid: tuple[int, int, int],
             if _extents(access_x) != _extents(access_y):
                 return None
             keys_y, blocks_y, row_y = _tiles(access_y, grid, concrete, memory or {})
-    except _Unsupported:
+    except Unsupported:
         return None
     if keys_x.shape[1] != keys_y.shape[1]:
         return None
@@ -252,7 +248,7 @@ def in_block(access_x: Access, access_y: Access, grid: tuple[int, int, int],
         keys_x, blocks_x, row_x = _elements_of(access_x, grid, concrete, memory or {}, cache)
         keys_y, blocks_y, row_y = (keys_x, blocks_x, row_x) if access_y is access_x else \
             _elements_of(access_y, grid, concrete, memory or {}, cache)
-    except _Unsupported:
+    except Unsupported:
         return None
     # (block, element) as one integer: in-bounds offsets are below the largest one seen, plus one
     span = int(max(keys_x.max(initial=0), keys_y.max(initial=0))) + 1
@@ -280,10 +276,10 @@ def _elements_of(access: Access, grid: tuple[int, int, int], concrete: list[tupl
     if key not in cache:
         try:
             cache[key] = _elements(access, grid, concrete, memory)[:2]
-        except _Unsupported:
+        except Unsupported:
             cache[key] = None
     if cache[key] is None:
-        raise _Unsupported
+        raise Unsupported
     keys, blocks = cache[key]
 
     def row(k: int) -> dict[str, int]:  # rows are block-major: the k-th is one of its block's
@@ -310,14 +306,14 @@ def _elements(access: Access, grid: tuple[int, int, int], concrete: list[tuple[s
 
     shape = data_shape(access.op)
     if access.approximate or len(shape) != access.rank:
-        raise _Unsupported
+        raise Unsupported
     lanes = math.prod(shape)
     if math.prod(grid) * lanes > limit:
-        raise _Unsupported
+        raise Unsupported
     if math.prod(grid) > 1 and only is None:
         _elements(access, (1, 1, 1), concrete, memory, limit)  # block 0 alone first: see _FIRST_BLOCK
     env, rows = _lane_rows(grid, shape, only)
-    evaluate = _Evaluator(env, concrete, memory)
+    evaluate = Evaluator(env, concrete, memory)
     env, rows = _iterations(access, env, rows, evaluate, limit)
     active = evaluate.condition(access.active, rows) & evaluate.condition(access.in_bounds, rows)
     linear = evaluate.ints(access.linear, rows)
@@ -346,7 +342,7 @@ def _blocks(grid: tuple[int, int, int], only: int | None = None) -> tuple[dict[s
         ids = np.array(np.unravel_index(only, grid), np.int64).reshape(3, 1)
         return {b.decl().name(): row for b, row in zip(BLOCK_IDS, ids)}, 1
     if math.prod(grid) > MAX_ELEMENTS:
-        raise _Unsupported  # too many blocks to list (a 2**31-block grid would not fit in memory)
+        raise Unsupported  # too many blocks to list (a 2**31-block grid would not fit in memory)
     ids = np.indices(grid).reshape(3, -1).astype(np.int64)
     # an axis of one block: its id is 0 in every row, a scalar (not an array as long as the rows)
     return {b.decl().name(): row if n > 1 else np.int64(0) for b, row, n in zip(BLOCK_IDS, ids, grid)}, ids.shape[1]
@@ -361,21 +357,21 @@ def _linear_block(env: dict[str, np.ndarray], grid: tuple[int, int, int], rows: 
     return np.broadcast_to((env["bid0"] * grid[1] + env["bid1"]) * grid[2] + env["bid2"], (rows,))
 
 
-def _iterations(access: Access | Sequence[Any], env: dict[str, np.ndarray], rows: int, evaluate: "_Evaluator",
+def _iterations(access: Access | Sequence[Any], env: dict[str, np.ndarray], rows: int, evaluate: "Evaluator",
                 limit: int = MAX_ROWS) -> tuple[dict[str, np.ndarray], int]:
     """Each row repeated for every iteration of the access's loops (``for`` loops with exact bounds
     only), the loop variables' values added; the evaluator reads the new rows. (``access``: an
     access, or the loops themselves.)"""
     for loop in getattr(access, "loops", access):
         if loop.bounds is None or not loop.exact or loop.limit is not None:
-            raise _Unsupported
+            raise Unsupported
         lb, ub, step = (evaluate.ints(t, rows) for t in loop.bounds)
         if (step <= 0).any():
-            raise _Unsupported
+            raise Unsupported
         trips = np.maximum((ub - lb + step - 1) // step, 0)
         total = int(trips.sum())
         if total > limit:
-            raise _Unsupported
+            raise Unsupported
         which = np.repeat(np.arange(rows), trips)
         offset = np.arange(total) - np.repeat(np.cumsum(trips) - trips, trips)
         for name in list(env):
@@ -396,14 +392,14 @@ def overflow(term: smt.IntExpr, lo: int, hi: int, live: smt.BoolExpr, loops: Seq
     could not be evaluated)."""
     try:
         if math.prod(grid) * math.prod(shape) > MAX_ELEMENTS:
-            raise _Unsupported
+            raise Unsupported
         env, rows = _lane_rows(grid, shape)
-        env, rows = _iterations(loops, env, rows, _Evaluator(env, concrete), MAX_ELEMENTS)
-        live_rows = _Evaluator(env, concrete).condition(live, rows)
+        env, rows = _iterations(loops, env, rows, Evaluator(env, concrete), MAX_ELEMENTS)
+        live_rows = Evaluator(env, concrete).condition(live, rows)
         env = {name: _at(values, live_rows) for name, values in env.items()}
         rows = int(live_rows.sum())
-        values = _Evaluator(env, concrete).ints(term, rows)
-    except _Unsupported:
+        values = Evaluator(env, concrete).ints(term, rows)
+    except Unsupported:
         return None
     outside = np.flatnonzero((values < lo) | (values > hi))
     if not len(outside):
@@ -417,14 +413,14 @@ def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.
     linear block id of each, over every block of ``grid`` and every iteration of its loops, and
     each one's variable values."""
     if not _tiled(access) or access.approximate or math.prod(grid) > MAX_ROWS:
-        raise _Unsupported
+        raise Unsupported
     for _, step, extent, _, _ in access.tiles:
         if step < 1 or extent > step:
-            raise _Unsupported  # overlapping tiles: not one start per element
+            raise Unsupported  # overlapping tiles: not one start per element
     if math.prod(grid) > 1:
         _tiles(access, (1, 1, 1), concrete, memory)  # block 0 alone first: see _FIRST_BLOCK
     env, rows = _blocks(grid)
-    evaluate = _Evaluator(env, concrete, memory)
+    evaluate = Evaluator(env, concrete, memory)
     env, rows = _iterations(access, env, rows, evaluate)
     active = evaluate.condition(access.active, rows)
     starts = []
@@ -435,208 +431,3 @@ def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.
         starts.append(start)
     keys = np.stack(starts, axis=1) if starts else np.zeros((rows, 0), np.int64)
     return keys[active], _linear_block(env, grid, rows)[active], _rows(env, active)
-
-
-class _Evaluator:
-    """Z3 integer and boolean terms as numpy arrays over the rows of ``env`` (variable name ->
-    values); shape, stride, scalar and grid symbols take the case's values (``concrete``); a read of
-    an array in ``memory`` (content-function name -> contents) takes the element's value."""
-
-    def __init__(self, env: dict[str, np.ndarray], concrete: list[tuple[smt.Expr, smt.Expr]],
-                 memory: dict[str, np.ndarray] | None = None) -> None:
-        self.env = env
-        self.concrete = concrete
-        self.memory = memory or {}
-        # values by node id, shared by the terms evaluated over the same rows (an access's active
-        # lanes, bounds and offset compute one partner index ``i ^ j``); the terms are kept alive,
-        # so that their ids name the same nodes
-        self._memo: dict[int, Any] = {}
-        self._magnitudes: dict[int, int] = {}
-        self._alive: list[smt.Expr] = []
-
-    def rows_changed(self) -> None:
-        """``env`` now has other rows: what was computed over the old ones no longer applies."""
-        self._memo.clear()
-        self._magnitudes.clear()
-        self._alive.clear()
-
-    def ints(self, term: smt.Expr, rows: int) -> np.ndarray:
-        root, nodes = self._dag(term)
-        value = self._eval(root, nodes, self._memo)
-        return np.broadcast_to(np.asarray(value, np.int64), (rows,))
-
-    def condition(self, term: smt.BoolExpr, rows: int) -> np.ndarray:
-        """Where ``term`` may hold: its conjuncts that can be evaluated (the others: anywhere)."""
-        mask = np.ones(rows, bool)
-        root, nodes = self._dag(term)
-        for part in _conjuncts(root, nodes):
-            try:
-                value = self._eval(part, nodes, self._memo)
-            except _Unsupported:
-                continue
-            mask &= np.broadcast_to(np.asarray(value, bool), (rows,))
-        return mask
-
-    def _dag(self, term: smt.Expr) -> tuple[int, dict[int, smt.Node]]:
-        term = smt.substituted(term, self.concrete)
-        self._alive.append(term)
-        return smt.dag(term)
-
-    def _eval(self, key: int, nodes: dict[int, smt.Node], memo: dict[int, Any]) -> Any:
-        if key in memo:
-            return memo[key]
-        value = self._compute(nodes[key], nodes, memo)
-        memo[key] = value
-        return value
-
-    def _compute(self, node: smt.Node, nodes: dict[int, smt.Node], memo: dict[int, Any]) -> Any:
-        if node.kind == "literal":
-            return node.value
-        if node.kind == "symbol":
-            name = node.value
-            if node.args and name in self.memory:
-                return self._read(self.memory[name], [self._eval(a, nodes, memo) for a in node.args])
-            if node.args or name not in self.env:
-                raise _Unsupported  # other contents, a loop-carried value, a lane, a free symbol
-            return self.env[name]
-        if node.kind == "ite":  # a branch only where it is taken: the other may not evaluate
-            taken = np.asarray(self._eval(node.args[0], nodes, memo), bool)
-            if taken.all():
-                return self._eval(node.args[1], nodes, memo)
-            if not taken.any():
-                return self._eval(node.args[2], nodes, memo)
-        values = [self._eval(a, nodes, memo) for a in node.args]
-        if node.width or node.kind == "bvliteral":
-            return _bitvector(node, values)
-        if node.kind in _GROWING:  # only sums and products grow past their operands: bounded first
-            bounds = [self._magnitude(a, v) for a, v in zip(node.args, values)]
-            if (math.prod(bounds) if node.kind == "mul" else sum(bounds)) >= LIMIT:
-                raise _Unsupported  # past the arithmetic int64 does without wrapping around
-        return _apply(node.kind, values)
-
-    def _magnitude(self, key: int, value: Any) -> int:
-        """The largest absolute value of a node's value (each node's once, over the same rows)."""
-        if key not in self._magnitudes:
-            array = np.asarray(value)
-            self._magnitudes[key] = max(abs(int(array.max())), abs(int(array.min()))) if array.size else 0
-        return self._magnitudes[key]
-
-    @staticmethod
-    def _read(contents: np.ndarray, coords: list[Any]) -> np.ndarray:
-        """The elements at ``coords`` (one array per dimension); a read outside the array is not
-        evaluated (the model's value there is any value)."""
-        if len(coords) != contents.ndim:
-            raise _Unsupported
-        arrays = np.broadcast_arrays(*[np.asarray(c, np.int64) for c in coords])
-        for c, n in zip(arrays, contents.shape):
-            if c.size and (c.min() < 0 or c.max() >= n):
-                raise _Unsupported
-        return contents[tuple(arrays)].astype(np.int64)
-
-
-def _apply(kind: str, v: list[Any]) -> Any:
-    if kind == "add":
-        return sum(v[1:], np.int64(0) + v[0])
-    if kind == "sub":
-        out = v[0]
-        for x in v[1:]:
-            out = out - x
-        return out
-    if kind == "mul":
-        out = v[0]
-        for x in v[1:]:
-            out = out * x
-        return out
-    if kind == "uminus":
-        return -v[0]
-    if kind in ("div", "mod"):
-        x, y = np.asarray(v[0], np.int64), np.asarray(v[1], np.int64)
-        if (y == 0).any():
-            raise _Unsupported
-        q = np.floor_divide(x, np.abs(y)) * np.sign(y)  # SMT-LIB: 0 <= x mod y < |y|
-        return q if kind == "div" else x - y * q
-    if kind == "ite":
-        return np.where(v[0], v[1], v[2])
-    if kind in _COMPARE:
-        return _COMPARE[kind](v[0], v[1])
-    if kind == "distinct" and len(v) == 2:
-        return v[0] != v[1]
-    if kind == "and":
-        # pairwise: the operands broadcast against one another (a block's value and a lane tile)
-        return functools.reduce(np.logical_and, v, np.True_)
-    if kind == "or":
-        return functools.reduce(np.logical_or, v, np.False_)
-    if kind == "not":
-        return np.logical_not(v[0])
-    if kind == "xor":
-        return np.logical_xor(v[0], v[1])
-    if kind == "implies":
-        return np.logical_or(np.logical_not(v[0]), v[1])
-    raise _Unsupported  # bit-vector ops and anything else: the solver's
-
-
-# bit-vectors as their unsigned values in int64: widths up to this many bits (int32 patterns)
-BV_BITS = 32
-
-
-def _bitvector(node: Any, v: list[Any]) -> Any:
-    """A bit-vector node's value (``smt.Node``: ``width`` and parameters), each bit-vector held as
-    its unsigned value; wider than ``BV_BITS`` bits, or an operation not listed, is the solver's."""
-    width, kind = node.width, node.kind
-    if width > BV_BITS or kind == "concat" and sum(node.value) > BV_BITS:
-        raise _Unsupported
-    mask = (1 << width) - 1
-    if kind == "bvliteral":
-        return np.int64(node.value)
-    if kind == "int2bv":
-        return np.bitwise_and(np.asarray(v[0], np.int64), mask)  # two's complement, mod 2^width
-    if kind == "bv2int":
-        return v[0]
-    if kind == "sbv2int":
-        return _signed(v[0], width)
-    if kind in ("bvxor", "bvand", "bvor"):
-        fn = {"bvxor": np.bitwise_xor, "bvand": np.bitwise_and, "bvor": np.bitwise_or}[kind]
-        return functools.reduce(fn, v[1:], np.asarray(v[0], np.int64))
-    if kind == "bvnot":
-        return np.bitwise_xor(v[0], mask)
-    if kind in ("bvadd", "bvsub"):
-        out = v[0] + sum(v[1:]) if kind == "bvadd" else v[0] - v[1]
-        return np.bitwise_and(np.asarray(out, np.int64), mask)
-    if kind == "extract":
-        high, low = node.value
-        return np.bitwise_and(np.right_shift(v[0], low), (1 << (high - low + 1)) - 1)
-    if kind == "concat":
-        out = np.asarray(v[0], np.int64)
-        for value, bits in zip(v[1:], node.value[1:]):
-            out = np.bitwise_or(np.left_shift(out, bits), value)
-        return out
-    if kind in _BV_COMPARE:
-        signed, relation = _BV_COMPARE[kind]
-        a, b = (_signed(v[0], width), _signed(v[1], width)) if signed else (v[0], v[1])
-        return _COMPARE[relation](a, b)
-    raise _Unsupported
-
-
-_BV_COMPARE = {"bvslt": (True, "lt"), "bvsle": (True, "le"), "bvsgt": (True, "gt"), "bvsge": (True, "ge"),
-               "bvult": (False, "lt"), "bvule": (False, "le"), "bvugt": (False, "gt"), "bvuge": (False, "ge")}
-
-
-def _signed(value: Any, width: int) -> Any:
-    """A ``width``-bit pattern's two's-complement value."""
-    value = np.asarray(value, np.int64)
-    return np.where(value >= 1 << (width - 1), value - (1 << width), value)
-
-
-_GROWING = frozenset({"add", "sub", "mul", "uminus"})
-_COMPARE = {"le": np.less_equal, "lt": np.less, "ge": np.greater_equal, "gt": np.greater, "eq": np.equal}
-
-
-def _conjuncts(root: int, nodes: dict[int, smt.Node]) -> list[int]:
-    out, todo = [], [root]
-    while todo:
-        key = todo.pop()
-        if nodes[key].kind == "and":
-            todo.extend(nodes[key].args)
-        else:
-            out.append(key)
-    return out

@@ -1,0 +1,227 @@
+"""Z3 terms evaluated as numpy arrays over rows of variable values: the enumeration's arithmetic
+(``enumeration.py``). Shape, stride, scalar and grid symbols take the case's values; reads of
+given arrays take their elements; bit-vectors are held as their unsigned values. Anything it
+cannot evaluate exactly (a read of other contents, a loop-carried value, a division by zero, a
+sum or product past int64's exact range, a bit-vector wider than ``BV_BITS``) raises
+``Unsupported``: the caller leaves the question to the solver."""
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+
+from tilecheck.verifier import smt
+
+# values past this are out of the arithmetic the kernel can do in int64 without wrapping around
+LIMIT = 1 << 62
+
+
+class Unsupported(Exception):
+    """A term the rows cannot evaluate exactly."""
+
+
+class Evaluator:
+    """Z3 integer and boolean terms as numpy arrays over the rows of ``env`` (variable name ->
+    values); shape, stride, scalar and grid symbols take the case's values (``concrete``); a read of
+    an array in ``memory`` (content-function name -> contents) takes the element's value."""
+
+    def __init__(self, env: dict[str, np.ndarray], concrete: list[tuple[smt.Expr, smt.Expr]],
+                 memory: dict[str, np.ndarray] | None = None) -> None:
+        self.env = env
+        self.concrete = concrete
+        self.memory = memory or {}
+        # values by node id, shared by the terms evaluated over the same rows (an access's active
+        # lanes, bounds and offset compute one partner index ``i ^ j``); the terms are kept alive,
+        # so that their ids name the same nodes
+        self._memo: dict[int, Any] = {}
+        self._magnitudes: dict[int, int] = {}
+        self._alive: list[smt.Expr] = []
+
+    def rows_changed(self) -> None:
+        """``env`` now has other rows: what was computed over the old ones no longer applies."""
+        self._memo.clear()
+        self._magnitudes.clear()
+        self._alive.clear()
+
+    def ints(self, term: smt.Expr, rows: int) -> np.ndarray:
+        root, nodes = self._dag(term)
+        value = self._eval(root, nodes, self._memo)
+        return np.broadcast_to(np.asarray(value, np.int64), (rows,))
+
+    def condition(self, term: smt.BoolExpr, rows: int) -> np.ndarray:
+        """Where ``term`` may hold: its conjuncts that can be evaluated (the others: anywhere)."""
+        mask = np.ones(rows, bool)
+        root, nodes = self._dag(term)
+        for part in _conjuncts(root, nodes):
+            try:
+                value = self._eval(part, nodes, self._memo)
+            except Unsupported:
+                continue
+            mask &= np.broadcast_to(np.asarray(value, bool), (rows,))
+        return mask
+
+    def _dag(self, term: smt.Expr) -> tuple[int, dict[int, smt.Node]]:
+        term = smt.substituted(term, self.concrete)
+        self._alive.append(term)
+        return smt.dag(term)
+
+    def _eval(self, key: int, nodes: dict[int, smt.Node], memo: dict[int, Any]) -> Any:
+        if key in memo:
+            return memo[key]
+        value = self._compute(nodes[key], nodes, memo)
+        memo[key] = value
+        return value
+
+    def _compute(self, node: smt.Node, nodes: dict[int, smt.Node], memo: dict[int, Any]) -> Any:
+        if node.kind == "literal":
+            return node.value
+        if node.kind == "symbol":
+            name = node.value
+            if node.args and name in self.memory:
+                return self._read(self.memory[name], [self._eval(a, nodes, memo) for a in node.args])
+            if node.args or name not in self.env:
+                raise Unsupported  # other contents, a loop-carried value, a lane, a free symbol
+            return self.env[name]
+        if node.kind == "ite":  # a branch only where it is taken: the other may not evaluate
+            taken = np.asarray(self._eval(node.args[0], nodes, memo), bool)
+            if taken.all():
+                return self._eval(node.args[1], nodes, memo)
+            if not taken.any():
+                return self._eval(node.args[2], nodes, memo)
+        values = [self._eval(a, nodes, memo) for a in node.args]
+        if node.width or node.kind == "bvliteral":
+            return _bitvector(node, values)
+        if node.kind in _GROWING:  # only sums and products grow past their operands: bounded first
+            bounds = [self._magnitude(a, v) for a, v in zip(node.args, values)]
+            if (math.prod(bounds) if node.kind == "mul" else sum(bounds)) >= LIMIT:
+                raise Unsupported  # past the arithmetic int64 does without wrapping around
+        return _apply(node.kind, values)
+
+    def _magnitude(self, key: int, value: Any) -> int:
+        """The largest absolute value of a node's value (each node's once, over the same rows)."""
+        if key not in self._magnitudes:
+            array = np.asarray(value)
+            self._magnitudes[key] = max(abs(int(array.max())), abs(int(array.min()))) if array.size else 0
+        return self._magnitudes[key]
+
+    @staticmethod
+    def _read(contents: np.ndarray, coords: list[Any]) -> np.ndarray:
+        """The elements at ``coords`` (one array per dimension); a read outside the array is not
+        evaluated (the model's value there is any value)."""
+        if len(coords) != contents.ndim:
+            raise Unsupported
+        arrays = np.broadcast_arrays(*[np.asarray(c, np.int64) for c in coords])
+        for c, n in zip(arrays, contents.shape):
+            if c.size and (c.min() < 0 or c.max() >= n):
+                raise Unsupported
+        return contents[tuple(arrays)].astype(np.int64)
+
+
+def _apply(kind: str, v: list[Any]) -> Any:
+    if kind == "add":
+        return sum(v[1:], np.int64(0) + v[0])
+    if kind == "sub":
+        out = v[0]
+        for x in v[1:]:
+            out = out - x
+        return out
+    if kind == "mul":
+        out = v[0]
+        for x in v[1:]:
+            out = out * x
+        return out
+    if kind == "uminus":
+        return -v[0]
+    if kind in ("div", "mod"):
+        x, y = np.asarray(v[0], np.int64), np.asarray(v[1], np.int64)
+        if (y == 0).any():
+            raise Unsupported
+        q = np.floor_divide(x, np.abs(y)) * np.sign(y)  # SMT-LIB: 0 <= x mod y < |y|
+        return q if kind == "div" else x - y * q
+    if kind == "ite":
+        return np.where(v[0], v[1], v[2])
+    if kind in _COMPARE:
+        return _COMPARE[kind](v[0], v[1])
+    if kind == "distinct" and len(v) == 2:
+        return v[0] != v[1]
+    if kind == "and":
+        # pairwise: the operands broadcast against one another (a block's value and a lane tile)
+        return functools.reduce(np.logical_and, v, np.True_)
+    if kind == "or":
+        return functools.reduce(np.logical_or, v, np.False_)
+    if kind == "not":
+        return np.logical_not(v[0])
+    if kind == "xor":
+        return np.logical_xor(v[0], v[1])
+    if kind == "implies":
+        return np.logical_or(np.logical_not(v[0]), v[1])
+    raise Unsupported  # bit-vector ops and anything else: the solver's
+
+
+# bit-vectors as their unsigned values in int64: widths up to this many bits (int32 patterns)
+BV_BITS = 32
+
+
+def _bitvector(node: Any, v: list[Any]) -> Any:
+    """A bit-vector node's value (``smt.Node``: ``width`` and parameters), each bit-vector held as
+    its unsigned value; wider than ``BV_BITS`` bits, or an operation not listed, is the solver's."""
+    width, kind = node.width, node.kind
+    if width > BV_BITS or kind == "concat" and sum(node.value) > BV_BITS:
+        raise Unsupported
+    mask = (1 << width) - 1
+    if kind == "bvliteral":
+        return np.int64(node.value)
+    if kind == "int2bv":
+        return np.bitwise_and(np.asarray(v[0], np.int64), mask)  # two's complement, mod 2^width
+    if kind == "bv2int":
+        return v[0]
+    if kind == "sbv2int":
+        return _signed(v[0], width)
+    if kind in ("bvxor", "bvand", "bvor"):
+        fn = {"bvxor": np.bitwise_xor, "bvand": np.bitwise_and, "bvor": np.bitwise_or}[kind]
+        return functools.reduce(fn, v[1:], np.asarray(v[0], np.int64))
+    if kind == "bvnot":
+        return np.bitwise_xor(v[0], mask)
+    if kind in ("bvadd", "bvsub"):
+        out = v[0] + sum(v[1:]) if kind == "bvadd" else v[0] - v[1]
+        return np.bitwise_and(np.asarray(out, np.int64), mask)
+    if kind == "extract":
+        high, low = node.value
+        return np.bitwise_and(np.right_shift(v[0], low), (1 << (high - low + 1)) - 1)
+    if kind == "concat":
+        out = np.asarray(v[0], np.int64)
+        for value, bits in zip(v[1:], node.value[1:]):
+            out = np.bitwise_or(np.left_shift(out, bits), value)
+        return out
+    if kind in _BV_COMPARE:
+        signed, relation = _BV_COMPARE[kind]
+        a, b = (_signed(v[0], width), _signed(v[1], width)) if signed else (v[0], v[1])
+        return _COMPARE[relation](a, b)
+    raise Unsupported
+
+
+_BV_COMPARE = {"bvslt": (True, "lt"), "bvsle": (True, "le"), "bvsgt": (True, "gt"), "bvsge": (True, "ge"),
+               "bvult": (False, "lt"), "bvule": (False, "le"), "bvugt": (False, "gt"), "bvuge": (False, "ge")}
+
+
+def _signed(value: Any, width: int) -> Any:
+    """A ``width``-bit pattern's two's-complement value."""
+    value = np.asarray(value, np.int64)
+    return np.where(value >= 1 << (width - 1), value - (1 << width), value)
+
+
+_GROWING = frozenset({"add", "sub", "mul", "uminus"})
+_COMPARE = {"le": np.less_equal, "lt": np.less, "ge": np.greater_equal, "gt": np.greater, "eq": np.equal}
+
+
+def _conjuncts(root: int, nodes: dict[int, smt.Node]) -> list[int]:
+    out, todo = [], [root]
+    while todo:
+        key = todo.pop()
+        if nodes[key].kind == "and":
+            todo.extend(nodes[key].args)
+        else:
+            out.append(key)
+    return out
