@@ -366,3 +366,42 @@ def test_a_witness_the_data_step_replaces_is_confirmed_but_not_minimised(monkeyp
     assert runs == [None] and minimised
     w = kept.races[0].witness
     assert sorted((w.first.block[0], w.second.block[0])) == [0, 1]  # the least pair of blocks
+
+
+def test_once_an_unsettled_obligation_is_open_the_detector_decides_and_queries_get_a_probes_budget(monkeypatch):
+    """At a given case whose launch the exact detector runs next, once the level has left open an
+    obligation the given contents do not settle, every further query gets a late probe's budget:
+    whatever they answer, the data step decides the launch (TileBench's stream-K GEMM: twelve
+    2M-unit queries in turn ran out before the detector decided). Without the detector to follow
+    (``data=False``), the queries keep their budgets."""
+    from tilecheck.verifier import given_case, smt
+    from tilecheck.verifier.obligations import Checker
+
+    limits, forced, level = [], [False], [None]
+    check, solve = smt.check, Checker.solve
+
+    def spy_solve(self, constraints, what, locs, key=None, **kw):
+        level[0] = self
+        return solve(self, constraints, what, locs, key, **kw)
+
+    def spy_check(constraints, rlimit=smt.DEFAULT_RLIMIT, assumptions=()):
+        ch = level[0]
+        if ch is None or ch.stop_early or ch.level.grid is None:  # the given level only
+            return check(constraints, rlimit, assumptions)
+        if not forced[0]:  # its first query: undecided
+            forced[0] = True
+            return smt.Unknown("forced")
+        if forced[0]:
+            limits.append(rlimit)
+        return check(constraints, rlimit, assumptions)
+
+    monkeypatch.setattr(Checker, "solve", spy_solve)
+    monkeypatch.setattr(smt, "check", spy_check)
+    report = _scatter([3, 1, 0, 2])
+    assert report.status == "verified" and report.level == LEVEL, report  # by the detector
+    assert limits and max(limits) <= given_case.PROBE_OPEN_RLIMIT
+    limits.clear()
+    forced[0] = False
+    kept = _scatter([3, 1, 0, 2], data=False)  # the race for other contents stays the verdict
+    assert kept.status == "race" and kept.races[0].witness.contents
+    assert limits and max(limits) > given_case.PROBE_OPEN_RLIMIT

@@ -199,7 +199,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
             rlimit = data_step.DATA_STEP_RLIMIT
         result = Checker(fp, graph, locks, list(assume), level, stop_early=not last, confirm=confirm,
                          rlimit=rlimit, data_rlimit=data_step.DATA_STEP_RLIMIT if data_next else None,
-                         short_bitwise=exact_next).run()
+                         detector_follows=exact_next).run()
         results.append(result)
         if not result.races and not result.unknowns and not data_step.violated(result):
             break

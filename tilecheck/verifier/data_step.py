@@ -109,10 +109,10 @@ def given_again(fp: Any, graph: Any, locks: Any, assume: list[Precondition], mod
     if pin and last.level is given:  # and what its probes proved with the same contents pinned
         proved = proved | last.proved_pinned
     # (the confirmer gives the pinned contents); a question with bit-vector arithmetic gets a short
-    # try when the exact detector runs this launch next (``Checker.short_bitwise``)
+    # try when the exact detector runs this launch next (``Checker.detector_follows``)
     return Checker(fp, graph, locks, assume, given, stop_early=True, witnesses=False,
                    confirm=confirmer(module, args, grid), rlimit=rlimit, pin_given=pin, proved=proved,
-                   short_bitwise=math.prod(grid) <= DATA_DETECT_BLOCKS).run()
+                   detector_follows=math.prod(grid) <= DATA_DETECT_BLOCKS).run()
 
 
 def proves(result: LevelResult) -> bool:

@@ -74,7 +74,7 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
                  max_queries: int | None = None, pin_given: bool = False,
                  proved: set[tuple[Any, ...]] = frozenset(), data_rlimit: int | None = None,
                  memo: dict[str, Any] | None = None, early_tier: bool = False,
-                 short_bitwise: bool = False) -> None:
+                 detector_follows: bool = False) -> None:
         self.fp, self.graph, self.locks, self.level = fp, graph, locks, level
         # confirm(witness, contents) -> bool: do the witness's blocks touch its element when run
         # with the case's arguments (read-only arrays holding the model's ``contents``)?
@@ -104,9 +104,12 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         self.memo = {} if memo is None else memo
         # a contract search's tier before its last: an undecided question moves the search on
         self.early_tier = early_tier
-        # a query with bit-vector arithmetic gets SYMBOLIC_BITWISE_RLIMIT: at a level with symbolic
-        # shapes (the given case follows), or where verify's exact detector decides the launch
-        self.short_bitwise = short_bitwise or level.shapes is None
+        # verify's exact detector decides this launch when the level leaves anything undecided: a
+        # query with bit-vector arithmetic gets SYMBOLIC_BITWISE_RLIMIT (as at a level with symbolic
+        # shapes, which the given case follows), and once an obligation is open that the given
+        # contents do not settle, every query gets a late probe's budget (PROBE_OPEN_RLIMIT)
+        self.detector_follows = detector_follows
+        self.short_bitwise = detector_follows or level.shapes is None
         # work a pinned question may take past its query's budget, for the whole level
         # (``given_case.pinned``: the data step's pinned run moved forward, at most one run's worth)
         self.pinned_allowance = given_case.PINNED_RLIMIT
@@ -223,6 +226,7 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
             rlimit = min(rlimit, limit)
         if self.short_bitwise and self.fp.bitwise and smt.bitwise(formula):
             rlimit = min(rlimit, SYMBOLIC_BITWISE_RLIMIT)
+        rlimit = self.after_open(rlimit)
         start = time.perf_counter()
         probe = about_contents and not tentative
         result = given_case.probed(self, formula, extra, rlimit, key) if probe else None
@@ -274,6 +278,16 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         """The last query read array contents, at a given case the data step follows (not its
         pinned run): what a probe, and the pinned question, are for."""
         return self.data_rlimit is not None and self._read_memory and not self.pin_given
+
+    def after_open(self, rlimit: int) -> int:
+        """``rlimit``, or a late probe's budget once an obligation is open that the given contents
+        do not settle, where the exact detector follows: the launch goes to the data step whatever
+        a query answers; a race is found within this (TileGym), and a proof only spares the pinned
+        run a question (TileBench's stream-K GEMM: twelve 2M-unit queries in turn ran out, 4.7 s,
+        before the detector decided)."""
+        if self.detector_follows and not self.pinned_may_prove:
+            return min(rlimit, given_case.PROBE_OPEN_RLIMIT)
+        return rlimit
 
     def leave_open(self, reason: str, key: tuple[Any, ...] | None) -> None:
         """Record obligation ``key`` undecided at this level, for ``reason`` (counted as settled when
@@ -570,7 +584,7 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
             formula = smt.And(*cs)
             self.result.queries += 1
             start = time.perf_counter()
-            result = smt.check([formula, *self.content_facts(formula)], PIN_RLIMIT)
+            result = smt.check([formula, *self.content_facts(formula)], self.after_open(PIN_RLIMIT))
             self.result.solver_s += time.perf_counter() - start
             return result
 
