@@ -106,6 +106,11 @@ def test_sigterm_stops_verify_like_ctrl_c_and_reaps_the_workers(tmp_path):
     for n in range(6):
         _write(tmp_path, f"k{n}.py", RACY.replace("racy_copy", f"racy_{n}") + SAFE.replace("good_copy", f"good_{n}")
                .replace(HEADER, ""))
+    # A case whose arguments take minutes to build holds one worker, so the run cannot finish before
+    # the signal on a fast machine (it did on CI: exit 1, the races' status, and nothing to test).
+    _write(tmp_path, "slow.py", HEADER.replace("import cuda", "import time\nimport cuda")
+           + CASE.replace("np.ones(16, np.float32)", "time.sleep(600) or np.ones(16, np.float32)")
+           + SAFE.split(CASE)[1].replace("good_copy", "slow_copy"))
     proc = subprocess.Popen([sys.executable, "-m", "tilecheck", "verify", ".", "-j", "2"], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
