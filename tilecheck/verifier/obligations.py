@@ -8,12 +8,10 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
 from typing import Any
 
 from tilecheck.ir.loc import Loc
-from tilecheck.ir.types import ScalarType
 from tilecheck.verifier import carried, enumeration, given_case, intervals, shape_contract, smt, synchronisation
 from tilecheck.verifier.levels import Level, LevelResult
 from tilecheck.verifier.footprints import (
@@ -32,7 +30,8 @@ from tilecheck.verifier.footprints import (
 from tilecheck.verifier.locks import LockExclusion, SpinLock
 from tilecheck.verifier.synchronisation import AtomicOrder, Synchronising
 from tilecheck.verifier.witnesses import WitnessBuilding
-from tilecheck.verifier.preconditions import Precondition, constraints
+from tilecheck.verifier.contents import ContentQuestions
+from tilecheck.verifier.preconditions import Precondition
 from tilecheck.report import Finding
 from tilecheck.verifier.symbolic.engine import GRID, Footprints
 from tilecheck.ir.order import OrderGraph
@@ -40,8 +39,6 @@ from tilecheck.ir.summary import CROSS_BLOCK_SCOPES
 
 # the largest grid extent per axis a launch can have (CUDA: 2^31 - 1 blocks in x, 65535 in y and z)
 GRID_LIMITS = ((1 << 31) - 1, 65535, 65535)
-# each query looking for a witness in the given contents (an optional improvement of the witness)
-PIN_RLIMIT = 2_000_000
 TENTATIVE_RLIMIT = 1_000_000  # a shortcut query (Checker.solve(tentative=True)): small, it has a fallback
 # a query with bit-vector arithmetic (xor, and, or, shifts of indices) where something else decides
 # it: at a level with symbolic shapes (the given case enumerates such addresses) or at a given case
@@ -60,7 +57,7 @@ class _Abort(Exception):
     pass
 
 
-class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
+class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
     """Runs every obligation of one kernel at one level.
 
     With ``stop_early`` (a level that a more specific one follows), the first race or unknown
@@ -187,12 +184,6 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         self.memo["ranges"] = box
         return box
 
-    def _contents_range(self, index: int) -> tuple[int, int] | None:
-        """The range of array ``index``'s contents, its element type's (None: not bounded here)."""
-        element = self.fp.arrays[index].element
-        bits = element.bitwidth if isinstance(element, ScalarType) else 64
-        return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if 1 < bits < 64 else None
-
     def never_wraps(self, value: smt.IntExpr, lo: int, hi: int, live: smt.BoolExpr) -> bool:
         """Block 'b1''s ``value`` stays in ``[lo, hi]`` wherever ``live`` holds, by interval
         arithmetic alone (``intervals``: no solver, so no rule of a contract is used)."""
@@ -244,97 +235,6 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
             if key is not None:
                 self.result.prove([key])
         return result
-
-    def content_facts(self, formula: smt.BoolExpr) -> list[smt.BoolExpr]:
-        """What is known of the values ``formula`` reads: the loop-carried scalars it mentions,
-        iteration by iteration (at a level with concrete shapes), and the array contents, in the
-        element type's range and under the preconditions. Every query and every witness search
-        includes them."""
-        extra = self.carried_facts(formula)
-        if not self.fp.memory:  # no array contents in the model: nothing to find in the formula
-            self._read_memory = False
-            return extra
-        by_name = smt.applications_of([formula, *extra], self._apps, self._shared)
-        self._read_memory = any(func.name() in by_name for func in self.fp.memory.values())
-        for index, func in self.fp.memory.items():
-            name = self.names.get(index, "")
-            apps = by_name.get(func.name(), [])
-            if (span := self._contents_range(index)) is not None:  # in the element type's range
-                extra += [smt.And(app >= span[0], app < span[1] + 1) for app in apps]
-            for pre in self.preconditions.get(name, []):
-                extra += constraints(pre, apps)
-            if self.pin_given and apps and (values := self._small_contents(index)) is not None:
-                extra += given_case.full_pins(apps, values)
-        return extra
-
-    def _small_contents(self, index: int) -> Any:
-        """The given contents of array ``index`` when it is small enough to be pinned whole
-        (``given_case.FULL_PIN_ELEMENTS``), else None."""
-        values = None if self.confirmer is None else self.confirmer.contents(self.names.get(index, ""))
-        return values if values is not None and values.size <= given_case.FULL_PIN_ELEMENTS else None
-
-    @property
-    def about_contents(self) -> bool:
-        """The last query read array contents, at a given case the data step follows (not its
-        pinned run): what a probe, and the pinned question, are for."""
-        return self.data_rlimit is not None and self._read_memory and not self.pin_given
-
-    def after_open(self, rlimit: int) -> int:
-        """``rlimit``, or a late probe's budget once an obligation is open that the given contents
-        do not settle, where the exact detector follows: the launch goes to the data step whatever
-        a query answers; a race is found within this (TileGym), and a proof only spares the pinned
-        run a question (TileBench's stream-K GEMM: twelve 2M-unit queries in turn ran out, 4.7 s,
-        before the detector decided)."""
-        if self.detector_follows and not self.pinned_may_prove:
-            return min(rlimit, given_case.PROBE_OPEN_RLIMIT)
-        return rlimit
-
-    def leave_open(self, reason: str, key: tuple[Any, ...] | None) -> None:
-        """Record obligation ``key`` undecided at this level, for ``reason`` (counted as settled when
-        it holds with the given contents pinned: ``pinned_may_prove``)."""
-        self.result.unknowns.append(reason)
-        self.settled += key is not None and key in self.result.proved_pinned
-
-    @property
-    def pinned_may_prove(self) -> bool:
-        """Every obligation the level left open so far holds with the small index arrays at their
-        given contents: the data step's pinned run may still prove the launch."""
-        return len(self.result.unknowns) == self.settled
-
-    def ask_pinned(self, terms: list[smt.BoolExpr], key: tuple[Any, ...] | None, rlimit: int) -> smt.Result | None:
-        """``given_case.pinned``: ``terms`` with the small index arrays at their given contents."""
-        return given_case.pinned(self, terms, key, rlimit)
-
-    def given_pins(self, terms: list[smt.BoolExpr]) -> list[smt.BoolExpr]:
-        """The reads of small arrays in ``terms`` held at their given contents. (Walked again, not
-        kept from ``content_facts``: a read kept alive longer changes the ids Z3 gives the terms
-        made after it, and with them the solver's answers on TileGym.)"""
-        by_name = smt.applications_of(terms, self._apps, self._shared)
-        out = []
-        for index, func in self.fp.memory.items():
-            if func.name() in by_name and (values := self._small_contents(index)) is not None:
-                out += given_case.full_pins(by_name[func.name()], values)
-        return out
-
-    @functools.cached_property
-    def _pinned_memory(self) -> dict[str, Any] | None:
-        """With ``pin_given``, the given contents of the small integer arrays, by content-function
-        name (what a pinned query holds them at); else None. Once per level."""
-        if not self.pin_given or self.confirmer is None:
-            return None
-        return {func.name(): values for index, func in self.fp.memory.items()
-                if (values := self._small_contents(index)) is not None}
-
-    def carried_facts(self, formula: smt.BoolExpr) -> list[smt.BoolExpr]:
-        """The loop-carried scalars ``formula`` mentions, iteration by iteration (``carried``), at a
-        level with concrete shapes (at the general ones they stay any value)."""
-        if self.level.shapes is None or not self.fp.carried:
-            return []
-        key = smt.term_id(formula)
-        if key not in self._carried:  # the same formula comes back (witness, contents, minimising)
-            facts = carried.facts(formula, self.fp.carried, self.concrete, self.corners, self._unrolled)
-            self._carried[key] = (formula, facts)
-        return self._carried[key][1]
 
     # ---- obligations ---------------------------------------------------------------------------
     def run(self) -> LevelResult:
@@ -576,29 +476,6 @@ class Checker(WitnessBuilding, LockExclusion, AtomicOrder):
         if self.stop_early and kind != "order-dependent-atomic":
             raise _Abort
 
-    def with_given_contents(self, a: Instance, b: Instance | None,
-                            constraints: list[smt.BoolExpr]) -> smt.Sat | None:
-        """A model of ``constraints`` that reads the given array contents, confirmed on the
-        interpreter (None when the solver finds none within its rounds)."""
-        def solve(cs: list[smt.BoolExpr]) -> smt.Result:
-            formula = smt.And(*cs)
-            self.result.queries += 1
-            start = time.perf_counter()
-            result = smt.check([formula, *self.content_facts(formula)], self.after_open(PIN_RLIMIT))
-            self.result.solver_s += time.perf_counter() - start
-            return result
-
-        claim = smt.And(*constraints)
-        sat, pins, _ = given_case.solve_with_given_contents(self, constraints, claim, solve)
-        if not isinstance(sat, smt.Sat):
-            return None
-        smallest = self.canonical(a, b, sat, [*constraints, *pins])
-        if smallest is not sat and given_case.evaluate(self, claim, smallest) is True:
-            sat = smallest  # the canonical witness, still in the given contents
-        if self.confirm is not None and b is not None and not self.confirm(
-                self.witness(a, b, sat), self.contents(sat, constraints)):
-            return None
-        return sat
 
 
 def _strong(x: Access) -> bool:
