@@ -179,6 +179,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
             # A grid contract (``contract=True``) still starts from the given shapes' races
             levels = levels[-1:]
     mark = time.perf_counter()
+    checker: Checker | None = None  # the last level's
     for n, level in enumerate(levels):
         if results and results[-1].level is level:
             break
@@ -197,9 +198,10 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
             # answer past it would only name a more general level for the same verdict (TileBench's
             # bitonic sort: xor-indexed scatters, 14-36 s per query at the full budget)
             rlimit = data_step.DATA_STEP_RLIMIT
-        result = Checker(fp, graph, locks, list(assume), level, stop_early=not last, confirm=confirm,
-                         rlimit=rlimit, data_rlimit=data_step.DATA_STEP_RLIMIT if data_next else None,
-                         detector_follows=exact_next).run()
+        checker = Checker(fp, graph, locks, list(assume), level, stop_early=not last, confirm=confirm,
+                          rlimit=rlimit, data_rlimit=data_step.DATA_STEP_RLIMIT if data_next else None,
+                          detector_follows=exact_next)
+        result = checker.run()
         results.append(result)
         if not result.races and not result.unknowns and not data_step.violated(result):
             break
@@ -297,7 +299,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
                     **{k: round(v, 4) for k, v in phases.items()}}
     if data and grid3 is not None and args is not None and params:
         report = data_step.decide(report, kernel, module, args, grid3, list(assume), fp, graph, locks,
-                                  results[-1], given, start)
+                                  results[-1], given, start, like=checker)
     if every is not None and report.launch_contract is None:  # the data step made a new report
         report.launch_contract = every.contract
     return report

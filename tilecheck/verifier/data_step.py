@@ -35,23 +35,25 @@ DATA_DETECT_ELEMENTS = 4_000_000
 
 def decide(report: Report, kernel: Any, module: Module, args: Sequence[Any], grid: tuple[int, int, int],
            assume: list[Precondition], fp: Any, graph: Any, locks: Any, last: LevelResult, given: Level,
-           start: float) -> Report:
+           start: float, like: Checker | None = None) -> Report:
     """``report`` decided on the launch's data when its defects need other contents or it is
-    undecided (``assume`` without the preconditions the arguments break); else ``report`` itself."""
+    undecided (``assume`` without the preconditions the arguments break); else ``report`` itself.
+    ``like``: the checker that ran the given case, whose caches the runs again reuse."""
     from tilecheck.interp.detect import detect
 
     if launch_data.contents_dependent(report):
         report = launch_data.decide(
             report, given_integer_arrays(module.params, args),
-            lambda extra: reverified(report, extra, assume, args, grid, fp, graph, locks, module, last, given),
+            lambda extra: reverified(report, extra, assume, args, grid, fp, graph, locks, module, last, given,
+                                     like),
             lambda: detect_if_small(detect, kernel, args, grid, assume),
-            lambda: proved_pinned(args, grid, assume, fp, graph, locks, module, last, given))
+            lambda: proved_pinned(args, grid, assume, fp, graph, locks, module, last, given, like))
         report.stats["total_s"] = round(time.perf_counter() - start, 4)
     elif launch_data.undecided(report):
         stats = report.stats
         # first the static check with the small index arrays holding their given contents (cheap,
         # and it scales with the solver, not with the launch's work); then the exact detector
-        pinned = proved_pinned(args, grid, assume, fp, graph, locks, module, last, given)
+        pinned = proved_pinned(args, grid, assume, fp, graph, locks, module, last, given, like)
         if pinned is not None:
             report = launch_data.proved_on_data(report, pinned)
         else:
@@ -62,7 +64,8 @@ def decide(report: Report, kernel: Any, module: Module, args: Sequence[Any], gri
 
 
 def proved_pinned(args: Sequence[Any], grid: tuple[int, int, int], assume: list[Precondition], fp: Any,
-                   graph: Any, locks: Any, module: Module, last: LevelResult, given: Level) -> list[str] | None:
+                   graph: Any, locks: Any, module: Module, last: LevelResult, given: Level,
+                   like: Checker | None = None) -> list[str] | None:
     """The given-case level again, with every read of a small read-only integer array held at its
     given element: the names of those arrays when that proves the launch, else None. Only the
     obligations the level left open are asked again (pins only add constraints: a proved one stays
@@ -75,19 +78,20 @@ def proved_pinned(args: Sequence[Any], grid: tuple[int, int, int], assume: list[
                     and arrays[fp.arrays[i].name].size <= FULL_PIN_ELEMENTS)
     if not pinned:
         return None
-    result = given_again(fp, graph, locks, assume, module, args, grid, last, given, PINNED_RLIMIT, pin=True)
+    result = given_again(fp, graph, locks, assume, module, args, grid, last, given, PINNED_RLIMIT, pin=True,
+                         like=like)
     # an op the model does not know may touch memory the footprints miss: no proof at any level
     return pinned if proves(result) and not fp.unsupported else None
 
 
 def reverified(report: Report, extra: list[Precondition], assume: list[Precondition], args: Sequence[Any],
                 grid: tuple[int, int, int], fp: Any, graph: Any, locks: Any, module: Module, last: LevelResult,
-                given: Level) -> Report:
+                given: Level, like: Checker | None = None) -> Report:
     """The given-case level again under the preconditions ``extra`` (a data contract's candidate):
     ``report`` verified under them, or unknown. Only the obligations the level left open are asked
     again (preconditions only add constraints: a proved one stays proved)."""
     result = given_again(fp, graph, locks, [*assume, *extra], module, args, grid, last, given,
-                          smt.GENERAL_LEVEL_RLIMIT, pin=False)
+                          smt.GENERAL_LEVEL_RLIMIT, pin=False, like=like)
     ok = proves(result) and not fp.unsupported
     out = Report(report.kernel, "verified" if ok else "unknown", level=given.label,
                  findings=[f for f in report.findings if not f.is_defect],
@@ -98,7 +102,8 @@ def reverified(report: Report, extra: list[Precondition], assume: list[Precondit
 
 
 def given_again(fp: Any, graph: Any, locks: Any, assume: list[Precondition], module: Module, args: Sequence[Any],
-                 grid: tuple[int, int, int], last: LevelResult, given: Level, rlimit: int, pin: bool) -> LevelResult:
+                 grid: tuple[int, int, int], last: LevelResult, given: Level, rlimit: int, pin: bool,
+                 like: Checker | None = None) -> LevelResult:
     """The given-case level run again under more constraints (preconditions, or with ``pin`` the
     given contents of the small index arrays), asking only what ``last`` left open when it was that
     level: more constraints keep a proved obligation proved. The first race or unknown ends it.
@@ -112,7 +117,8 @@ def given_again(fp: Any, graph: Any, locks: Any, assume: list[Precondition], mod
     # try when the exact detector runs this launch next (``Checker.detector_follows``)
     return Checker(fp, graph, locks, assume, given, stop_early=True, witnesses=False,
                    confirm=confirmer(module, args, grid), rlimit=rlimit, pin_given=pin, proved=proved,
-                   detector_follows=math.prod(grid) <= DATA_DETECT_BLOCKS).run()
+                   detector_follows=math.prod(grid) <= DATA_DETECT_BLOCKS,
+                   like=like if like is not None and like.level is given and like.fp is fp else None).run()
 
 
 def proves(result: LevelResult) -> bool:

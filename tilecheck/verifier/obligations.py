@@ -71,7 +71,7 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
                  max_queries: int | None = None, pin_given: bool = False,
                  proved: set[tuple[Any, ...]] = frozenset(), data_rlimit: int | None = None,
                  memo: dict[str, Any] | None = None, early_tier: bool = False,
-                 detector_follows: bool = False) -> None:
+                 detector_follows: bool = False, like: Checker | None = None) -> None:
         self.fp, self.graph, self.locks, self.level = fp, graph, locks, level
         # confirm(witness, contents) -> bool: do the witness's blocks touch its element when run
         # with the case's arguments (read-only arrays holding the model's ``contents``)?
@@ -126,10 +126,26 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
         self._shared: set[int] = set()
         self._sync: Synchronising | None = None
         self._enumerated: dict[Any, Any] = {}  # each access's enumerated elements (enumeration.compare)
+        if like is not None:
+            self._reuse(like)
         self.protected: dict[int, list[SpinLock]] = {}
         for lock in locks:
             for index in lock.protected:
                 self.protected.setdefault(index, []).append(lock)
+
+    def _reuse(self, like: Checker) -> None:
+        """Take the caches of ``like``, a checker of the same kernel at the same level (the data
+        step's runs again at the given case, under preconditions or pins): the base constraints,
+        the term walks, the carried values' facts and interval ranges depend on neither; the
+        enumerated elements depend on the pins, so are taken at the same pins only. (Making them
+        again was a third of a grouped GEMM's data step.)"""
+        if like.fp is not self.fp or like.level is not self.level:
+            raise ValueError("a checker reuses the caches of one at the same kernel and level only")
+        self.memo = like.memo
+        self._carried, self._base, self._unrolled = like._carried, like._base, like._unrolled
+        self._apps, self._shared = like._apps, like._shared
+        if like.pin_given == self.pin_given:
+            self._enumerated = like._enumerated
 
     # ---- constraints shared by every query ---------------------------------------------------
     def base(self, tags: tuple[str, ...], facts: bool = True) -> list[smt.BoolExpr]:
