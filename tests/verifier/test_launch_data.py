@@ -4,10 +4,14 @@ given ones is decided on the launch's data, with the precondition that would exc
 These are the given case's steps: the contract over the shapes, which is searched first and may
 carry the given contents' facts itself (tests/verifier/test_shape_contract.py), is left out."""
 import functools
+from unittest import mock
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tilecheck
+from tests.tiers import examples
 from tilecheck.verifier.launch_data import LEVEL
 
 from . import launch_data_kernels as K
@@ -405,3 +409,56 @@ def test_once_an_unsettled_obligation_is_open_the_detector_decides_and_queries_g
     kept = _scatter([3, 1, 0, 2], data=False)  # the race for other contents stays the verdict
     assert kept.status == "race" and kept.races[0].witness.contents
     assert limits and max(limits) > given_case.PROBE_OPEN_RLIMIT
+
+
+
+def _data_report(sizes: tuple[int, ...]):
+    """A report whose one race needs other contents of 'idx', on an array of dimensions ``sizes``."""
+    from tilecheck.ir.loc import Loc
+    from tilecheck.report import Finding, Report, Side, Witness
+
+    side = Side("store", Loc.unknown(), (0, 0, 0), {}, (0,), "write")
+    witness = Witness("y", (0,), 0, side, side, (4, 1, 1), {"y": sizes}, contents={"idx": {(0,): 99}})
+    return Report("k", "race", findings=[Finding("write-write", "w", Loc.unknown(), (), witness)])
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(data=st.lists(st.integers(0, 40), min_size=1, max_size=6),
+       sizes=st.lists(st.integers(2, 80), max_size=3, unique=True),
+       need_hi=st.one_of(st.none(), st.integers(0, 90)), need_distinct=st.booleans(),
+       need_nondecreasing=st.booleans())
+def test_the_widest_range_tried_first_ends_as_the_whole_refinement_does(data, sizes, need_hi, need_distinct,
+                                                                        need_nondecreasing):
+    """``launch_data.decide`` tries the first fact's widened range alone before refining the facts
+    the data satisfies: for any monotone verifier (more facts never lose a proof) it ends with the
+    same verdict and suggestion, and in one verify when that range suffices."""
+    from tilecheck.report import Report
+    from tilecheck.requirements import Bounded, Distinct, Nondecreasing
+    from tilecheck.verifier import launch_data
+
+    arrays = {"idx": np.array(data, np.int32)}
+
+    def proves(pres):  # what the kernel needs: a small enough range, or another fact
+        return (need_hi is not None and any(isinstance(p, Bounded) and p.hi is not None and p.hi <= need_hi
+                                            for p in pres)) or \
+            (need_distinct and any(isinstance(p, Distinct) for p in pres)) or \
+            (need_nondecreasing and any(isinstance(p, Nondecreasing) for p in pres))
+
+    def run(shortcut):
+        calls = []
+
+        def reverify(pres):
+            calls.append(list(pres))
+            return Report("k", "verified" if proves(pres) else "unknown")
+        with mock.patch.object(launch_data, "_widest_first", launch_data._widest_first if shortcut
+                               else lambda *a: None):
+            out = launch_data.decide(_data_report(tuple(sizes)), arrays, reverify, lambda: Report("k", "unknown"))
+        return out, calls
+    fast, fast_calls = run(True)
+    slow, slow_calls = run(False)
+    assert (fast.status, fast.level, fast.notes, fast.assumptions) == \
+        (slow.status, slow.level, slow.notes, slow.assumptions)
+    if proves(fast_calls[0]) and len(fast_calls[0]) == 1:
+        assert len(fast_calls) == 1 <= len(slow_calls)
+    else:
+        assert len(fast_calls) <= len(slow_calls) + 1
