@@ -462,3 +462,30 @@ def test_the_widest_range_tried_first_ends_as_the_whole_refinement_does(data, si
         assert len(fast_calls) == 1 <= len(slow_calls)
     else:
         assert len(fast_calls) <= len(slow_calls) + 1
+
+
+def test_a_race_with_no_witness_in_the_given_contents_is_not_asked_again_pinned(monkeypatch):
+    """The given case finds a race for other contents, and no witness in the given ones (the small
+    index array held whole at its contents): that answer is the pinned question's, recorded for
+    the data step's pinned run, which asks the obligation no more (enumeration is turned off: with
+    the small array's contents it decides these launches before any query, as it cannot in a loop
+    over carried values, TileGym's LPT prefills)."""
+    from tilecheck.verifier import enumeration
+    from tilecheck.verifier.obligations import Checker
+
+    monkeypatch.setattr(enumeration, "compare", lambda *a, **kw: None)
+    asked_pinned = []
+    solve = Checker.solve
+
+    def spy(self, constraints, what, locs, key=None, *a, **kw):
+        if self.pin_given and key is not None and key[0] == "across" and key not in self.known_proved:
+            asked_pinned.append(key)
+        return solve(self, constraints, what, locs, key, *a, **kw)
+
+    monkeypatch.setattr(Checker, "solve", spy)
+    safe = _scatter([0, 2, 4, 6], kernel=K.scatter_halved)  # idx // 2 distinct: no facts say so
+    assert (safe.status, safe.level) == ("verified", LEVEL)
+    assert any("with the given contents of 'idx' it proves this launch" in n for n in safe.notes), safe.notes
+    assert asked_pinned == []
+    racy = _scatter([0, 1, 4, 6], kernel=K.scatter_halved)  # a witness in the given contents
+    assert racy.status == "race" and not racy.races[0].witness.contents

@@ -141,10 +141,14 @@ class ContentQuestions:
             self._carried[key] = (formula, facts)
         return self._carried[key][1]
 
-    def with_given_contents(self, a: Instance, b: Instance | None,
-                            constraints: list[smt.BoolExpr]) -> smt.Sat | None:
+    def with_given_contents(self, a: Instance, b: Instance | None, constraints: list[smt.BoolExpr],
+                            obligation: tuple[Any, ...] | None = None) -> smt.Sat | None:
         """A model of ``constraints`` that reads the given array contents, confirmed on the
-        interpreter (None when the solver finds none within its rounds)."""
+        interpreter (None when the solver finds none within its rounds). ``obligation``: the key of
+        the obligation ``constraints`` state whole (not narrowed to instances), whose proof with the
+        small arrays held at their given contents is recorded for the data step's pinned run
+        (``LevelResult.proved_pinned``: not asked again; TileGym's LPT prefills asked it again at
+        three times the work)."""
         def solve(cs: list[smt.BoolExpr]) -> smt.Result:
             formula = smt.And(*cs)
             self.result.queries += 1
@@ -154,7 +158,9 @@ class ContentQuestions:
             return result
 
         claim = smt.And(*constraints)
-        sat, pins, _ = given_case.solve_with_given_contents(self, constraints, claim, solve)
+        sat, pins, _, whole = given_case.solve_with_given_contents(self, constraints, claim, solve)
+        if isinstance(sat, smt.Unsat) and whole and pins and obligation is not None:
+            self.result.proved_pinned.add(obligation)
         if not isinstance(sat, smt.Sat):
             return None
         smallest = self.canonical(a, b, sat, [*constraints, *pins])

@@ -115,7 +115,7 @@ def check_overflow(ch: Checker) -> None:
             value = result.eval(value_term) if isinstance(result, smt.Sat) else None
         else:
             limit = PINNED_OVERFLOW_RLIMIT if ch.pin_given else None
-            result, _, undecided = solve_with_given_contents(
+            result, _, undecided, _ = solve_with_given_contents(
                 ch, constraints, claim,
                 lambda cs, loc=op.loc, key=key: ch.solve(cs, "integer overflow", (loc,), key, limit=limit))
             value = evaluate(ch, value_term, result) if isinstance(result, smt.Sat) else None
@@ -164,13 +164,14 @@ def _wrapping(ch: Checker, pending: list[int]) -> list[int]:
 
 def solve_with_given_contents(ch: Checker, constraints: list[smt.BoolExpr], claim: smt.BoolExpr,
                               solve: Callable[[list[smt.BoolExpr]], smt.Result]
-                              ) -> tuple[smt.Result, list[smt.BoolExpr], str | None]:
+                              ) -> tuple[smt.Result, list[smt.BoolExpr], str | None, bool]:
     """Decide ``constraints`` (whose ``claim`` part reads array contents) with the contents equal to
     the given arguments'. Each read lies in its array's given range; a model is then evaluated
     concretely (its blocks, lanes and iterations, the given contents): if ``claim`` holds there, the
     answer is that model; if not, the coordinates it read are pinned to their given values and
-    ``solve`` asked again. Returns the answer, the pins it needed, and why it is undecided (a claim
-    that depends on an untracked value, or too many rounds)."""
+    ``solve`` asked again. Returns the answer, the pins it needed, why it is undecided (a claim
+    that depends on an untracked value, or too many rounds), and whether every read was of a small
+    array, held whole at its given contents: then the answer is the pinned question's (``pinned``)."""
     formula = smt.And(*constraints)
     by_name = smt.applications_by_name(smt.And(formula, *ch.carried_facts(formula)))  # reads in loops too
     reads = {index: by_name.get(func.name(), []) for index, func in ch.fp.memory.items()}
@@ -185,19 +186,20 @@ def solve_with_given_contents(ch: Checker, constraints: list[smt.BoolExpr], clai
         bounds = ch.confirmer.value_range(name) if found and ch.confirmer else None
         if bounds is not None:
             pins += [smt.And(app >= bounds[0], app <= bounds[1]) for app in found]
+    whole = not any(reads.values())
     for _ in range(PIN_ROUNDS):
         result = solve([*constraints, *pins])
         if not isinstance(result, smt.Sat):
-            return result, pins, None
+            return result, pins, None, whole
         holds = evaluate(ch, claim, result)
         if holds is True:
-            return result, pins, None
+            return result, pins, None, whole
         pinned = pin(ch, reads, result) if holds is False else []
         if not pinned:
             return smt.Unknown("untracked value"), pins, (
-                "it reads a value the model does not track (or an array whose contents are not given)")
+                "it reads a value the model does not track (or an array whose contents are not given)"), whole
         pins += pinned
-    return smt.Unknown("rounds"), pins, f"no answer with the given array contents after {PIN_ROUNDS} rounds"
+    return smt.Unknown("rounds"), pins, f"no answer with the given array contents after {PIN_ROUNDS} rounds", whole
 
 
 # a given-case query about array contents, when the data step follows: first asked within this

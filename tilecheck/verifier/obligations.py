@@ -325,6 +325,7 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
             return
         result, constraints = self._pinned_first(found, a, b, constraints, f"{kind} across blocks",
                                                  (x.op.loc, y.op.loc))
+        whole = result is None  # the constraints state the obligation, not one enumerated clash
         if not isinstance(result, smt.Sat) and self.level.grid is None and key not in self.known_proved \
                 and (relaxed := grid_stride_relaxed(a, b, constraints)) is not None:
             first = self.solve(relaxed, f"{kind} across blocks", (x.op.loc, y.op.loc), key, tentative=True,
@@ -355,7 +356,7 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
             writer, other = (a, b) if x.writes else (b, a)
             message = (f"two blocks {'write' if kind == 'write-write' else 'write and read'} the same "
                        f"element of '{self.names.get(x.array, x.array)}' with no ordering between blocks")
-            self.add(kind, message, writer, other, result, constraints)
+            self.add(kind, message, writer, other, result, constraints, key if whole else None)
 
     def _pinned_first(self, found: Any, a: Instance, b: Instance, constraints: list[smt.BoolExpr], what: str,
                       locs: tuple[Loc, ...]) -> tuple[smt.Result | None, list[smt.BoolExpr]]:
@@ -466,7 +467,9 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
 
     # ---- witnesses -----------------------------------------------------------------------------
     def add(self, kind: str, message: str, a: Instance, b: Instance | None, sat: smt.Sat,
-            constraints: list[smt.BoolExpr]) -> None:
+            constraints: list[smt.BoolExpr], obligation: tuple[Any, ...] | None = None) -> None:
+        """Record the defect ``sat`` witnesses (confirmed, made canonical, in the given contents
+        where it can be: ``with_given_contents``, told the ``obligation`` the constraints state)."""
         key = (kind, a.access.index, b.access.index if b else None)
         if key in self.seen:
             return
@@ -482,7 +485,7 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
         if self.given_contents is not None:
             needed = self.given_contents(self.contents(sat, constraints))
             if needed and self.witnesses:  # a witness in the given contents is a defect of this launch
-                given = self.with_given_contents(a, b, constraints)
+                given = self.with_given_contents(a, b, constraints, obligation)
                 if given is not None:
                     witness, needed = self.witness(a, b, given), {}
             if needed:
