@@ -34,3 +34,13 @@ def pair_sum_rows(idx, x, y, T: ConstInt):
     b = ct.bid(0)
     i = ct.load(idx, index=(b,), shape=(1,)).item() + ct.load(idx, index=(b + 1,), shape=(1,)).item()
     ct.store(y, index=(i,), tile=ct.load(x, index=(b,), shape=(T,)))
+
+
+@ct.kernel
+def two_gathers(idx, x, y, T: ConstInt):
+    # two tiles at offsets computed from index contents: an overflow claim on contents each
+    b = ct.bid(0)
+    i = ct.load(idx, index=(b,), shape=(1,)).item()
+    j = ct.load(idx, index=(b + 1,), shape=(1,)).item()
+    t = ct.load(x, index=(i * 2,), shape=(T,)) + ct.load(x, index=(j * 3,), shape=(T,))
+    ct.store(y, index=(b,), tile=t)

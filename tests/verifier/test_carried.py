@@ -186,3 +186,26 @@ def test_the_pinned_runs_overflow_claims_keep_the_data_steps_budget(monkeypatch)
     report = tilecheck.verify(L.expert_walk, args, (4, 1, 1))
     assert report.level == "this launch's data", str(report)  # the pinned run did not prove it
     assert limits and max(limits) == given_case.PINNED_OVERFLOW_RLIMIT, limits
+
+
+
+def test_overflow_claims_on_contents_that_none_wraps_are_proved_in_one_query(monkeypatch):
+    # at the given case the claims that read array contents are asked first as one disjunction,
+    # with what each claim's own question starts from (the given contents' ranges and small arrays):
+    # no model proves them all; a claim that wraps still gets its witness, asked on its own
+    from tests.verifier import launch_data_kernels as K
+    from tilecheck.verifier import given_case
+
+    one_by_one = []
+    solve = given_case.solve_with_given_contents
+    monkeypatch.setattr(given_case, "solve_with_given_contents",
+                        lambda ch, cs, claim, *a: one_by_one.append(claim) or solve(ch, cs, claim, *a))
+    x, y = np.arange(256, dtype=np.float32), np.zeros(64, np.float32)
+    clean = tilecheck.verify(K.two_gathers, (np.array([0, 3, 1, 5, 2], np.int32), x, y, 4), (4, 1, 1),
+                             every_shape=False)
+    assert clean.status == "verified", str(clean)
+    assert one_by_one == []
+    wraps = tilecheck.verify(K.two_gathers, (np.array([0, 3, 2**30, 5, 2], np.int32), x, y, 4), (4, 1, 1),
+                             every_shape=False)
+    assert any(f.kind == "overflow" and "2147483647" in f.message for f in wraps.findings), str(wraps)
+    assert one_by_one

@@ -91,7 +91,7 @@ def check_overflow(ch: Checker) -> None:
             elif found is not None:
                 pins[n] = _pinned(found)
     ch.result.proved |= {("overflow", n) for n in bounded}
-    asked = _wrapping(ch, [n for n in pending if n not in bounded and n not in pins])
+    asked = _wrapping_on_contents(ch, _wrapping(ch, [n for n in pending if n not in bounded and n not in pins]))
     for n in sorted({*asked, *pins}):
         op, term, lo, hi, live = ch.fp.overflows[n]
         key = ("overflow", n)
@@ -162,17 +162,10 @@ def _wrapping(ch: Checker, pending: list[int]) -> list[int]:
     return [n for n in pending if n not in plain]
 
 
-def solve_with_given_contents(ch: Checker, constraints: list[smt.BoolExpr], claim: smt.BoolExpr,
-                              solve: Callable[[list[smt.BoolExpr]], smt.Result]
-                              ) -> tuple[smt.Result, list[smt.BoolExpr], str | None, bool]:
-    """Decide ``constraints`` (whose ``claim`` part reads array contents) with the contents equal to
-    the given arguments'. Each read lies in its array's given range; a model is then evaluated
-    concretely (its blocks, lanes and iterations, the given contents): if ``claim`` holds there, the
-    answer is that model; if not, the coordinates it read are pinned to their given values and
-    ``solve`` asked again. Returns the answer, the pins it needed, why it is undecided (a claim
-    that depends on an untracked value, or too many rounds), and whether every read was of a small
-    array, held whole at its given contents: then the answer is the pinned question's (``pinned``)."""
-    formula = smt.And(*constraints)
+def given_pins_and_reads(ch: Checker, formula: smt.BoolExpr) -> tuple[list[smt.BoolExpr], dict[int, list[smt.IntExpr]]]:
+    """What ``formula`` knows of the given contents to start with: every read of a small array
+    held at its given element, every read of a larger one within its given range; and the reads
+    of those larger arrays, by array (their elements are pinned one model at a time)."""
     by_name = smt.applications_by_name(smt.And(formula, *ch.carried_facts(formula)))  # reads in loops too
     reads = {index: by_name.get(func.name(), []) for index, func in ch.fp.memory.items()}
     pins: list[smt.BoolExpr] = []
@@ -186,6 +179,41 @@ def solve_with_given_contents(ch: Checker, constraints: list[smt.BoolExpr], clai
         bounds = ch.confirmer.value_range(name) if found and ch.confirmer else None
         if bounds is not None:
             pins += [smt.And(app >= bounds[0], app <= bounds[1]) for app in found]
+    return pins, reads
+
+
+def _wrapping_on_contents(ch: Checker, pending: list[int]) -> list[int]:
+    """``pending`` less the overflow obligations on array contents one query proves together at the
+    given case, as ``_wrapping`` does for the others: one disjunction with the given contents'
+    first pins (``given_pins_and_reads``, the facts each claim's own question starts from). No
+    model: each wraps for no model of the given contents, as its own question would show (TileGym's
+    LPT prefills: thirty such questions, each proved in 5K units). A model, or no answer: each is
+    asked on its own, for its witness."""
+    on_data = [n for n in pending if smt.reads_data(ch.fp.overflows[n][1])]
+    if len(on_data) < 2 or ch.level.grid is None or ch.confirmer is None:
+        return pending
+    claims = {}
+    for n in on_data:
+        _, term, lo, hi, live = ch.fp.overflows[n]
+        value = rename_blocks(term, "b1")
+        claims[("overflow", n)] = smt.And(rename_blocks(live, "b1"), smt.Or(value < lo, value > hi))
+    pins, _ = given_pins_and_reads(ch, smt.And(*ch.base(("b1",)), *claims.values()))
+    if not ch.none_holds(claims, "integer overflow", tuple(ch.fp.overflows[n][0].loc for n in on_data), pins):
+        return pending
+    return [n for n in pending if n not in on_data]
+
+
+def solve_with_given_contents(ch: Checker, constraints: list[smt.BoolExpr], claim: smt.BoolExpr,
+                              solve: Callable[[list[smt.BoolExpr]], smt.Result]
+                              ) -> tuple[smt.Result, list[smt.BoolExpr], str | None, bool]:
+    """Decide ``constraints`` (whose ``claim`` part reads array contents) with the contents equal to
+    the given arguments'. Each read lies in its array's given range; a model is then evaluated
+    concretely (its blocks, lanes and iterations, the given contents): if ``claim`` holds there, the
+    answer is that model; if not, the coordinates it read are pinned to their given values and
+    ``solve`` asked again. Returns the answer, the pins it needed, why it is undecided (a claim
+    that depends on an untracked value, or too many rounds), and whether every read was of a small
+    array, held whole at its given contents: then the answer is the pinned question's (``pinned``)."""
+    pins, reads = given_pins_and_reads(ch, smt.And(*constraints))
     whole = not any(reads.values())
     for _ in range(PIN_ROUNDS):
         result = solve([*constraints, *pins])

@@ -442,11 +442,11 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
         self.none_holds(outside, "bounds", tuple(x.op.loc for x in pending))
 
     def none_holds(self, claims: dict[tuple[Any, ...], smt.BoolExpr], what: str,
-                   locs: tuple[Loc, ...]) -> bool:
+                   locs: tuple[Loc, ...], given: list[smt.BoolExpr] = ()) -> bool:
         """Several obligations at once, one claim each (a violation, over block ``b1``), asked as one
-        tentative disjunction: when it has no model, every one is proved (True); otherwise the
-        caller asks each on its own, for its witness."""
-        result = self.solve([*self.base(("b1",)), smt.Or(*claims.values())], what, locs, tentative=True)
+        tentative disjunction (``given``: what is known of the given contents): when it has no
+        model, every one is proved (True); otherwise the caller asks each on its own."""
+        result = self.solve([*self.base(("b1",)), smt.Or(*claims.values()), *given], what, locs, tentative=True)
         if not isinstance(result, smt.Unsat):
             return False
         self.result.prove(claims)
