@@ -71,3 +71,17 @@ def skip_counter(x, y, N: ConstInt, T: ConstInt):
             continue
         ct.store(y, index=(slot, 0), tile=ct.load(x, index=(r, 0), shape=(1, T)))
         slot += 1
+
+
+@ct.kernel
+def counted_rows(sizes, x, y, G: ConstInt, T: ConstInt):
+    # the row is computed by a loop (a loop-carried value with no closed form: any value at the
+    # all-shapes level) and scaled, so its overflow reads no array contents; a size read from
+    # memory only picks one of four columns (interval arithmetic bounds it)
+    b = ct.bid(0)
+    row = 0
+    for i in range(G):
+        if i < b:
+            row = row * 3 + 1
+    k = ct.load(sizes, index=(b,), shape=(1,)).item() % 4
+    ct.store(y, index=(row * 1024 + b, k), tile=ct.load(x, index=(b, k), shape=(1, T)))

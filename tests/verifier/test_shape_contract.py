@@ -245,3 +245,25 @@ def test_after_a_search_without_a_proof_the_given_case_is_next():
     assert report.stats["levels"] == ["the given shapes and grid"]
     report = tilecheck.verify(K.counted_writes, args, (2, 1, 1), contract=True)
     assert report.stats["levels"] == ["the given shapes", "the given shapes and grid"]
+
+
+def test_the_search_under_the_contents_facts_follows_only_a_defect_that_reads_contents(monkeypatch):
+    """A search whose defect needs array contents stops there, and the search under the facts the
+    given contents satisfy follows; a defect on a loop-carried value alone (any value at the
+    all-shapes level, whatever the contents) is no such defect: the first search goes on through
+    its tiers, and no facts about the contents can exclude what it ends with."""
+    from corpus.kernels import loops as L
+    from tests.verifier import cf_kernels as C
+
+    searches = []
+    search = sc.search
+    monkeypatch.setattr(sc, "search", lambda check, pool, index32, stop_on_data=False:
+                        searches.append(stop_on_data) or search(check, pool, index32, stop_on_data))
+    x, y = np.ones((4, 16), np.float32), np.zeros((8192, 16), np.float32)
+    report = tilecheck.verify(C.counted_rows, (np.array([1, 3, 0, 2], np.int32), x, y, 4, 4), (4, 1, 1))
+    assert searches == [True]  # run through every tier, never stopped for contents
+    assert (report.status, report.level) == ("verified", "the given shapes and grid"), str(report)
+    assert "not verified for every shape: overflow" in report.notes[0]
+    searches.clear()
+    walk = tilecheck.verify(L.expert_walk, L._experts(), (16, 1, 1))  # its defect reads the sizes
+    assert searches == [True, False] and walk.status == "verified"

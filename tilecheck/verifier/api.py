@@ -350,8 +350,10 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
         pool = shape_contract.candidates(fp, [env], axes_read(fp.function), tiles)
         found = shape_contract.search(checker(assume), pool, index32, stop_on_data=by_contents)
     arrays = given_integer_arrays(params, args)
-    # a defect (not an undecided query) the given contents' facts may exclude: searched again
-    if not found.contract.proved and found.contract.breaking is not None and by_contents:
+    # a defect (not an undecided query) the given contents' facts may exclude (its query reads
+    # array contents): searched again
+    if not found.contract.proved and found.contract.breaking is not None and by_contents \
+            and found.result is not None and found.result.reads_data:
         read = sorted(fp.arrays[i].name for i in fp.memory if fp.arrays[i].name in arrays)
         given = [f for f in launch_data.facts_of(read, arrays) if f not in assume]
         if given:
