@@ -211,9 +211,9 @@ def _key(name: str, app: smt.Expr, carried: dict[str, Carried], concrete: Pairs,
     if known is not None:  # one application, met again (the facts of many lead to it)
         return known[1]
     c = carried[name]
-    ctx = [app.arg(i) for i in range(len(c.outer))]
-    key = (name, tuple(smt.term_id(x) for x in ctx))
+    key = (name, smt.argument_ids(app, len(c.outer)))
     if key not in memo.facts:
+        ctx = [app.arg(i) for i in range(len(c.outer))]
         unrolled = c.unrolled(ctx, concrete, MAX_FACTS, corners)
         memo.facts[key] = (ctx, unrolled, _carried_apps(unrolled, carried))
     memo.keys[smt.term_id(app)] = (app, key)
