@@ -40,3 +40,17 @@ def test_the_answer_and_core_agree_with_z3s_own_solver(rules, target):
         again = z3.Solver()
         again.add(*terms, question, *[f for f in flags if str(f) in result.core])
         assert again.check() == z3.unsat
+
+
+@settings(max_examples=examples(50), deadline=None)
+@given(st.lists(st.sampled_from(["x", "y", "x + 1", "y * 2", "7", "x - y"]), min_size=1, max_size=4))
+def test_argument_ids_are_the_arguments_term_ids(args):
+    """``smt.argument_ids`` reads through the C API what ``app.arg(i)``'s term ids are (the keys of
+    loop-carried values)."""
+    x, y = z3.Ints("x y")
+    terms = [eval(a, {"x": x, "y": y}) for a in args]  # noqa: S307 - a fixed vocabulary
+    terms = [z3.IntVal(t) if isinstance(t, int) else t for t in terms]
+    f = z3.Function("f", *([z3.IntSort()] * (len(terms) + 1)))
+    app = f(*terms)
+    assert smt.argument_ids(app, len(terms)) == tuple(smt.term_id(app.arg(i)) for i in range(len(terms)))
+    assert smt.argument_ids(app, 1) == (smt.term_id(app.arg(0)),)

@@ -507,16 +507,13 @@ def substituted(term: Expr, pairs: list[tuple[Expr, Expr]]) -> Expr:
     return z3.simplify(substitute(term, *pairs))
 
 
-_APP_ARG = z3.z3core.Z3_get_app_arg.__defaults__[0].f  # the C functions, without the wrappers' checks
-_AST_ID = z3.z3core.Z3_get_ast_id.__defaults__[0].f
-
-
 def argument_ids(app: Expr, n: int) -> tuple[int, ...]:
     """The term ids (``term_id``) of the first ``n`` arguments of application ``app``, read through
-    Z3's C API: ``app.arg(i)`` wraps each argument in a Python object, sort checks included, which
-    was most of the time spent keying loop-carried values (``carried._key``: thousands per verify)."""
+    Z3's C getters (``_C``): ``app.arg(i)`` wraps each argument in a Python object, sort checks
+    included, which was most of the time spent keying loop-carried values (``carried._key``:
+    thousands per verify)."""
     c, a = app.ctx.ref(), app.as_ast()
-    return tuple(_AST_ID(c, _APP_ARG(c, a, i)) for i in range(n))
+    return tuple(_C.Z3_get_ast_id(c, _C.Z3_get_app_arg(c, a, i)) for i in range(n))
 
 
 def term_id(term: Expr) -> int:
