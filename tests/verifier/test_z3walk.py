@@ -55,6 +55,20 @@ def test_the_c_walk_finds_what_the_python_walk_finds_in_its_order(case):
     assert _ids(z3walk.uninterpreted(terms, with_python, applied=True)) == applied
 
 
+@settings(max_examples=examples(300), deadline=None)
+@given(term_pools(), st.sampled_from([{"f"}, {"g"}, {"f", "g"}, set()]))
+def test_the_walk_for_named_functions_finds_their_applications_in_the_walks_order(case, names):
+    """``named_applications`` (the keying of loop-carried values) against the walk it filters, in C
+    and in Python: the same applications, in the same order, with their functions' names."""
+    terms, _ = case
+    expected = [(t.decl().name(), smt.term_id(t)) for t, _ in z3walk.uninterpreted(terms, applied=True)
+                if t.decl().name() in names]
+    assert [(n, smt.term_id(t)) for n, t in z3walk.named_applications(terms, names)] == expected
+    with_python = z3walk.Seen.__new__(z3walk.Seen)
+    with_python.ids, with_python.handle, with_python.lib = set(), None, None
+    assert [(n, smt.term_id(t)) for n, t in z3walk.named_applications(terms, names, with_python)] == expected
+
+
 @native
 def test_a_union_of_seen_sets_skips_what_either_saw():
     x, y = z3.Ints("x y")

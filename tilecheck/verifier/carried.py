@@ -200,8 +200,8 @@ def facts(formula: smt.BoolExpr, carried: dict[str, Carried], concrete: Pairs,
 
 
 def _carried_apps(terms: list[smt.Expr], carried: dict[str, Carried]) -> list[tuple[str, smt.Expr]]:
-    found = smt.new_applications(terms)
-    return [(name, app) for name, apps in found.items() if name in carried for app in apps]
+    found = smt.new_applications(terms, names=carried.keys())
+    return [(name, app) for name, apps in found.items() for app in apps]
 
 
 def _key(name: str, app: smt.Expr, carried: dict[str, Carried], concrete: Pairs, corners: Sequence[Pairs],

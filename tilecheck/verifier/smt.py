@@ -479,10 +479,15 @@ def constants(term: Expr) -> list[Expr]:
     return [t for t, n in _uninterpreted([term]) if n == 0]
 
 
-def new_applications(terms: list[Expr], seen: z3walk.Seen | None = None) -> dict[str, list[Expr]]:
+def new_applications(terms: list[Expr], seen: z3walk.Seen | None = None,
+                     names: set[str] | frozenset[str] | None = None) -> dict[str, list[Expr]]:
     """``applications_by_name`` over ``terms``, skipping the subterms in ``seen`` (updated): for
-    walking a growing set of formulas once."""
+    walking a growing set of formulas once. ``names``: only the functions so named."""
     out: dict[str, list[Expr]] = {}
+    if names is not None:
+        for name, t in z3walk.named_applications(terms, names, seen):
+            out.setdefault(name, []).append(t)
+        return out
     for t, _ in _uninterpreted(terms, seen, applied=True):
         out.setdefault(t.decl().name(), []).append(t)
     return out

@@ -189,6 +189,46 @@ def uninterpreted(terms: list[Any], seen: Seen | None = None, applied: bool = Fa
     return iter(out)
 
 
+def named_applications(terms: list[Any], names: set[str] | frozenset[str], seen: Seen | None = None
+                       ) -> list[tuple[str, Any]]:
+    """The distinct applications inside ``terms`` of the uninterpreted functions ``names``, each
+    with its function's name, in ``uninterpreted``'s order. Only those are wrapped in Python objects,
+    and each function's name is read once per walk (by its declaration's id), not once per
+    application: a walk of a loop's unrolled facts finds hundreds of applications of other functions."""
+    if not terms:
+        return []
+    seen = Seen() if seen is None else seen
+    if seen.ids is not None:  # no C library: the Python walk, filtered after it
+        return [(t.decl().name(), t) for t, _ in uninterpreted(terms, seen, applied=True)
+                if t.decl().name() in names]
+    ctx = terms[0].ctx
+    c = ctx.ref()
+    n = len(terms)
+    roots = (ctypes.c_void_p * n)(*[t.as_ast() for t in terms])
+    apps = ctypes.POINTER(ctypes.c_void_p)()
+    arities = ctypes.POINTER(ctypes.c_uint)()
+    found = seen.lib.tc_walk(c, roots, n, seen.handle, ctypes.byref(apps), ctypes.byref(arities))
+    if found < 0:
+        raise MemoryError("tilecheck: no memory for a term walk")
+    known: dict[int, str] = {}  # declaration id -> name, for this walk
+    out = []
+    try:
+        for i in range(found):
+            if arities[i] == 0:
+                continue
+            app = _ast(apps[i])  # a bare int would be passed as a C int (``_ast``)
+            decl = C.Z3_get_app_decl(c, app)
+            key = C.Z3_get_ast_id(c, decl)
+            if key not in known:
+                known[key] = z3.z3core.Z3_get_symbol_string(c, z3.z3core.Z3_get_decl_name(c, decl))
+            if known[key] in names:
+                out.append((known[key], z3.z3._to_expr_ref(app, ctx)))
+    finally:
+        seen.lib.tc_free(ctypes.cast(apps, ctypes.c_void_p))
+        seen.lib.tc_free(ctypes.cast(arities, ctypes.c_void_p))
+    return out
+
+
 def _ast(pointer: int) -> Any:
     """A ``z3.Ast`` holding ``pointer``: ``z3.Ast(pointer)`` keeps it only as ``_as_parameter_``,
     which ctypes then passes as a C int (a truncated pointer)."""
