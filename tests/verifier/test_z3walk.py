@@ -69,6 +69,19 @@ def test_the_walk_for_named_functions_finds_their_applications_in_the_walks_orde
     assert [(n, smt.term_id(t)) for n, t in z3walk.named_applications(terms, names, with_python)] == expected
 
 
+@settings(max_examples=examples(200), deadline=None)
+@given(term_pools(), st.sampled_from([{"f"}, {"g"}, {"f", "g"}, set()]))
+def test_applications_of_named_functions_are_the_unnamed_walks_restricted_to_them(case, names):
+    """``smt.applications_of`` with ``names`` (what ``content_facts`` asks: the array-contents
+    functions) is the whole walk's answer restricted to those names, shared conjuncts or not."""
+    terms, split = case
+    shared = {smt.term_id(t) for t in terms[:split]}
+    whole = smt.applications_of(terms, {}, shared)
+    named = smt.applications_of(terms, {}, shared, frozenset(names))
+    expected = {n: [smt.term_id(a) for a in apps] for n, apps in whole.items() if n in names}
+    assert {n: [smt.term_id(a) for a in apps] for n, apps in named.items()} == expected
+
+
 @native
 def test_a_union_of_seen_sets_skips_what_either_saw():
     x, y = z3.Ints("x y")

@@ -419,11 +419,12 @@ def applications_by_name(term: Expr) -> dict[str, list[Expr]]:
 
 
 def applications_of(terms: list[Expr], cache: dict[int, tuple[Expr, dict[str, list[Expr]], z3walk.Seen]],
-                    shared: set[int]) -> dict[str, list[Expr]]:
+                    shared: set[int], names: set[str] | frozenset[str] | None = None) -> dict[str, list[Expr]]:
     """``applications_by_name`` over the conjunction of ``terms``, each application once. The
     conjuncts whose ids are in ``shared`` (the constraints every query of a level repeats: grid,
     shapes, the kernel's facts) are walked once per ``cache`` (term id -> the term, kept alive, its
-    applications and the ids of its subterms), the rest in one walk that skips what those hold."""
+    applications and the ids of its subterms), the rest in one walk that skips what those hold.
+    ``names``: only the functions so named (the rest's walk then wraps no other application)."""
     flat: list[Expr] = []
     todo = list(reversed(terms))
     while todo:
@@ -450,11 +451,12 @@ def applications_of(terms: list[Expr], cache: dict[int, tuple[Expr, dict[str, li
             hit = cache[key] = (t, found, nodes)
         seen.update(hit[2])
         for name, apps in hit[1].items():
-            out.setdefault(name, []).extend(apps)
+            if names is None or name in names:
+                out.setdefault(name, []).extend(apps)
     listed = {app.get_id() for apps in out.values() for app in apps}
     if len(listed) < sum(len(apps) for apps in out.values()):  # two shared conjuncts read one element
         out = {name: list({app.get_id(): app for app in apps}.values()) for name, apps in out.items()}
-    for name, apps in new_applications(rest, seen).items():
+    for name, apps in new_applications(rest, seen, names).items():
         out.setdefault(name, []).extend(apps)
     return out
 
