@@ -59,7 +59,7 @@ class ContentQuestions:
         if not self.fp.memory:  # no array contents in the model: nothing to find in the formula
             self._read_memory = False
             return extra
-        by_name = smt.applications_of([formula, *extra], self._apps, self._shared, self._memory_names)
+        by_name = smt.applications_of([formula, *extra], self._apps, self._shared, self.memory_names)
         self._read_memory = any(func.name() in by_name for func in self.fp.memory.values())
         for index, func in self.fp.memory.items():
             name = self.names.get(index, "")
@@ -73,7 +73,7 @@ class ContentQuestions:
         return extra
 
     @functools.cached_property
-    def _memory_names(self) -> frozenset[str]:
+    def memory_names(self) -> frozenset[str]:
         """The names of the array-contents functions: what the walks of ``content_facts`` and
         ``given_pins`` look for (the loop-carried and padding values they pass are not wrapped)."""
         return frozenset(func.name() for func in self.fp.memory.values())
@@ -120,7 +120,7 @@ class ContentQuestions:
         """The reads of small arrays in ``terms`` held at their given contents. (Walked again, not
         kept from ``content_facts``: a read kept alive longer changes the ids Z3 gives the terms
         made after it, and with them the solver's answers on TileGym.)"""
-        by_name = smt.applications_of(terms, self._apps, self._shared, self._memory_names)
+        by_name = smt.applications_of(terms, self._apps, self._shared, self.memory_names)
         out = []
         for index, func in self.fp.memory.items():
             if func.name() in by_name and (values := self._small_contents(index)) is not None:

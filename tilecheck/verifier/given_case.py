@@ -152,14 +152,21 @@ def _wrapping(ch: Checker, pending: list[int]) -> list[int]:
     plain = [n for n in pending if not smt.reads_data(ch.fp.overflows[n][1])]
     if len(plain) < 2:
         return pending
-    claims = {}
-    for n in plain:
-        _, term, lo, hi, live = ch.fp.overflows[n]
-        value = rename_blocks(term, "b1")
-        claims[("overflow", n)] = smt.And(rename_blocks(live, "b1"), smt.Or(value < lo, value > hi))
+    claims = _claims(ch, plain)
     if not ch.none_holds(claims, "integer overflow", tuple(ch.fp.overflows[n][0].loc for n in plain)):
         return pending
     return [n for n in pending if n not in plain]
+
+
+def _claims(ch: Checker, overflows: list[int]) -> dict[tuple[str, int], smt.BoolExpr]:
+    """Each overflow obligation's claim over block 'b1' (its value leaves its type's range where
+    it is computed), by obligation key."""
+    claims = {}
+    for n in overflows:
+        _, term, lo, hi, live = ch.fp.overflows[n]
+        value = rename_blocks(term, "b1")
+        claims[("overflow", n)] = smt.And(rename_blocks(live, "b1"), smt.Or(value < lo, value > hi))
+    return claims
 
 
 def given_pins_and_reads(ch: Checker, formula: smt.BoolExpr) -> tuple[list[smt.BoolExpr], dict[int, list[smt.IntExpr]]]:
@@ -192,11 +199,7 @@ def _wrapping_on_contents(ch: Checker, pending: list[int]) -> list[int]:
     on_data = [n for n in pending if smt.reads_data(ch.fp.overflows[n][1])]
     if len(on_data) < 2 or ch.level.grid is None or ch.confirmer is None:
         return pending
-    claims = {}
-    for n in on_data:
-        _, term, lo, hi, live = ch.fp.overflows[n]
-        value = rename_blocks(term, "b1")
-        claims[("overflow", n)] = smt.And(rename_blocks(live, "b1"), smt.Or(value < lo, value > hi))
+    claims = _claims(ch, on_data)
     pins, _ = given_pins_and_reads(ch, smt.And(*ch.base(("b1",)), *claims.values()))
     if not ch.none_holds(claims, "integer overflow", tuple(ch.fp.overflows[n][0].loc for n in on_data), pins):
         return pending

@@ -496,7 +496,6 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
             raise _Abort
 
 
-
 def _strong(x: Access) -> bool:
     """A strong access whose scope spans blocks (device or system): an atomic, or a load/store
     with a memory order other than weak. Two of them on one element are "morally strong": not a

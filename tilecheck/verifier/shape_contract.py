@@ -477,8 +477,7 @@ def check_overflow(ch: Any) -> bool:
     block = tuple(result.eval(b) for b in block_vars("b1"))
     # the claim reads array contents, which facts about them may constrain: not a loop-carried or
     # padding value alone, which is any value at a level with symbolic shapes whatever the contents
-    contents = {func.name() for func in ch.fp.memory.values()}
-    ch.result.reads_data |= any(name in contents for name in smt.applications_by_name(claims[key]))
+    ch.result.reads_data |= any(name in ch.memory_names for name in smt.applications_by_name(claims[key]))
     ch.result.findings.append(Finding(
         "overflow", f"{op.name} computes {result.eval(value)} in block {block}, outside the "
         f"{op.results[0].type} range [{lo}, {hi}]: it wraps around, and an address is computed from it",

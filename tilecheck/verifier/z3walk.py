@@ -173,20 +173,8 @@ def uninterpreted(terms: list[Any], seen: Seen | None = None, applied: bool = Fa
         walk = _python_walk(terms, seen.ids)
         return (found for found in walk if found[1] > 0) if applied else walk
     ctx = terms[0].ctx
-    n = len(terms)
-    roots = (ctypes.c_void_p * n)(*[t.as_ast() for t in terms])
-    apps = ctypes.POINTER(ctypes.c_void_p)()
-    arities = ctypes.POINTER(ctypes.c_uint)()
-    found = seen.lib.tc_walk(ctx.ref(), roots, n, seen.handle, ctypes.byref(apps), ctypes.byref(arities))
-    if found < 0:
-        raise MemoryError("tilecheck: no memory for a term walk")
-    try:
-        out = [(z3.z3._to_expr_ref(_ast(apps[i]), ctx), arities[i]) for i in range(found)
-               if not applied or arities[i] > 0]
-    finally:
-        seen.lib.tc_free(ctypes.cast(apps, ctypes.c_void_p))
-        seen.lib.tc_free(ctypes.cast(arities, ctypes.c_void_p))
-    return iter(out)
+    return iter([(z3.z3._to_expr_ref(_ast(app), ctx), arity) for app, arity in _c_walk(terms, seen)
+                 if not applied or arity > 0])
 
 
 def named_applications(terms: list[Any], names: set[str] | frozenset[str], seen: Seen | None = None
@@ -199,34 +187,39 @@ def named_applications(terms: list[Any], names: set[str] | frozenset[str], seen:
         return []
     seen = Seen() if seen is None else seen
     if seen.ids is not None:  # no C library: the Python walk, filtered after it
-        return [(t.decl().name(), t) for t, _ in uninterpreted(terms, seen, applied=True)
-                if t.decl().name() in names]
+        return [(name, t) for t, _ in uninterpreted(terms, seen, applied=True) if (name := t.decl().name()) in names]
     ctx = terms[0].ctx
     c = ctx.ref()
+    known: dict[int, str] = {}  # declaration id -> name, for this walk
+    out = []
+    for pointer, arity in _c_walk(terms, seen):
+        if arity == 0:
+            continue
+        app = _ast(pointer)  # a bare int would be passed as a C int (``_ast``)
+        decl = C.Z3_get_app_decl(c, app)
+        key = C.Z3_get_ast_id(c, decl)
+        if key not in known:
+            known[key] = z3.z3core.Z3_get_symbol_string(c, z3.z3core.Z3_get_decl_name(c, decl))
+        if known[key] in names:
+            out.append((known[key], z3.z3._to_expr_ref(app, ctx)))
+    return out
+
+
+def _c_walk(terms: list[Any], seen: Seen) -> list[tuple[int, int]]:
+    """The C walk (``tc_walk``) over ``terms``: each uninterpreted symbol's application found, as a
+    raw pointer, with its arity, in depth-first order, skipping the subterms in ``seen`` (updated)."""
     n = len(terms)
     roots = (ctypes.c_void_p * n)(*[t.as_ast() for t in terms])
     apps = ctypes.POINTER(ctypes.c_void_p)()
     arities = ctypes.POINTER(ctypes.c_uint)()
-    found = seen.lib.tc_walk(c, roots, n, seen.handle, ctypes.byref(apps), ctypes.byref(arities))
+    found = seen.lib.tc_walk(terms[0].ctx.ref(), roots, n, seen.handle, ctypes.byref(apps), ctypes.byref(arities))
     if found < 0:
         raise MemoryError("tilecheck: no memory for a term walk")
-    known: dict[int, str] = {}  # declaration id -> name, for this walk
-    out = []
     try:
-        for i in range(found):
-            if arities[i] == 0:
-                continue
-            app = _ast(apps[i])  # a bare int would be passed as a C int (``_ast``)
-            decl = C.Z3_get_app_decl(c, app)
-            key = C.Z3_get_ast_id(c, decl)
-            if key not in known:
-                known[key] = z3.z3core.Z3_get_symbol_string(c, z3.z3core.Z3_get_decl_name(c, decl))
-            if known[key] in names:
-                out.append((known[key], z3.z3._to_expr_ref(app, ctx)))
+        return [(apps[i], arities[i]) for i in range(found)]
     finally:
         seen.lib.tc_free(ctypes.cast(apps, ctypes.c_void_p))
         seen.lib.tc_free(ctypes.cast(arities, ctypes.c_void_p))
-    return out
 
 
 def _ast(pointer: int) -> Any:
