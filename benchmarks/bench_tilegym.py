@@ -58,6 +58,7 @@ for r in records:
         row = {"status": rep.status, "level": rep.level, "reasons": rep.reasons, "notes": rep.notes,
                "findings": [f"{f.kind}: {f.message} | {tc.report.describe(f.witness) if f.witness else ''}"
                             for f in rep.findings],
+               "contract": str(rep.launch_contract) if rep.launch_contract is not None else None,
                "stats": {k: v for k, v in rep.stats.items() if not k.endswith("_s")},
                "phases": {k: v for k, v in rep.stats.items() if k.endswith("_s")}}
     except Exception as exc:
@@ -96,7 +97,8 @@ def counts(rows: list[dict]) -> str:
 
 
 def differences(a: list[dict], b: list[dict]) -> list[str]:
-    """Kernels whose verdict, level, reasons, notes or findings differ between two sweeps."""
+    """Kernels whose verdict, level, reasons, notes, findings or launch contract differ between two
+    sweeps (a sweep saved before contracts were recorded has none: not compared)."""
     by = {r["kernel"]: r for r in b}
     out = []
     for r in a:
@@ -104,8 +106,8 @@ def differences(a: list[dict], b: list[dict]) -> list[str]:
         if other is None:
             out.append(f"{r['kernel']}: missing")
             continue
-        for key in ("status", "level", "reasons", "notes", "findings"):
-            if r.get(key) != other.get(key):
+        for key in ("status", "level", "reasons", "notes", "findings", "contract"):
+            if key in r and key in other and r.get(key) != other.get(key):
                 out.append(f"{r['kernel']}: {key}: {r.get(key)!r} != {other.get(key)!r}"[:400])
     return out
 

@@ -234,6 +234,48 @@ def test_the_search_asks_each_tier_once_and_keeps_the_cores_it_found():
     assert [len(r) for r in asked] == [4, 5], "a tier was asked again"
 
 
+def test_a_search_under_more_preconditions_resumes_past_the_tiers_whose_defect_read_no_contents():
+    # a stub level: tier 0 has a defect that reads no contents (it stays a defect under facts about
+    # them), tier 1 one that does, so the search stops there; resumed under the facts, tier 0 is not
+    # asked again, tier 1 is, without what the first search proved, and the proof's rules and the
+    # first search's are the contract
+    from types import SimpleNamespace
+
+    grid = sc._sym("grid[0]")
+    shape = sc.Rule(grid, "<=", sc.Term("x.shape[0]", tile=16), "implied")
+    bound = sc.Rule(grid, "<=", sc.Term(value=64), "grid")
+    fixed = sc.Rule(grid, "<=", sc.Term(value=4), "fixed")
+    asked, facts = [], [False]
+
+    def defect(reads_data, proved=()):
+        return SimpleNamespace(proved=set(proved), cores={"rule!0"} if proved else set(), unknowns=[],
+                               reads_data=reads_data,
+                               findings=[SimpleNamespace(is_defect=True, kind="write-write", message="m")])
+
+    def check(rules, proved, last):
+        asked.append((len(rules), facts[0], frozenset(proved)))
+        if bound not in rules:
+            return defect(False)
+        if not facts[0]:
+            return defect(True, proved={"bounds"})
+        return SimpleNamespace(proved={"across"}, cores={f"rule!{rules.index(bound)}"}, unknowns=[],
+                               reads_data=False, findings=[])
+
+    first = sc.search(check, [shape, bound, fixed], (), stop_on_data=True)
+    assert not first.contract.proved and first.stopped == (1, frozenset({"bounds"}), frozenset({shape}))
+    facts[0] = True
+    again = sc.search(check, [shape, bound, fixed], (), resume=first.stopped)
+    assert again.contract.proved and set(again.contract.rules) == {shape, bound}
+    assert asked == [(1, False, frozenset()), (2, False, frozenset()), (2, True, frozenset({"bounds"}))]
+    # a first tier with an undecided query is asked again under the facts (they may decide it)
+    asked.clear()
+    facts[0] = False
+    unknown = SimpleNamespace(proved=set(), cores=set(), unknowns=["u"], reads_data=False, findings=[])
+    stopped = sc.search(lambda rules, proved, last: unknown if bound not in rules else check(rules, proved, last),
+                        [shape, bound, fixed], (), stop_on_data=True)
+    assert stopped.stopped == (0, frozenset({"bounds"}), frozenset({shape}))
+
+
 def test_after_a_search_without_a_proof_the_given_case_is_next():
     # the search's last tier asked the given shapes for grids up to this one: the given shapes for
     # any grid are asked only for a grid contract (whose box starts from their races)
@@ -257,8 +299,8 @@ def test_the_search_under_the_contents_facts_follows_only_a_defect_that_reads_co
 
     searches = []
     search = sc.search
-    monkeypatch.setattr(sc, "search", lambda check, pool, index32, stop_on_data=False:
-                        searches.append(stop_on_data) or search(check, pool, index32, stop_on_data))
+    monkeypatch.setattr(sc, "search", lambda check, pool, index32, stop_on_data=False, resume=None:
+                        searches.append(stop_on_data) or search(check, pool, index32, stop_on_data, resume))
     x, y = np.ones((4, 16), np.float32), np.zeros((8192, 16), np.float32)
     report = tilecheck.verify(C.counted_rows, (np.array([1, 3, 0, 2], np.int32), x, y, 4, 4), (4, 1, 1))
     assert searches == [True]  # run through every tier, never stopped for contents

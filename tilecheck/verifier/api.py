@@ -357,7 +357,7 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
         read = sorted(fp.arrays[i].name for i in fp.memory if fp.arrays[i].name in arrays)
         given = [f for f in launch_data.facts_of(read, arrays) if f not in assume]
         if given:
-            again = shape_contract.search(checker([*assume, *given]), pool, index32)
+            again = shape_contract.search(checker([*assume, *given]), pool, index32, resume=found.stopped)
             if again.contract.proved:
                 found = again
                 found.contract = dataclasses.replace(found.contract, contents=tuple(given))

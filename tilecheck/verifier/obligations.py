@@ -51,6 +51,10 @@ SYMBOLIC_BITWISE_RLIMIT = 50_000
 # tier, where TileGym's swizzled GEMMs prove in 0.02-0.14M; 0.1M at the tiers before it, where they
 # do not prove at all and the simpler persistent kernels prove in under 0.05M
 GRID_STRIDE_SHARE = 5
+# an across-blocks question at a contract search's tier before the last: there, TileGym's proved in
+# under 0.08M units, and the ones undecided at 0.5M (the GEMMs and mhc's split GEMM, 0.16-0.26 s
+# each) were proved by the last tier, whose rules make them easy (0.02M)
+SEARCH_TIER_ACROSS_RLIMIT = 200_000
 
 
 class _Abort(Exception):
@@ -341,7 +345,8 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
                     raise _Abort
                 return
         if not isinstance(result, smt.Sat):
-            result = self.solve(constraints, f"{kind} across blocks", (x.op.loc, y.op.loc), key)
+            result = self.solve(constraints, f"{kind} across blocks", (x.op.loc, y.op.loc), key,
+                                limit=SEARCH_TIER_ACROSS_RLIMIT if self.early_tier else None)
         if isinstance(result, smt.Sat) and (sync := self.synchronising().ordering(x, y)) is not None:
             release, acquire = sync
             self.result.unknowns.append(

@@ -356,10 +356,14 @@ class Search:
 
     contract: ShapeContract
     result: Any
+    # where a search with ``stop_on_data`` stopped: the tier to resume at, and what the tiers so far
+    # proved and needed (``search``'s ``resume``)
+    stopped: tuple[int, frozenset[Any], frozenset[Rule]] | None = None
 
 
 def search(check: Callable[[tuple[Rule, ...], set[Any], bool], Any], pool: list[Rule], index32: tuple[str, ...],
-           stop_on_data: bool = False) -> Search:
+           stop_on_data: bool = False, resume: tuple[int, frozenset[Any], frozenset[Rule]] | None = None
+           ) -> Search:
     """``check(rules, proved, last)`` runs the all-shapes level assuming every rule, each tracked,
     skipping the obligations in ``proved`` (``last``: the last tier; the caller may give the tiers
     before it a smaller budget per query): its ``LevelResult.cores`` names the rules its proofs used
@@ -368,27 +372,39 @@ def search(check: Callable[[tuple[Rule, ...], set[Any], bool], Any], pool: list[
     keeps what the ones before it proved (more rules keep a proof a proof). The cores of a tier's
     proofs, over all tiers, are the contract; a defect under every candidate is a launch the
     whole pool allows, the contract's breaking witness. With ``stop_on_data``, a defect that needs
-    array contents ends the search at once (the caller searches again under contents' facts)."""
+    array contents ends the search at once (the caller searches again under contents' facts, from
+    where it stopped: ``resume``, the ``Search.stopped`` of the same pool).
+
+    Resuming skips the tiers whose defect read no array contents: facts about contents (the
+    preconditions the caller adds) constrain only the contents functions, which such a defect's
+    query does not mention, so its model is still one; what the tiers proved stays proved under
+    more preconditions, and the rules their proofs needed stay in the contract."""
     tiers: list[list[Rule]] = []
     for excluded in (("grid", "divisible", "fixed"), ("fixed",), ()):
         tier = [r for r in pool if r.kind not in excluded]
         if not tiers or len(tier) > len(tiers[-1]):
             tiers.append(tier)
     result = None
-    proved: set[Any] = set()
-    needed: set[Rule] = set()
+    begin, proved, needed = (0, set(), set()) if resume is None else (resume[0], set(resume[1]), set(resume[2]))
+    resume_at, stopped = begin, None
     start = smt.work_spent() or 0
     for n, rules in enumerate(tiers):
-        if n and (smt.work_spent() or 0) - start > SEARCH_WORK:
+        if n < begin:
+            continue
+        if n > begin and (smt.work_spent() or 0) - start > SEARCH_WORK:
             break
-        if n and n < len(tiers) - 1 and result.unknowns:
+        if n > begin and n < len(tiers) - 1 and result.unknowns:
             continue  # a query the solver could not decide: the values seen (last tier) usually do
         result = check(tuple(rules), proved, n == len(tiers) - 1)
         proved |= result.proved
         needed |= {r for i, r in enumerate(rules) if f"rule!{i}" in result.cores}
         defects = [f for f in result.findings if f.is_defect or f.kind == "overflow"]
+        if defects and not result.reads_data and resume_at == n:
+            resume_at = n + 1  # contents' facts leave this tier's defect a defect
         if defects and result.reads_data and stop_on_data:
-            break  # a defect that needs array contents: no relation between shapes excludes it
+            # a defect that needs array contents: no relation between shapes excludes it
+            stopped = (resume_at, frozenset(proved), frozenset(needed))
+            break
         if not defects and not result.unknowns:
             # the cores as the solver found them. Asking every obligation again under the cores
             # alone (a "shrink") gave smaller contracts, but not one more of TileGym's 853 captured
@@ -397,7 +413,8 @@ def search(check: Callable[[tuple[Rule, ...], set[Any], bool], Any], pool: list[
             return Search(ShapeContract(_simplest(chosen), index32, proved=True), result)
     defects = [f for f in result.findings if f.is_defect or f.kind == "overflow"]
     if defects:
-        return Search(ShapeContract(tuple(pool), index32, breaking=defects[0], reason=defects[0].message), result)
+        return Search(ShapeContract(tuple(pool), index32, breaking=defects[0], reason=defects[0].message), result,
+                      stopped)
     return Search(ShapeContract(tuple(pool), index32, reason=result.unknowns[0]), result)
 
 
