@@ -114,3 +114,71 @@ def test_a_divisor_that_may_be_zero_or_negative_bounds_nothing(divisor):
     box = {"x": (0, 100), "d": (divisor, 5)}
     assert intervals.range_of(x / d, box) == (-INF, INF)
     assert intervals.range_of(x % d, box) == (-INF, INF)
+
+
+def _bv_terms(depth: int):
+    """Bit-vector terms of 8 bits over the integer variables (``int2bv``), as the engine's exact
+    bitwise ops and Z3's simplification of them make."""
+    leaf = st.one_of(st.sampled_from(NAMES).map(lambda n: ("int2bv", n)),
+                     st.integers(0, 255).map(lambda v: ("bvlit", v)))
+    if depth == 0:
+        return leaf
+    sub = _bv_terms(depth - 1)
+    return st.one_of(
+        leaf,
+        st.tuples(st.sampled_from(("and", "or", "xor", "add", "sub")), sub, sub),
+        st.tuples(st.just("not"), sub),
+        st.tuples(st.just("extract"), sub, st.integers(0, 7), st.integers(0, 7)),
+        st.tuples(st.just("ite"), sub, sub, sub),
+    )
+
+
+def _build_bv(tree, v):
+    kind = tree[0]
+    if kind == "int2bv":
+        return smt.z3.Int2BV(v[tree[1]], 8)
+    if kind == "bvlit":
+        return smt.z3.BitVecVal(tree[1], 8)
+    if kind == "not":
+        return ~_build_bv(tree[1], v)
+    if kind == "extract":  # a field, put back at 8 bits (concat of zeros above it)
+        high, low = max(tree[2], tree[3]), min(tree[2], tree[3])
+        field = smt.z3.Extract(high, low, _build_bv(tree[1], v))
+        return field if high - low == 7 else smt.z3.Concat(smt.z3.BitVecVal(0, 7 - (high - low)), field)
+    a, b = _build_bv(tree[1], v), _build_bv(tree[2], v)
+    if kind == "ite":
+        return smt.If(smt.z3.ULT(a, b), b, _build_bv(tree[3], v))
+    return {"and": lambda: a & b, "or": lambda: a | b, "xor": lambda: a ^ b, "add": lambda: a + b,
+            "sub": lambda: a - b}[kind]()
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree=_bv_terms(3), signed=st.booleans(), simplify=st.booleans(),
+       ranges=st.lists(st.tuples(st.integers(-20, 300), st.integers(0, 300)), min_size=3, max_size=3))
+def test_every_value_of_a_bit_vector_term_lies_in_the_range(tree, signed, simplify, ranges):
+    # the engine's bit-vector terms, as an integer (unsigned or two's complement), raw or as Z3's
+    # simplifier rewrites them (an xor with a constant becomes extracts and a complement): every
+    # value the variables in the box give lies in range_of, by the solver
+    v = {n: smt.Int(n) for n in NAMES}
+    bits = _build_bv(tree, v)
+    term = smt.z3.BV2Int(bits, is_signed=signed)
+    if simplify:
+        term = smt.z3.simplify(term)
+    box = {n: (lo, lo + width) for n, (lo, width) in zip(NAMES, ranges)}
+    lo, hi = intervals.range_of(term, box)
+    assert signed or 0 <= lo and hi <= 255, (term, lo, hi)  # (z3's signed form is an ite on the sign)
+    inside = [c for n, (a, b) in box.items() for c in (v[n] >= a, v[n] <= b)]
+    result = smt.check([*inside, smt.Or(term < lo, term > hi)], rlimit=2_000_000)
+    assert isinstance(result, smt.Unsat), (term, box, (lo, hi), result)
+
+
+def test_a_partner_index_through_xor_is_bounded_by_its_bits():
+    # a bitonic sort's partner, i ^ j with i below 2^24 and j a power of two below it: below 2^24
+    # (the overflow claim of its address, that enumeration listed 2^24 lanes for)
+    i, j = smt.Int("i"), smt.Int("j")
+    partner = smt.z3.BV2Int(smt.z3.Int2BV(i, 32) ^ smt.z3.Int2BV(j, 32), is_signed=True)
+    box = {"i": (0, (1 << 24) - 1), "j": (1, 1 << 23)}
+    assert intervals.range_of(partner, box) == (0, (1 << 24) - 1)
+    assert intervals.range_of(smt.z3.simplify(partner * 2), {**box, "j": (1, 1)}) == (0, (1 << 25) - 2)
+    # a negative operand is a pattern with its top bit set: its partner may be negative
+    assert intervals.range_of(partner, {**box, "i": (-1, 5)})[0] < 0

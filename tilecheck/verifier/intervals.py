@@ -86,19 +86,51 @@ def _range(key: int, nodes: Mapping[int, smt.Node], box: Mapping[str, tuple[int,
         out = (node.value, node.value)
     elif kind == "symbol":
         out = box.get(node.value, (-INF, INF))  # a function's entry bounds all its values
-    elif kind == "ite":  # either branch
+    elif kind == "ite":  # either branch, unless the ranges decide the condition
         cond, then, other = node.args
-        tlo, thi = _range(then, nodes, box, memo)
+        decided = _decided(cond, nodes, box, memo)
+        tlo, thi = _range(then, nodes, box, memo) if decided is not False else (INF, -INF)
         glo, ghi = _guard(cond, then, nodes)
-        olo, ohi = _range(other, nodes, box, memo)
+        olo, ohi = _range(other, nodes, box, memo) if decided is not True else (INF, -INF)
         out = (min(max(tlo, glo), olo), max(min(thi, ghi), ohi))
     elif kind in ("add", "sub", "mul", "uminus", "div", "mod"):
         args = [_range(a, nodes, box, memo) for a in node.args]
         out = _apply(kind, args)
-    else:  # content reads, bit-vector terms, anything else: no bound known
+    elif kind in _BITVECTOR:
+        out = _bitvector(node, [_range(a, nodes, box, memo) for a in node.args])
+    else:  # content reads, bit-vector comparisons, anything else: no bound known
         out = (-INF, INF)
     memo[key] = out = (_clamp(out[0]), _clamp(out[1]))
     return out
+
+
+def _decided(key: int, nodes: Mapping[int, smt.Node], box: Mapping[str, tuple[int, int]],
+             memo: dict[int, tuple[int, int]]) -> bool | None:
+    """A comparison's truth where the ranges of its sides decide it (None: they do not): the
+    engine's signed view of a bit-vector, ``ite(bits <s 0, bits - 2^w, bits)``, takes one branch
+    for bits below 2^(w-1)."""
+    node = nodes[key]
+    if node.kind == "not":
+        inner = _decided(node.args[0], nodes, box, memo)
+        return None if inner is None else not inner
+    relation = _RELATIONS.get(node.kind)
+    if relation is None or len(node.args) != 2:
+        return None
+    sides = [_range(a, nodes, box, memo) for a in node.args]
+    if node.kind.startswith("bvs"):  # signed: the patterns' two's-complement values
+        sides = [_bitvector(smt.Node("sbv2int", None, (), node.width), [side]) for side in sides]
+    elif node.kind.startswith("bvu"):
+        sides = [_unsigned(side, node.width) for side in sides]
+    (alo, ahi), (blo, bhi) = sides
+    if max(abs(alo), abs(ahi), abs(blo), abs(bhi)) >= INF:
+        return None
+    holds = {"lt": ahi < blo, "le": ahi <= blo, "gt": alo > bhi, "ge": alo >= bhi, "eq": alo == ahi == blo == bhi}
+    fails = {"lt": alo >= bhi, "le": alo > bhi, "gt": ahi <= blo, "ge": ahi < blo, "eq": ahi < blo or bhi < alo}
+    return True if holds[relation] else False if fails[relation] else None
+
+
+_RELATIONS = {"lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "eq": "eq", "bvslt": "lt", "bvsle": "le",
+              "bvsgt": "gt", "bvsge": "ge", "bvult": "lt", "bvule": "le", "bvugt": "gt", "bvuge": "ge"}
 
 
 def _guard(cond: int, term: int, nodes: Mapping[int, smt.Node]) -> tuple[int, int]:
@@ -154,3 +186,58 @@ def _apply(kind: str, args: list[tuple[int, int]]) -> tuple[int, int]:
     # Z3's div by a positive divisor is the floor; monotone in each argument
     corners = [x // y for x in (alo, ahi) for y in (blo, bhi)]
     return min(corners), max(corners)
+
+
+# Bit-vector terms (the engine's exact bitwise and/or/xor, and what Z3's simplifier makes of them) as
+# the range of their unsigned values, so that an index computed through ``i ^ j`` is bounded like
+# any other (TileBench's bitonic sort: its partner index's overflow claims were enumerated over 2^24
+# lanes, 4 s, where their bounds are a bit count). A bit-vector's value always lies in
+# ``[0, 2^width)``: an argument's range is read within that, whatever it is.
+_BITVECTOR = frozenset({"bvliteral", "int2bv", "bv2int", "sbv2int", "bvand", "bvor", "bvxor", "bvnot",
+                        "bvadd", "bvsub", "extract", "concat"})
+
+
+def _bitvector(node: smt.Node, args: list[tuple[int, int]]) -> tuple[int, int]:
+    kind, width = node.kind, node.width
+    if kind == "bvliteral":
+        return node.value, node.value
+    if kind == "int2bv":  # an integer's low ``width`` bits: itself when it lies in [0, 2^width)
+        lo, hi = args[0]
+        return (lo, hi) if 0 <= lo and hi < 1 << width else (0, (1 << width) - 1)
+    if kind == "extract":
+        high, low = node.value
+        lo, hi = _unsigned(args[0], INF)  # whatever its width, no bit above ``hi``'s highest
+        return (lo >> low, hi >> low) if hi < 1 << (high + 1) else (0, (1 << (high - low + 1)) - 1)
+    if kind == "concat":  # monotone in each part: the first part's bits above the others'
+        lo = hi = 0
+        for (alo, ahi), bits in zip((_unsigned(a, w) for a, w in zip(args, node.value)), node.value):
+            lo, hi = (lo << bits) + alo, (hi << bits) + ahi
+        return lo, hi
+    parts = [_unsigned(a, width) for a in args]  # same-width operands (a conversion: its argument's)
+    mask = (1 << width) - 1
+    if kind == "bv2int":
+        return parts[0]
+    if kind == "sbv2int":  # two's complement: the patterns from 2^(width-1) up are negative
+        lo, hi = parts[0]
+        half = 1 << (width - 1)
+        return (lo, hi) if hi < half else (lo - (1 << width), hi - (1 << width)) if lo >= half else (-half, half - 1)
+    if kind == "bvand":
+        return 0, min(hi for _, hi in parts)
+    if kind in ("bvor", "bvxor"):  # no bit above the highest any operand can set
+        top = (1 << max(hi for _, hi in parts).bit_length()) - 1
+        return (max(lo for lo, _ in parts) if kind == "bvor" else 0), top
+    if kind == "bvnot":
+        lo, hi = parts[0]
+        return mask - hi, mask - lo
+    if kind == "bvadd":
+        lo, hi = sum(lo for lo, _ in parts), sum(hi for _, hi in parts)
+    else:  # bvsub
+        lo, hi = parts[0][0] - sum(h for _, h in parts[1:]), parts[0][1] - sum(lo for lo, _ in parts[1:])
+    return (lo, hi) if 0 <= lo and hi <= mask else (0, mask)  # it may wrap around: any pattern
+
+
+def _unsigned(bounds: tuple[int, int], width: int) -> tuple[int, int]:
+    """A bit-vector argument's range within ``[0, 2^width)`` (``width`` INF: only non-negative)."""
+    top = INF if width >= INF else (1 << width) - 1
+    lo, hi = max(bounds[0], 0), min(bounds[1], top)
+    return (lo, hi) if lo <= hi else (0, top)
