@@ -4,7 +4,7 @@ proved without the solver, and its mis-swizzled twin is still a race that replay
 import cuda.tile as ct
 import numpy as np
 import z3
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tilecheck
@@ -474,3 +474,29 @@ def test_a_clash_is_the_least_key_two_blocks_share(x, y, offset_y, summarised):
     others = [j for j in ys if y[j][1] != x[xs[0]][1]]
     i, j = (xs[0], others[0]) if others else (next(i for i in xs if x[i][1] != y[ys[0]][1]), ys[0])
     assert got == enumeration.Clash({"i": i}, {"j": j})
+
+
+_ELEMENTS_TOGETHER = enumeration._elements_together
+
+
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(k=st.sampled_from([2, 4, 64]), j=st.sampled_from([1, 2, 3, 5, 8, 16, 32]), blocks=st.integers(2, 6),
+       chunk=st.sampled_from([1, 16, 40, 1 << 18]), routed=st.booleans())
+def test_accesses_listed_together_are_each_listed_as_alone(monkeypatch, k, j, blocks, chunk, routed):
+    # the accesses of one array outside loops are listed together, a few lanes at a time with one
+    # evaluator (_elements_together): each one's offsets and blocks are those it has listed alone
+    monkeypatch.setattr(enumeration, "CHUNK_ROWS", chunk)
+    together = _ELEMENTS_TOGETHER  # (the fixture outlives one example: not the patched one)
+    calls = []
+    monkeypatch.setattr(enumeration, "_elements_together",
+                        lambda *a, **kw: calls.append((a, out := together(*a, **kw))) and out or out)
+    kernel = partner_exchange if routed else partner_exchange_unrouted
+    work = np.zeros(16 * blocks, np.float32)
+    report = tilecheck.verify(kernel, (work, k, j, 16 * blocks, 16), (blocks, 1, 1), every_shape=False)
+    assert report.status in ("verified", "race"), report
+    assert calls and len(calls[0][0][0]) == 4, "the four accesses of 'work' were not listed together"
+    for (accesses, grid, concrete, memory), listed in calls:
+        for access, found in zip(accesses, listed):
+            keys, blocks_alone, _ = enumeration._elements(access, grid, concrete, memory)
+            assert found is not None
+            assert np.array_equal(found[0], keys) and np.array_equal(found[1], blocks_alone), access.op.name

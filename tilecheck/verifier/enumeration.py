@@ -272,15 +272,27 @@ def _elements_of(access: Access, grid: tuple[int, int, int], concrete: list[tupl
                  memory: dict[str, np.ndarray], cache: dict[Any, Any] | None) -> tuple[np.ndarray, np.ndarray, Row]:
     """``_elements``, each access's offsets and blocks computed once per ``cache`` (one level: the
     same grid, case and contents), for the several pairs it is in. The instances' variable values
-    are not kept (every column of every lane): a clash's are computed again, once per race."""
+    are not kept (every column of every lane): a clash's are computed again, once per race.
+
+    An access outside loops is listed with its peers (``cache["accesses"]``, the level's accesses:
+    those of its array, outside loops, with its tile shape; the array written by one of them, so
+    that they are compared), block range by block range (``CHUNK_ROWS`` lanes at a time): the terms
+    they share (a sorting network's index ``i`` and partner ``i ^ j``) are computed once, and each
+    step's arrays stay in the processor's cache (TileBench's largest bitonic step: four accesses of
+    2^24 lanes each)."""
     if cache is None:
         return _elements(access, grid, concrete, memory)
     key = ("elements", access.index)
     if key not in cache:
-        try:
-            cache[key] = _elements(access, grid, concrete, memory)[:2]
-        except Unsupported:
-            cache[key] = None
+        peers = _peers(access, cache.get("accesses", ()))
+        if len(peers) > 1 and math.prod(grid) > 1:
+            cache.update({("elements", a.index): found for a, found in
+                          zip(peers, _elements_together(peers, grid, concrete, memory))})
+        else:
+            try:
+                cache[key] = _elements(access, grid, concrete, memory)[:2]
+            except Unsupported:
+                cache[key] = None
     if cache[key] is None:
         raise Unsupported
     keys, blocks = cache[key]
@@ -290,6 +302,67 @@ def _elements_of(access: Access, grid: tuple[int, int, int], concrete: list[tupl
         first = int(np.searchsorted(blocks, block, side="left"))
         return _elements(access, grid, concrete, memory, only=block)[2](k - first)
     return keys, blocks, row
+
+
+# lanes evaluated at once when accesses are listed together (``_elements_together``): each term's
+# value is an int64 array of this many, 2 MB
+CHUNK_ROWS = 1 << 18
+
+
+def _peers(access: Access, accesses: Sequence[Access]) -> list[Access]:
+    """The accesses listed together with ``access`` (``_elements_of``), in the level's order."""
+    from tilecheck.verifier.symbolic.engine import data_shape
+
+    def listed(a: Access) -> bool:
+        return a.array == access.array and not a.loops and data_shape(a.op) == data_shape(access.op)
+
+    if access.loops or not any(a.writes for a in accesses if a.array == access.array):
+        return [access]
+    return [a for a in accesses if listed(a)] or [access]
+
+
+def _elements_together(accesses: list[Access], grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
+                       memory: dict[str, np.ndarray], limit: int = MAX_ELEMENTS
+                       ) -> list[tuple[np.ndarray, np.ndarray] | None]:
+    """``_elements``' offsets and blocks of accesses outside loops with one tile shape, over every
+    block of ``grid``, ``CHUNK_ROWS`` lanes at a time with one evaluator for all of them (None for
+    one it cannot evaluate). Rows stay block-major, as ``_elements`` lists them."""
+    from tilecheck.verifier.symbolic.engine import data_shape
+
+    shape = data_shape(accesses[0].op)
+    lanes = max(1, math.prod(shape))
+    live: list[int] = []
+    for n, access in enumerate(accesses):
+        try:
+            if access.approximate or len(shape) != access.rank or math.prod(grid) * lanes > limit:
+                raise Unsupported
+            _elements(access, (1, 1, 1), concrete, memory, limit)  # block 0 alone first: see _FIRST_BLOCK
+            live.append(n)
+        except Unsupported:
+            pass
+    total, step = math.prod(grid), max(1, CHUNK_ROWS // lanes)
+    # each access's offsets and blocks written in place, chunk after chunk (no list to join)
+    keys = {n: np.empty(total * lanes, np.int64) for n in live}
+    blocks = {n: np.empty(total * lanes, np.int64) for n in live}
+    filled = dict.fromkeys(live, 0)
+    dags: dict[int, Any] = {}  # the terms' DAGs, read once for every chunk
+    for start in range(0, total if live else 0, step):
+        env, rows = _lane_rows(grid, shape, blocks=(start, min(start + step, total)))
+        evaluate = Evaluator(env, concrete, memory, dags)
+        block = _linear_block(env, grid, rows)
+        for n in list(live):
+            access = accesses[n]
+            try:
+                active = evaluate.condition(access.active, rows) & evaluate.condition(access.in_bounds, rows)
+                linear = evaluate.ints(access.linear, rows)
+            except Unsupported:
+                live.remove(n)
+                continue
+            at, count = filled[n], int(active.sum())
+            np.compress(active, linear, out=keys[n][at:at + count])
+            np.compress(active, block, out=blocks[n][at:at + count])
+            filled[n] = at + count
+    return [(keys[n][:filled[n], None], blocks[n][:filled[n]]) if n in live else None for n in range(len(accesses))]
 
 
 # _FIRST_BLOCK: an access is evaluated at block 0 alone before every block is listed. What block
@@ -323,11 +396,12 @@ def _elements(access: Access, grid: tuple[int, int, int], concrete: list[tuple[s
     return linear[active][:, None], _linear_block(env, grid, rows)[active], _rows(env, active)
 
 
-def _lane_rows(grid: tuple[int, int, int], shape: tuple[int, ...],
-               only: int | None = None) -> tuple[dict[str, np.ndarray], int]:
-    """Every lane of a ``shape`` tile in every block of ``grid`` (``only``: in that linear block),
-    one row each (block-major): the block ids' and lanes' values."""
-    env, rows = _blocks(grid, only)
+def _lane_rows(grid: tuple[int, int, int], shape: tuple[int, ...], only: int | None = None,
+               blocks: tuple[int, int] | None = None) -> tuple[dict[str, np.ndarray], int]:
+    """Every lane of a ``shape`` tile in every block of ``grid`` (``only``: in that linear block;
+    ``blocks``: in the linear blocks from the first up to the second), one row each (block-major):
+    the block ids' and lanes' values."""
+    env, rows = _blocks(grid, only, blocks)
     if shape:
         lanes = math.prod(shape)
         which = np.repeat(np.arange(rows), lanes)
@@ -338,12 +412,15 @@ def _lane_rows(grid: tuple[int, int, int], shape: tuple[int, ...],
     return env, rows
 
 
-def _blocks(grid: tuple[int, int, int], only: int | None = None) -> tuple[dict[str, np.ndarray], int]:
-    """Every block of ``grid`` (``only``: that linear block), one row each: the block id variables'
-    values."""
+def _blocks(grid: tuple[int, int, int], only: int | None = None,
+            blocks: tuple[int, int] | None = None) -> tuple[dict[str, np.ndarray], int]:
+    """Every block of ``grid`` (``only``: that linear block; ``blocks``: the linear blocks from the
+    first up to the second), one row each: the block id variables' values."""
     if only is not None:
-        ids = np.array(np.unravel_index(only, grid), np.int64).reshape(3, 1)
-        return {b.decl().name(): row for b, row in zip(BLOCK_IDS, ids)}, 1
+        blocks = (only, only + 1)
+    if blocks is not None:
+        ids = np.array(np.unravel_index(np.arange(*blocks), grid), np.int64).reshape(3, -1)
+        return {b.decl().name(): row for b, row in zip(BLOCK_IDS, ids)}, ids.shape[1]
     if math.prod(grid) > MAX_ELEMENTS:
         raise Unsupported  # too many blocks to list (a 2**31-block grid would not fit in memory)
     ids = np.indices(grid).reshape(3, -1).astype(np.int64)

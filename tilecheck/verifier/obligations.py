@@ -129,7 +129,8 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
         self._apps: dict[int, tuple[smt.Expr, dict[str, list[smt.Expr]], set[int]]] = {}
         self._shared: set[int] = set()
         self._sync: Synchronising | None = None
-        self._enumerated: dict[Any, Any] = {}  # each access's enumerated elements (enumeration.compare)
+        # each access's enumerated elements (enumeration.compare), and the accesses it lists together
+        self._enumerated: dict[Any, Any] = {"accesses": tuple(fp.accesses)}
         if like is not None:
             self._reuse(like)
         self.protected: dict[int, list[SpinLock]] = {}

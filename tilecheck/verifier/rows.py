@@ -28,22 +28,22 @@ class Evaluator:
     an array in ``memory`` (content-function name -> contents) takes the element's value."""
 
     def __init__(self, env: dict[str, np.ndarray], concrete: list[tuple[smt.Expr, smt.Expr]],
-                 memory: dict[str, np.ndarray] | None = None) -> None:
+                 memory: dict[str, np.ndarray] | None = None, dags: dict[int, Any] | None = None) -> None:
         self.env = env
         self.concrete = concrete
         self.memory = memory or {}
+        # each term's DAG with the case's values, by the term's id (``dags``: shared with evaluators
+        # of other rows of the same case, which evaluate the same terms)
+        self._dags: dict[int, Any] = {} if dags is None else dags
         # values by node id, shared by the terms evaluated over the same rows (an access's active
-        # lanes, bounds and offset compute one partner index ``i ^ j``); the terms are kept alive,
-        # so that their ids name the same nodes
+        # lanes, bounds and offset compute one partner index ``i ^ j``)
         self._memo: dict[int, Any] = {}
         self._magnitudes: dict[int, int] = {}
-        self._alive: list[smt.Expr] = []
 
     def rows_changed(self) -> None:
         """``env`` now has other rows: what was computed over the old ones no longer applies."""
         self._memo.clear()
         self._magnitudes.clear()
-        self._alive.clear()
 
     def ints(self, term: smt.Expr, rows: int) -> np.ndarray:
         root, nodes = self._dag(term)
@@ -63,9 +63,11 @@ class Evaluator:
         return mask
 
     def _dag(self, term: smt.Expr) -> tuple[int, dict[int, smt.Node]]:
-        term = smt.substituted(term, self.concrete)
-        self._alive.append(term)
-        return smt.dag(term)
+        key = smt.term_id(term)
+        if key not in self._dags:  # the term and its substitution kept alive, so that ids name them
+            fixed = smt.substituted(term, self.concrete)
+            self._dags[key] = (term, fixed, *smt.dag(fixed))
+        return self._dags[key][2:]
 
     def _eval(self, key: int, nodes: dict[int, smt.Node], memo: dict[int, Any]) -> Any:
         if key in memo:
