@@ -202,6 +202,7 @@ def test_a_pinned_question_takes_the_pinned_runs_budget_from_one_allowance_per_l
     asked = []
     monkeypatch.setattr(smt, "check", lambda terms, rlimit, tracked=(): asked.append(rlimit) or smt.Unknown("out"))
     ch = SimpleNamespace(given_pins=lambda terms: [True], level=SimpleNamespace(tracked=()),
+                         bitwise_limit=lambda formula, rlimit: rlimit,
                          result=LevelResult(None), pinned_allowance=given_case.PINNED_RLIMIT,
                          pinned_may_prove=True)
     own = 2_000_000

@@ -40,6 +40,7 @@ class ContentQuestions:
     _shared: set[int]
     _carried: dict[int, Any]
     _unrolled: Any
+    bitwise_limit: Any
     canonical: Any
     witness: Any
     contents: Any
@@ -159,7 +160,8 @@ class ContentQuestions:
             formula = smt.And(*cs)
             self.result.queries += 1
             start = time.perf_counter()
-            result = smt.check([formula, *self.content_facts(formula)], self.after_open(PIN_RLIMIT))
+            result = smt.check([formula, *self.content_facts(formula)],
+                               self.after_open(self.bitwise_limit(formula, PIN_RLIMIT)))
             self.result.solver_s += time.perf_counter() - start
             return result
 

@@ -299,7 +299,7 @@ def pinned(ch: Checker, terms: list[smt.BoolExpr], key: tuple[Any, ...] | None, 
     if key is not None and key[0] != "overflow" and ch.pinned_may_prove:
         budget = max(rlimit, min(PINNED_RLIMIT, rlimit + ch.pinned_allowance))
     before = smt.work_spent()
-    answer = smt.check([*terms, *pins], budget, ch.level.tracked)
+    answer = smt.check([*terms, *pins], ch.bitwise_limit(smt.And(*terms), budget), ch.level.tracked)
     spent = budget if before is None else (smt.work_spent() or 0) - before  # no account: all of it
     ch.pinned_allowance -= max(0, spent - rlimit)
     if isinstance(answer, smt.Unsat) and key is not None:

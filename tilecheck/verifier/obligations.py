@@ -46,6 +46,12 @@ TENTATIVE_RLIMIT = 1_000_000  # a shortcut query (Checker.solve(tentative=True))
 # than arithmetic's (TileBench's bitonic sort: 659K units in 11 s, against about 1M per second
 # elsewhere; its radix sort's scatter: 2M units, 2.8 s, to end unknown before the detector ran)
 SYMBOLIC_BITWISE_RLIMIT = 50_000
+# ... and elsewhere, at most this much: a bit-blasted unit costs Z3 two to sixteen times the time of
+# an arithmetic one, so this is about the time of the level's usual budget (TileBench's radix
+# scatter at 19,532 blocks, where neither the detector nor pinned contents decide: four queries ran
+# to 2M units, 1.6-2.1 s each, and all ended unknown; no query of TileBench's or TileGym's with
+# bit-vector arithmetic proved past 0.25M)
+BITWISE_RLIMIT = 500_000
 # an across-blocks question asked first without the block ids of grid-stride loops
 # (``grid_stride_relaxed``) gets this share of the query's budget: 0.2M at a contract search's last
 # tier, where TileGym's swizzled GEMMs prove in 0.02-0.14M; 0.1M at the tiers before it, where they
@@ -236,9 +242,7 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
                          given_case.PROBE_OPEN_RLIMIT if about_contents else rlimit)
         elif limit is not None:
             rlimit = min(rlimit, limit)
-        if self.short_bitwise and self.fp.bitwise and smt.bitwise(formula):
-            rlimit = min(rlimit, SYMBOLIC_BITWISE_RLIMIT)
-        rlimit = self.after_open(rlimit)
+        rlimit = self.after_open(self.bitwise_limit(formula, rlimit))
         start = time.perf_counter()
         probe = about_contents and not tentative
         result = given_case.probed(self, formula, extra, rlimit, key) if probe else None
@@ -256,6 +260,14 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
             if key is not None:
                 self.result.prove([key])
         return result
+
+    def bitwise_limit(self, formula: smt.BoolExpr, rlimit: int) -> int:
+        """``rlimit``, or less for a query with bit-vector arithmetic (``SYMBOLIC_BITWISE_RLIMIT``
+        where something else decides it, else ``BITWISE_RLIMIT``): every query of the level, its
+        witnesses' and its pinned ones asked through here."""
+        if self.fp.bitwise and smt.bitwise(formula):
+            return min(rlimit, SYMBOLIC_BITWISE_RLIMIT if self.short_bitwise else BITWISE_RLIMIT)
+        return rlimit
 
     # ---- obligations ---------------------------------------------------------------------------
     def run(self) -> LevelResult:
