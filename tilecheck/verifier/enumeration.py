@@ -202,6 +202,16 @@ def _rows(env: dict[str, np.ndarray], active: np.ndarray) -> Row:
     return lambda k: {name: int(np.broadcast_to(values, active.shape)[where[k]]) for name, values in env.items()}
 
 
+def large_listing(access_x: Access, access_y: Access, grid: tuple[int, int, int], lanes: int) -> bool:
+    """Deciding the pair would list at least ``lanes`` lanes element by element (``compare`` and
+    ``in_block`` on accesses that are not aligned tiles, outside loops)."""
+    from tilecheck.verifier.symbolic.engine import data_shape
+
+    if _tiled(access_x) and _tiled(access_y):
+        return False
+    return max(math.prod(grid) * math.prod(data_shape(a.op)) for a in (access_x, access_y)) >= lanes
+
+
 def _tiled(access: Access) -> bool:
     """A tile-view access whose every coordinate is a tile index times a step plus a lane."""
     return access.coords is not None and bool(access.tiles) and all(access.tiles)

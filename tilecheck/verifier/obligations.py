@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from tilecheck.ir.loc import Loc
-from tilecheck.verifier import carried, enumeration, given_case, intervals, shape_contract, smt, synchronisation
+from tilecheck.verifier import bits, carried, enumeration, given_case, intervals, shape_contract, smt, synchronisation
 from tilecheck.verifier.levels import Level, LevelResult
 from tilecheck.verifier.footprints import (
     Access,
@@ -57,6 +57,10 @@ BITWISE_RLIMIT = 500_000
 # tier, where TileGym's swizzled GEMMs prove in 0.02-0.14M; 0.1M at the tiers before it, where they
 # do not prove at all and the simpler persistent kernels prove in under 0.05M
 GRID_STRIDE_SHARE = 5
+# a question enumeration would decide by listing this many lanes or more is asked of the solver
+# first, when the level's values turn its bit-vector arithmetic into integer arithmetic
+# (``Checker._before_listing``)
+LARGE_LISTING = 1 << 20
 # an across-blocks question at a contract search's tier before the last: there, TileGym's proved in
 # under 0.08M units, and the ones undecided at 0.5M (the GEMMs and mhc's split GEMM, 0.16-0.26 s
 # each) were proved by the last tier, whose rules make them easy (0.02M)
@@ -231,7 +235,9 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
         if self.max_queries is not None and self.result.queries >= self.max_queries:
             self.result.unknowns.append(f"the level's budget of {self.max_queries} solver queries ran out")
             raise _Abort
-        formula = smt.And(*constraints)
+        formula = asked = smt.And(*constraints)
+        if self.fp.bitwise and self.level.grid is not None and self.level.shapes is not None:
+            formula = bits.arithmetic(formula, self.concrete)  # the level's values make constants
         extra = self.content_facts(formula)
         about_contents = self.about_contents
         rlimit = self.data_rlimit if self.data_rlimit is not None and self._read_memory else self.rlimit
@@ -242,7 +248,9 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
                          given_case.PROBE_OPEN_RLIMIT if about_contents else rlimit)
         elif limit is not None:
             rlimit = min(rlimit, limit)
-        rlimit = self.after_open(self.bitwise_limit(formula, rlimit))
+        # (the bit-vector budget of the question as asked: written in integers, a radix digit's
+        # content question is no more decidable, and ran to the level's 2M units again)
+        rlimit = self.after_open(self.bitwise_limit(asked, rlimit))
         start = time.perf_counter()
         probe = about_contents and not tentative
         result = given_case.probed(self, formula, extra, rlimit, key) if probe else None
@@ -333,15 +341,20 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
         constraints += locked
         kind = "write-write" if x.writes and y.writes else "read-write"
         key = ("across", x.index, y.index)
-        found = None
+        found = early = None
         if not locked and self.level.grid is not None and key not in self.known_proved:
-            found = enumeration.compare(x, y, self.level.grid, self.concrete, self._pinned_memory,
-                                        self._enumerated)
+            early = self._before_listing(x, y, constraints, f"{kind} across blocks", key)
+            if isinstance(early, smt.Unsat):
+                return  # proved (``solve`` recorded it)
+            if not isinstance(early, smt.Sat):
+                found = enumeration.compare(x, y, self.level.grid, self.concrete, self._pinned_memory,
+                                            self._enumerated)
         if found is True:
             self.result.proved.add(key)  # every tile of the case enumerated: no two blocks share one
             return
         result, constraints = self._pinned_first(found, a, b, constraints, f"{kind} across blocks",
                                                  (x.op.loc, y.op.loc))
+        result = early if isinstance(early, smt.Sat) else result
         whole = result is None  # the constraints state the obligation, not one enumerated clash
         if not isinstance(result, smt.Sat) and self.level.grid is None and key not in self.known_proved \
                 and (relaxed := grid_stride_relaxed(a, b, constraints)) is not None:
@@ -375,6 +388,20 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
             message = (f"two blocks {'write' if kind == 'write-write' else 'write and read'} the same "
                        f"element of '{self.names.get(x.array, x.array)}' with no ordering between blocks")
             self.add(kind, message, writer, other, result, constraints, key if whole else None)
+
+    def _before_listing(self, x: Access, y: Access, constraints: list[smt.BoolExpr], what: str,
+                        key: tuple[Any, ...]) -> smt.Result | None:
+        """A question enumeration would decide by listing at least ``LARGE_LISTING`` lanes, asked
+        first as a tentative query, when its bit-vector arithmetic becomes integer arithmetic with
+        the level's values (``bits``): TileBench's largest bitonic step lists 2^24 lanes per access,
+        5 s, where the solver proves its partners ``i ^ 1`` apart in milliseconds. None: not asked
+        (its unknown: enumeration decides as before)."""
+        if not self.fp.bitwise or not enumeration.large_listing(x, y, self.level.grid, LARGE_LISTING):
+            return None
+        formula = bits.arithmetic(smt.And(*constraints), self.concrete)
+        if smt.bitwise(formula):
+            return None
+        return self.solve(constraints, what, (x.op.loc, y.op.loc), key, tentative=True)
 
     def _pinned_first(self, found: Any, a: Instance, b: Instance, constraints: list[smt.BoolExpr], what: str,
                       locs: tuple[Loc, ...]) -> tuple[smt.Result | None, list[smt.BoolExpr]]:
@@ -425,15 +452,20 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
             constraints.append(smt.Or(*[p != q for p, q in zip(a.lanes, b.lanes)]) if a.lanes else
                                smt.BoolVal(False))
         key = ("inside", x.index, y.index, depth, relation)
-        found = None
+        found = early = None
         if relation is None and self.level.grid is not None and key not in self.known_proved:
-            found = enumeration.in_block(x, y, self.level.grid, self.concrete, self._pinned_memory,
-                                         self._enumerated)
+            early = self._before_listing(x, y, constraints, "ordering inside a block", key)
+            if isinstance(early, smt.Unsat):
+                return
+            if not isinstance(early, smt.Sat):
+                found = enumeration.in_block(x, y, self.level.grid, self.concrete, self._pinned_memory,
+                                             self._enumerated)
         if found is True:
             self.result.proved.add(key)  # every lane of every block enumerated: no element shared
             return
         result, constraints = self._pinned_first(found, a, b, constraints, "ordering inside a block",
                                                  (x.op.loc, y.op.loc))
+        result = early if isinstance(early, smt.Sat) else result
         if not isinstance(result, smt.Sat):
             result = self.solve(constraints, "ordering inside a block", (x.op.loc, y.op.loc), key)
         if isinstance(result, smt.Sat):
