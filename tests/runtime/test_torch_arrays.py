@@ -79,6 +79,24 @@ def test_detect_finds_the_race_on_grad_tensors():
     assert report.status == "race"
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_a_race_verify_finds_on_tensors_replays_without_touching_them(dtype):
+    # verify's race on torch CPU arguments replays (the runs work on numpy copies: a tensor was
+    # run on in place and its outputs compared as numpy arrays, a crash), and the caller's tensors
+    # keep their contents
+    @ct.kernel
+    def racy(src, dst, T: ct.Constant[int]):
+        b = ct.bid(0)
+        ct.store(dst, index=(b // 2,), tile=ct.load(src, index=(b,), shape=(T,)))
+
+    src, dst = _pair(dtype, _grad_ok(dtype))
+    before = src.detach().clone()
+    report = tilecheck.verify(racy, (src, dst, 16), (4, 1, 1))
+    race = next(f for f in report.races if f.kind == "write-write")
+    assert tilecheck.replay(race).reproduced
+    assert not dst.float().any() and torch.equal(src.detach(), before)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float8_e5m2], ids=str)
 def test_device_op_and_check_launch(dtype):
     src, dst = _pair(dtype, _grad_ok(dtype))

@@ -9,7 +9,8 @@ import numpy as np
 
 from tilecheck.errors import TilecheckError
 from tilecheck.runtime.differential import argument_names, fresh_arguments, output_arrays
-from tilecheck.arrays import flat_arguments
+from tilecheck.arrays import flat_arguments, is_torch_tensor, rebuild_arguments
+from tilecheck.interp.memory import as_host_array
 from tilecheck.interp.runs import launch_around, reproduces, touched_by, with_contents
 from tilecheck.interp.engine import Interpreter, InterpreterError
 from tilecheck.runtime.launcher import module_for, normalize_grid
@@ -65,6 +66,10 @@ def replay(finding: Any) -> ReplayResult:
     kernel, args, grid = case
     if args is None:
         raise TilecheckError("replay needs the launch arguments: verify(kernel, args, grid)")
+    # torch CPU tensors as numpy views: the runs below work on copies of numpy arrays (a tensor
+    # was run on in place, the caller's data changed, and its outputs compared as numpy arrays)
+    args = rebuild_arguments(args, [as_host_array("argument", a) if is_torch_tensor(a) and a.device.type == "cpu"
+                                    else a for a in flat_arguments(args)])
     w = finding.witness
     element = w.element_text()
     if finding.kind == "aliasing":
