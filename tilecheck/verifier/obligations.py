@@ -235,9 +235,8 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
         if self.max_queries is not None and self.result.queries >= self.max_queries:
             self.result.unknowns.append(f"the level's budget of {self.max_queries} solver queries ran out")
             raise _Abort
-        formula = asked = smt.And(*constraints)
-        if self.fp.bitwise and self.level.grid is not None and self.level.shapes is not None:
-            formula = bits.arithmetic(formula, self.concrete)  # the level's values make constants
+        asked = smt.And(*constraints)
+        formula = self.in_integers(asked)
         extra = self.content_facts(formula)
         about_contents = self.about_contents
         rlimit = self.data_rlimit if self.data_rlimit is not None and self._read_memory else self.rlimit
@@ -268,6 +267,13 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
             if key is not None:
                 self.result.prove([key])
         return result
+
+    def in_integers(self, formula: smt.BoolExpr) -> smt.BoolExpr:
+        """``formula`` with the bit-vector arithmetic the level's values make constant written in
+        integers (``bits``), at a level with concrete values; else ``formula``."""
+        if self.fp.bitwise and self.level.grid is not None and self.level.shapes is not None:
+            return bits.arithmetic(formula, self.concrete)
+        return formula
 
     def bitwise_limit(self, formula: smt.BoolExpr, rlimit: int) -> int:
         """``rlimit``, or less for a query with bit-vector arithmetic (``SYMBOLIC_BITWISE_RLIMIT``
@@ -398,8 +404,7 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
         (its unknown: enumeration decides as before)."""
         if not self.fp.bitwise or not enumeration.large_listing(x, y, self.level.grid, LARGE_LISTING):
             return None
-        formula = bits.arithmetic(smt.And(*constraints), self.concrete)
-        if smt.bitwise(formula):
+        if smt.bitwise(self.in_integers(smt.And(*constraints))):
             return None
         return self.solve(constraints, what, (x.op.loc, y.op.loc), key, tentative=True)
 
