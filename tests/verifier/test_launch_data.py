@@ -490,3 +490,36 @@ def test_a_race_with_no_witness_in_the_given_contents_is_not_asked_again_pinned(
     assert asked_pinned == []
     racy = _scatter([0, 1, 4, 6], kernel=K.scatter_halved)  # a witness in the given contents
     assert racy.status == "race" and not racy.races[0].witness.contents
+
+
+def test_past_the_detector_an_open_question_leaves_only_a_probe_for_the_rest(monkeypatch):
+    """Where the data step follows but its exact detector will not run the launch, an obligation
+    left open that the given contents do not settle makes the verdict unknown whatever the queries
+    after it prove: they get a late probe's budget, to find a race (TileBench's radix scatter at
+    19,532 blocks: its in-block question ran to 0.5M units, unknown, after its across-blocks one)."""
+    from types import SimpleNamespace
+
+    from tilecheck.verifier import api, data_step, given_case
+    from tilecheck.verifier.contents import ContentQuestions
+
+    late = given_case.PROBE_OPEN_RLIMIT
+    for follows, final, may_prove, want in [(False, True, False, late), (True, False, False, late),
+                                            (False, False, False, 2_000_000), (False, True, True, 2_000_000)]:
+        ch = SimpleNamespace(detector_follows=follows, open_is_final=final, pinned_may_prove=may_prove)
+        assert ContentQuestions.after_open(ch, 2_000_000) == want, (follows, final, may_prove)
+    # verify's given case is told which: a launch past the detector's blocks, or one it runs
+    seen = []
+    real = api.Checker
+
+    def spy(*a, **kw):
+        seen.append((kw.get("detector_follows"), kw.get("open_is_final")))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(api, "Checker", spy)
+    args = (np.ones(32, np.float32), np.zeros(32, np.float32), np.array([3, 1, 2, 0], np.int32), 8)
+    tilecheck.verify(K.scatter, args, (4, 1, 1), every_shape=False)
+    runs, seen[:] = list(seen), []
+    monkeypatch.setattr(data_step, "DATA_DETECT_BLOCKS", 2)
+    tilecheck.verify(K.scatter, args, (4, 1, 1), every_shape=False)
+    assert (True, False) in runs and (False, True) not in runs, runs  # the given case, the detector next
+    assert (False, True) in seen and (True, False) not in seen, seen

@@ -200,7 +200,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
             rlimit = data_step.DATA_STEP_RLIMIT
         checker = Checker(fp, graph, locks, list(assume), level, stop_early=not last, confirm=confirm,
                           rlimit=rlimit, data_rlimit=data_step.DATA_STEP_RLIMIT if data_next else None,
-                          detector_follows=exact_next)
+                          detector_follows=exact_next, open_is_final=data_next and not exact_next)
         result = checker.run()
         results.append(result)
         if not result.races and not result.unknowns and not data_step.violated(result):

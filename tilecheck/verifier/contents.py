@@ -32,6 +32,7 @@ class ContentQuestions:
     pin_given: bool
     data_rlimit: int | None
     detector_follows: bool
+    open_is_final: bool
     settled: int
     concrete: Any
     corners: Any
@@ -96,8 +97,11 @@ class ContentQuestions:
         do not settle, where the exact detector follows: the launch goes to the data step whatever
         a query answers; a race is found within this (TileGym), and a proof only spares the pinned
         run a question (TileBench's stream-K GEMM: twelve 2M-unit queries in turn ran out, 4.7 s,
-        before the detector decided)."""
-        if self.detector_follows and not self.pinned_may_prove:
+        before the detector decided). Likewise where nothing decides an open obligation after this
+        level but the pinned run (``open_is_final``): the verdict is unknown whatever the queries
+        left prove, and only a race would change it (TileBench's radix scatter at 19,532 blocks:
+        its in-block question ran to 0.5M units, unknown, after its across-blocks one had)."""
+        if (self.detector_follows or self.open_is_final) and not self.pinned_may_prove:
             return min(rlimit, given_case.PROBE_OPEN_RLIMIT)
         return rlimit
 

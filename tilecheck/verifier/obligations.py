@@ -85,7 +85,8 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
                  max_queries: int | None = None, pin_given: bool = False,
                  proved: set[tuple[Any, ...]] = frozenset(), data_rlimit: int | None = None,
                  memo: dict[str, Any] | None = None, early_tier: bool = False,
-                 detector_follows: bool = False, like: Checker | None = None) -> None:
+                 detector_follows: bool = False, open_is_final: bool = False,
+                 like: Checker | None = None) -> None:
         self.fp, self.graph, self.locks, self.level = fp, graph, locks, level
         # confirm(witness, contents) -> bool: do the witness's blocks touch its element when run
         # with the case's arguments (read-only arrays holding the model's ``contents``)?
@@ -120,6 +121,11 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
         # shapes, which the given case follows), and once an obligation is open that the given
         # contents do not settle, every query gets a late probe's budget (PROBE_OPEN_RLIMIT)
         self.detector_follows = detector_follows
+        # ... or nothing after this level decides what it leaves open beyond the pinned run (the
+        # data step follows, but the launch is past its exact detector): an open obligation the
+        # given contents do not settle makes the verdict unknown, and then only a race would change
+        # it; the queries left get the late probe's budget as well
+        self.open_is_final = open_is_final
         self.short_bitwise = detector_follows or level.shapes is None
         # work a pinned question may take past its query's budget, for the whole level
         # (``given_case.pinned``: the data step's pinned run moved forward, at most one run's worth)
