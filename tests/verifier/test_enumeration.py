@@ -384,12 +384,8 @@ def _digit_case(bases):
     return vals, np.zeros(32, np.int32), base, 4, 2, 16
 
 
-def test_bitwise_queries_the_exact_detector_decides_get_a_short_try(monkeypatch):
-    """At a given case whose launch verify's exact detector runs, a query with bit-vector arithmetic
-    (a radix digit: shifts and masks of loaded values) gets the short try as well: the detector
-    decides the launch on its data (TileBench's radix scatter: 2M units and 2.8 s per query before)."""
-    from tilecheck.verifier import data_step
-
+def _bitwise_limits(monkeypatch) -> list[int]:
+    """The work limits of every solver query with bit-vector arithmetic that follows, in order."""
     limits = []
     check = smt.check
 
@@ -399,6 +395,16 @@ def test_bitwise_queries_the_exact_detector_decides_get_a_short_try(monkeypatch)
         return check(constraints, rlimit, assumptions)
 
     monkeypatch.setattr(smt, "check", spy_check)
+    return limits
+
+
+def test_bitwise_queries_the_exact_detector_decides_get_a_short_try(monkeypatch):
+    """At a given case whose launch verify's exact detector runs, a query with bit-vector arithmetic
+    (a radix digit: shifts and masks of loaded values) gets the short try as well: the detector
+    decides the launch on its data (TileBench's radix scatter: 2M units and 2.8 s per query before)."""
+    from tilecheck.verifier import data_step
+
+    limits = _bitwise_limits(monkeypatch)
     ok = tilecheck.verify(digit_scatter, _digit_case([0, 16]), (2, 1, 1))
     assert ok.status == "verified", ok
     assert limits and max(limits) <= obligations.SYMBOLIC_BITWISE_RLIMIT
@@ -413,15 +419,7 @@ def test_bitwise_queries_no_detector_decides_get_the_bitwise_budget(monkeypatch)
     from tilecheck.verifier import data_step
 
     monkeypatch.setattr(data_step, "DATA_DETECT_BLOCKS", 1)  # the launch is past what verify runs
-    limits = []
-    check = smt.check
-
-    def spy_check(constraints, rlimit=smt.DEFAULT_RLIMIT, assumptions=()):
-        if smt.bitwise(smt.And(*constraints)):
-            limits.append(rlimit)
-        return check(constraints, rlimit, assumptions)
-
-    monkeypatch.setattr(smt, "check", spy_check)
+    limits = _bitwise_limits(monkeypatch)
     report = tilecheck.verify(digit_scatter, _digit_case([0, 16]), (2, 1, 1))
     assert report.status in ("verified", "unknown"), report
     assert limits and max(limits) <= obligations.BITWISE_RLIMIT
