@@ -21,7 +21,7 @@ from typing import Any
 
 import z3
 
-from tilecheck.verifier import intervals, smt
+from tilecheck.verifier import intervals, smt, term_dag, z3walk
 
 # a constant operand of and/or/xor with at most this many set bits (past it, its complement's) is
 # written bit by bit; more would make a longer sum than the bit-vector term is worth
@@ -48,25 +48,14 @@ def arithmetic(formula: smt.BoolExpr, concrete: Sequence[tuple[smt.Expr, smt.Exp
 
 
 def _islands(formula: smt.BoolExpr) -> list[Any]:
-    """The bit-vector terms ``formula``'s integers read: the arguments of its ``bv2int``s."""
-    c = formula.ctx.ref()
-    C = smt.z3walk.C
+    """The bit-vector terms ``formula``'s integers read: the arguments of its ``bv2int``s (an
+    island's inside is the rewrite's, not another root)."""
+    c, ctx = formula.ctx.ref(), formula.ctx
     found: dict[int, Any] = {}
-    seen: set[int] = set()
-    todo = [formula.as_ast()]
-    while todo:
-        a = todo.pop()
-        i = C.Z3_get_ast_id(c, a)
-        if i in seen or C.Z3_get_ast_kind(c, a) != z3.Z3_APP_AST:
-            continue
-        seen.add(i)
-        n = C.Z3_get_app_num_args(c, a)
-        if C.Z3_get_decl_kind(c, C.Z3_get_app_decl(c, a)) == z3.Z3_OP_BV2INT and n == 1:
-            arg = C.Z3_get_app_arg(c, a, 0)
-            found.setdefault(C.Z3_get_ast_id(c, arg), arg)
-            continue  # an island's inside is the translation's, not another root
-        todo.extend(C.Z3_get_app_arg(c, a, k) for k in range(n))
-    return [z3.BitVecRef(a, formula.ctx) for a in found.values()]
+    for app in term_dag.applications_of_kinds(formula, (z3.Z3_OP_BV2INT,)):
+        arg = z3walk.C.Z3_get_app_arg(c, app, 0)
+        found.setdefault(z3walk.C.Z3_get_ast_id(c, arg), arg)
+    return [z3.BitVecRef(a, ctx) for a in found.values()]
 
 
 def _unsigned(t: Any, box: intervals.Box, memo: dict[int, Any]) -> smt.IntExpr | None:

@@ -86,8 +86,16 @@ _BV_KINDS = {z3.Z3_OP_INT2BV: "int2bv", z3.Z3_OP_BV2INT: "bv2int", z3.Z3_OP_SBV2
 def bitwise(term: Expr) -> bool:
     """``term`` holds bit-vector arithmetic (the engine's exact bitwise and/or/xor, shifts):
     one walk of its DAG that stops at the first such node."""
+    return bool(applications_of_kinds(term, _BV_KINDS, first=True))
+
+
+def applications_of_kinds(term: Expr, kinds: Any, first: bool = False) -> list[Any]:
+    """The distinct applications inside ``term`` (raw ASTs) whose declaration's kind is in
+    ``kinds``, not looking inside them, read through Z3's C getters (``first``: the walk stops at
+    the first one)."""
     c = term.ctx.ref()
     seen: set[int] = set()
+    found = []
     todo = [term.as_ast()]
     while todo:
         a = todo.pop()
@@ -95,10 +103,13 @@ def bitwise(term: Expr) -> bool:
         if i in seen or _C.Z3_get_ast_kind(c, a) != z3.Z3_APP_AST:
             continue
         seen.add(i)
-        if _C.Z3_get_decl_kind(c, _C.Z3_get_app_decl(c, a)) in _BV_KINDS:
-            return True
+        if _C.Z3_get_decl_kind(c, _C.Z3_get_app_decl(c, a)) in kinds:
+            found.append(a)
+            if first:
+                break
+            continue
         todo.extend(_C.Z3_get_app_arg(c, a, k) for k in range(_C.Z3_get_app_num_args(c, a)))
-    return False
+    return found
 
 
 def _bv_width(c: Any, a: Any) -> int:
