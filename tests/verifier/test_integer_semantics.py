@@ -32,7 +32,7 @@ def test_bitwise_with_a_constant(x, c, name):
     expected = {"andi": np.bitwise_and, "ori": np.bitwise_or, "xori": np.bitwise_xor}[name](
         np.int32(x), np.int32(c))
     bits = 32
-    if (c % (1 << bits)).bit_count() <= arith._FEW_BITS:
+    if (c % (1 << bits)).bit_count() <= arith.FEW_BITS:
         term = arith._with_constant(name, z3.IntVal(x), c % (1 << bits), bits)
     else:
         fn = {"andi": lambda a, b: a & b, "ori": lambda a, b: a | b, "xori": lambda a, b: a ^ b}[name]

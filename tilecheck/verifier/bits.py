@@ -23,8 +23,8 @@ import z3
 
 from tilecheck.verifier import intervals, smt, term_dag, z3walk
 
-# a constant operand of and/or/xor with at most this many set bits (past it, its complement's) is
-# written bit by bit; more would make a longer sum than the bit-vector term is worth
+# a constant operand of and/or/xor with at most this many set bits is written bit by bit (here and
+# in the engine, ``symbolic/ops/arith.py``); more would make a longer sum than a bit-vector term
 FEW_BITS = 8
 
 
@@ -106,23 +106,26 @@ def _write(t: Any, box: intervals.Box, memo: dict[int, Any]) -> smt.IntExpr | No
             return values[0] / (1 << amount)
         signed = smt.If(values[0] >= top // 2, values[0] - top, values[0])
         return (signed / (1 << amount)) % top  # floor division: the arithmetic shift
-    if kind in (z3.Z3_OP_BAND, z3.Z3_OP_BOR, z3.Z3_OP_BXOR) and len(values) == 2:
+    if kind in _BITWISE and len(values) == 2:
         for x, c in ((values[0], smt.const_value(values[1])), (values[1], smt.const_value(values[0]))):
-            if c is not None:
-                return _with_constant(kind, x, c % top, width)
+            if c is None:
+                continue
+            c %= top
+            if (c + 1) & c == 0:  # 0, or a low mask: x & c is x mod 2^k
+                return with_constant(_BITWISE[kind], x, c, width, both=x % (c + 1))
+            return with_constant(_BITWISE[kind], x, c, width) if c.bit_count() <= FEW_BITS else None
     return None
 
 
-def _with_constant(kind: int, x: smt.IntExpr, c: int, width: int) -> smt.IntExpr | None:
-    """x & c, x | c or x ^ c on ``width``-bit unsigned values, for a constant ``c``: x & c is the sum
-    of x's bits at c's set positions (a low mask ``2^k - 1``: x mod 2^k)."""
-    if (c + 1) & c == 0:  # 0, or a low mask
-        both = x % (c + 1)
-    elif c.bit_count() <= FEW_BITS:
+_BITWISE = {z3.Z3_OP_BAND: "and", z3.Z3_OP_BOR: "or", z3.Z3_OP_BXOR: "xor"}
+
+
+def with_constant(op: str, x: smt.IntExpr, c: int, width: int, both: smt.IntExpr | None = None) -> smt.IntExpr:
+    """x & c, x | c or x ^ c (``op``) on ``width``-bit unsigned values, for a constant ``c``, in linear
+    integer arithmetic from x & c (``both``; by default the sum of x's bits at c's set positions)."""
+    if both is None:
         both = smt.IntVal(0)
         for i in range(width):
             if c >> i & 1:
                 both = both + ((x / (1 << i)) % 2) * (1 << i)
-    else:
-        return None
-    return {z3.Z3_OP_BAND: both, z3.Z3_OP_BOR: x + c - both, z3.Z3_OP_BXOR: x + c - 2 * both}[kind]
+    return {"and": both, "or": x + c - both, "xor": x + c - 2 * both}[op]

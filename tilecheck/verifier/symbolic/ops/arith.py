@@ -5,6 +5,7 @@ from tilecheck.ir import Op
 from tilecheck.ir import types as T
 from tilecheck.ir.attrs import Bounded, DenseElements, DivBy
 from tilecheck.verifier import smt
+from tilecheck.verifier.bits import FEW_BITS, with_constant
 from tilecheck.verifier.symbolic import bounds as B
 from tilecheck.verifier.symbolic.registry import symbolic
 from tilecheck.verifier.symbolic.values import LANES, BoolTile, IntTile, Pointer, StrideForm, SymValue, decided
@@ -239,7 +240,7 @@ def bitwise(state, op: Op, lhs: SymValue, rhs: SymValue):
     if isinstance(lhs, IntTile) and isinstance(rhs, IntTile):
         bits = _bits(op)
         for x, c in ((lhs.term, smt.const_value(rhs.term)), (rhs.term, smt.const_value(lhs.term))):
-            if c is not None and (c % (1 << bits)).bit_count() <= _FEW_BITS:
+            if c is not None and (c % (1 << bits)).bit_count() <= FEW_BITS:
                 return (IntTile(_with_constant(op.name, x, c % (1 << bits), bits), _shape(op)),)
         fn = {"andi": lambda x, y: x & y, "ori": lambda x, y: x | y, "xori": lambda x, y: x ^ y}[op.name]
         state.bitwise = True
@@ -261,19 +262,10 @@ def _fold(name: str, lhs: BoolTile, rhs: BoolTile) -> BoolTile | None:
     return None
 
 
-_FEW_BITS = 8  # a constant operand with at most this many set bits is encoded arithmetically
-
-
 def _with_constant(name: str, x: smt.IntExpr, c: int, bits: int) -> smt.IntExpr:
     """x & c, x | c or x ^ c for a constant c with few set bits, in linear integer arithmetic (cheaper
-    for the solver than bit-vectors): x & c is the sum of x's bits at c's set positions."""
-    u = as_unsigned(x, bits)
-    both = smt.IntVal(0)
-    for i in range(bits):
-        if c >> i & 1:
-            both = both + ((u / (1 << i)) % 2) * (1 << i)
-    result = {"andi": both, "ori": u + c - both, "xori": u + c - 2 * both}[name]
-    return as_signed(result, bits)
+    for the solver than bit-vectors), on x's two's-complement pattern (``verifier.bits``)."""
+    return as_signed(with_constant(name[:-1], as_unsigned(x, bits), c, bits), bits)
 
 
 def _unsigned_less(a: smt.IntExpr, b: smt.IntExpr, equal: bool) -> smt.BoolExpr:
