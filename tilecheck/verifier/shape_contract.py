@@ -476,8 +476,7 @@ def check_overflow(ch: Any) -> bool:
             if key in bounded:
                 ch.result.proved.add(key)
                 continue
-            formula = smt.And(*base, claim)
-            if ch.bitwise_limit(formula, FIRST_PASS_RLIMIT) >= ch.bitwise_limit(formula, ch.rlimit):
+            if ch.bitwise_limit(smt.And(*base, claim), ch.rlimit) <= FIRST_PASS_RLIMIT:
                 hard.append(key)  # no smaller first try (a bit-vector claim's budget): asked once
                 continue
             result = ch.solve([*base, claim], "integer overflow", (ops[key][0].loc,), key, tentative=True,
