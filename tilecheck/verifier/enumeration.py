@@ -363,8 +363,7 @@ def _elements_together(accesses: list[Access], grid: tuple[int, int, int], concr
         for n in list(live):
             access = accesses[n]
             try:
-                active = evaluate.condition(access.active, rows) & evaluate.condition(access.in_bounds, rows)
-                linear = evaluate.ints(access.linear, rows)
+                linear, active = _offsets(access, evaluate, rows)
             except Unsupported:
                 live.remove(n)
                 continue
@@ -401,9 +400,14 @@ def _elements(access: Access, grid: tuple[int, int, int], concrete: list[tuple[s
     env, rows = _lane_rows(grid, shape, only)
     evaluate = Evaluator(env, concrete, memory)
     env, rows = _iterations(access, env, rows, evaluate, limit)
-    active = evaluate.condition(access.active, rows) & evaluate.condition(access.in_bounds, rows)
-    linear = evaluate.ints(access.linear, rows)
+    linear, active = _offsets(access, evaluate, rows)
     return linear[active][:, None], _linear_block(env, grid, rows)[active], _rows(env, active)
+
+
+def _offsets(access: Access, evaluate: Evaluator, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's element offset, and whether its lane is active and in bounds."""
+    active = evaluate.condition(access.active, rows) & evaluate.condition(access.in_bounds, rows)
+    return evaluate.ints(access.linear, rows), active
 
 
 def _lane_rows(grid: tuple[int, int, int], shape: tuple[int, ...], only: int | None = None,
