@@ -126,6 +126,7 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
         # given contents do not settle makes the verdict unknown, and then only a race would change
         # it; the queries left get the late probe's budget as well
         self.open_is_final = open_is_final
+        self._written: tuple[smt.BoolExpr, smt.BoolExpr] | None = None  # ``in_integers``'s last
         self.short_bitwise = detector_follows or level.shapes is None
         # work a pinned question may take past its query's budget, for the whole level
         # (``given_case.pinned``: the data step's pinned run moved forward, at most one run's worth)
@@ -277,9 +278,13 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
     def in_integers(self, formula: smt.BoolExpr) -> smt.BoolExpr:
         """``formula`` with the bit-vector arithmetic the level's values make constant written in
         integers (``bits``), at a level with concrete values; else ``formula``."""
-        if self.fp.bitwise and self.level.grid is not None and self.level.shapes is not None:
-            return bits.arithmetic(formula, self.concrete)
-        return formula
+        if not (self.fp.bitwise and self.level.grid is not None and self.level.shapes is not None):
+            return formula
+        # the last one written, kept with its formula (alive, so that its id names it): a question
+        # asked first before enumeration (``_before_listing``) is written once, not again to ask it
+        if self._written is None or self._written[0] is not formula and not self._written[0].eq(formula):
+            self._written = (formula, bits.arithmetic(formula, self.concrete))
+        return self._written[1]
 
     def bitwise_limit(self, formula: smt.BoolExpr, rlimit: int) -> int:
         """``rlimit``, or less for a query with bit-vector arithmetic (``SYMBOLIC_BITWISE_RLIMIT``
