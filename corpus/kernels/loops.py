@@ -175,3 +175,44 @@ def expert_walk_counts_own_rows(sizes, x, y, E: ConstInt, TM: ConstInt, TD: Cons
     # on later experts' rows (and past them)
     size, local, first_row = _walk_experts(sizes, ct.bid(0), E, TM, 1)
     _copy_expert_tile(x, y, size, local, first_row, TM, TD)
+
+
+def _ragged(offsets=(0, 8, 8, 24, 32), blocks=3):
+    """Segments of a ragged batch (rows ``offsets[q]`` .. ``offsets[q + 1]``), 4-row tiles."""
+    rows = offsets[-1] + 8
+    return (np.array(offsets, np.int32), np.arange(rows * 8, dtype=np.float32).reshape(rows, 8),
+            np.zeros((rows, 8), np.float32), len(offsets) - 1, 4, 8)
+
+
+def _ragged_schedule(offsets, x, y, Q: ConstInt, TM: ConstInt, TD: ConstInt, STRIDE: ConstInt):
+    """A ragged BMM's persistent schedule (flashinfer's grouped GEMMs): the segments' tiles numbered
+    one after the other by a running prefix sum, each block taking tiles b, b + STRIDE, ... of that
+    numbering, in a ``while`` loop per segment, through views sliced at the segment (inlined)."""
+    t = ct.bid(0)
+    tiles_before = 0
+    start = ct.load(offsets, index=(0,), shape=(1,)).item()
+    for q in range(Q):
+        stop = ct.load(offsets, index=(q + 1,), shape=(1,)).item()
+        tiles = ct.cdiv(stop - start, TM)
+        while t >= tiles_before and t < tiles_before + tiles:
+            xs = x.slice(axis=0, start=start, stop=stop)
+            ys = y.slice(axis=0, start=start, stop=stop)
+            i = t - tiles_before
+            ct.store(ys, index=(i, 0), tile=ct.load(xs, index=(i, 0), shape=(TM, TD), padding_mode=ZERO))
+            t = t + STRIDE
+        tiles_before = tiles_before + tiles
+        start = stop
+
+
+@tilecheck.case(grid=(3, 1, 1), args=_ragged)
+@ct.kernel
+def ragged_persistent(offsets, x, y, Q: ConstInt, TM: ConstInt, TD: ConstInt):
+    # the cursor advances by the grid: every tile of every segment is one block's
+    _ragged_schedule(offsets, x, y, Q, TM, TD, ct.num_blocks(0))
+
+
+@tilecheck.case(grid=(3, 1, 1), args=_ragged)
+@ct.kernel
+def ragged_persistent_short_stride(offsets, x, y, Q: ConstInt, TM: ConstInt, TD: ConstInt):
+    # racy: the cursor advances by num_blocks - 1, so block b + 1 revisits the tile block b takes next
+    _ragged_schedule(offsets, x, y, Q, TM, TD, ct.num_blocks(0) - 1)

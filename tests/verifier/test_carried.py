@@ -209,3 +209,40 @@ def test_overflow_claims_on_contents_that_none_wraps_are_proved_in_one_query(mon
                              every_shape=False)
     assert any(f.kind == "overflow" and "2147483647" in f.message for f in wraps.findings), str(wraps)
     assert one_by_one
+
+
+@settings(max_examples=examples(12), deadline=None, derandomize=True)
+@given(sizes=st.lists(st.integers(-3, 9), min_size=1, max_size=5), blocks=st.integers(2, 5),
+       short=st.booleans())
+def test_a_ragged_persistent_schedule_is_decided_as_the_detector_decides_it(sizes, blocks, short):
+    # flashinfer's ragged BMM schedule: the segments' tiles numbered by a running prefix sum of the
+    # offsets, taken in a while loop per segment; the listing of the store's tiles computes the
+    # carried cursor and sums block by block. A negative size makes a segment overlap the one before
+    kernel = L.ragged_persistent_short_stride if short else L.ragged_persistent
+    offsets = np.concatenate([[8], 8 + np.cumsum(sizes)]).astype(np.int32)
+    args = L._ragged(tuple(int(o) for o in offsets))
+    if min(offsets) < 0 or short and blocks == 1:
+        return
+    exact = tilecheck.detect(kernel, args, (blocks, 1, 1))
+    report = tilecheck.verify(kernel, args, (blocks, 1, 1))
+    assert _verdict(report) == _verdict(exact), (sizes, blocks, short, str(report), str(exact))
+
+
+def test_a_ragged_persistent_store_is_proved_by_listing_its_tiles(monkeypatch):
+    # the store's tile is in a while loop inside a for loop, at offsets read from memory: with the
+    # given offsets its tiles are listed block by block (carried values computed by rows.Evaluator),
+    # not asked of the solver with the offsets pinned (TileGym's ragged block-scaled BMM: 4.3M units)
+    listed = []
+    compare = tilecheck.verifier.enumeration.compare
+
+    def seen(x, y, grid, concrete, memory=None, cache=None):
+        found = compare(x, y, grid, concrete, memory, cache)
+        listed.append((x.writes and y.writes, found, sorted(memory or {})))
+        return found
+
+    monkeypatch.setattr(tilecheck.verifier.enumeration, "compare", seen)
+    report = tilecheck.verify(L.ragged_persistent, L._ragged((0, 8, 8, 24, 36)), (3, 1, 1))
+    assert report.status == "verified", str(report)
+    # the store pair was listed with the offsets and the carried values, and found apart
+    assert any(ww and found is True and "mem_offsets" in names and any(n.startswith("carried") for n in names)
+               for ww, found, names in listed), listed

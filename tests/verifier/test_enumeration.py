@@ -77,9 +77,9 @@ def test_offsets_read_from_an_array_not_given_are_declined_before_any_lane_is_li
     from tilecheck.verifier.symbolic.engine import execute
 
     listed = []
-    lane_rows = enumeration._lane_rows
-    monkeypatch.setattr(enumeration, "_lane_rows",
-                        lambda grid, shape, only=None: listed.append(grid) or lane_rows(grid, shape, only))
+    blocks = enumeration._blocks
+    monkeypatch.setattr(enumeration, "_blocks",
+                        lambda grid, only=None, within=None: listed.append(grid) or blocks(grid, only, within))
     with smt.own_context():
         fp = execute(module)
         store = next(a for a in fp.accesses if a.writes)

@@ -204,7 +204,7 @@ def test_a_pinned_question_takes_the_pinned_runs_budget_from_one_allowance_per_l
     ch = SimpleNamespace(given_pins=lambda terms: [True], level=SimpleNamespace(tracked=()),
                          bitwise_limit=lambda formula, rlimit: rlimit,
                          result=LevelResult(None), pinned_allowance=given_case.PINNED_RLIMIT,
-                         pinned_may_prove=True)
+                         pinned_may_prove=True, given_listings={})
     own = 2_000_000
     given_case.pinned(ch, [], ("across", 0, 1), own)  # no work account: charged its whole budget
     given_case.pinned(ch, [], ("inside", 0, 1, 0, "r"), own)

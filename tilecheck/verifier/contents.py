@@ -40,6 +40,8 @@ class ContentQuestions:
     _apps: dict[int, Any]
     _shared: set[int]
     _carried: dict[int, Any]
+    _enumerated: dict[Any, Any]
+    given_listings: dict[Any, Any]
     _unrolled: Any
     bitwise_limit: Any
     canonical: Any
@@ -133,13 +135,24 @@ class ContentQuestions:
         return out
 
     @functools.cached_property
-    def _pinned_memory(self) -> dict[str, Any] | None:
-        """With ``pin_given``, the given contents of the small integer arrays, by content-function
-        name (what a pinned query holds them at); else None. Once per level."""
-        if not self.pin_given or self.confirmer is None:
-            return None
+    def _given_memory(self) -> dict[str, Any]:
+        """The given contents of the small integer arrays, by content-function name (what a pinned
+        query holds them at), where the level has a confirmer (the launch's data); else none."""
+        if self.confirmer is None:
+            return {}
         return {func.name(): values for index, func in self.fp.memory.items()
                 if (values := self._small_contents(index)) is not None}
+
+    def enumerated_functions(self, given: bool = False) -> dict[str, Any]:
+        """What enumeration evaluates function applications by (``rows.Evaluator``'s memory): at a
+        level with concrete shapes the loop-carried values, from their facts; and the given
+        contents of the small arrays where the level pins them (``pin_given``), or ``given``: a
+        question about the given contents asked at a level that does not pin them."""
+        key = ("functions", given or self.pin_given)
+        if key not in self._enumerated:
+            functions = dict(self.fp.carried) if self.level.shapes is not None else {}
+            self._enumerated[key] = {**functions, **(self._given_memory if given or self.pin_given else {})}
+        return self._enumerated[key]
 
     def carried_facts(self, formula: smt.BoolExpr) -> list[smt.BoolExpr]:
         """The loop-carried scalars ``formula`` mentions, iteration by iteration (``carried``), at a

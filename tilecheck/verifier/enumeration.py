@@ -8,9 +8,12 @@ milliseconds. So before asking Z3 whether two blocks' instances of two tile-view
 one element, ``disjoint`` evaluates the tile each instance touches, and when no tile is touched by
 two different blocks, the answer is "no" for certain.
 
-It only ever proves: anything it cannot evaluate exactly (a loop that is not a ``for`` with
-bounds, a tile index that reads memory or a loop-carried value, an unaligned tile, a division by
-zero, too many instances) returns None and the solver decides, as before. Conditions it cannot
+It only ever proves: anything it cannot evaluate exactly (a loop that is neither a ``for`` with
+bounds nor a ``loop`` whose exit iteration is computed, a tile index that reads memory not given or
+a carried value it cannot compute, an unaligned tile, a division by zero, too many instances)
+returns None and the solver decides, as before. ``memory`` (by function name) holds what it may
+evaluate applications of: arrays' given contents, and loop-carried values (``carried.Carried``,
+computed by ``rows.Evaluator``). Conditions it cannot
 evaluate (a mask, a branch on loaded data) are taken as true: more instances than run, which can
 only make it answer None. Two instances of different blocks on one element (one tile) are a
 ``Clash``: not a verdict, but the blocks, iterations and lanes to pin the solver's query to. With
@@ -76,13 +79,14 @@ def compare(access_x: Access, access_y: Access, grid: tuple[int, int, int],
     try:
         if not (_tiled(access_x) and _tiled(access_y)):
             return _elements_compared(access_x, access_y, grid, concrete, memory or {}, cache)
-        keys_x, blocks_x, row_x = _tiles(access_x, grid, concrete, memory or {})
+        dags = cache.setdefault("dags", {}) if cache is not None else {}
+        keys_x, blocks_x, row_x = _tiles(access_x, grid, concrete, memory or {}, dags)
         if access_y is access_x:
             keys_y, blocks_y, row_y = keys_x, blocks_x, row_x
         else:
             if _extents(access_x) != _extents(access_y):
                 return None
-            keys_y, blocks_y, row_y = _tiles(access_y, grid, concrete, memory or {})
+            keys_y, blocks_y, row_y = _tiles(access_y, grid, concrete, memory or {}, dags)
     except Unsupported:
         return None
     if keys_x.shape[1] != keys_y.shape[1]:
@@ -397,9 +401,12 @@ def _elements(access: Access, grid: tuple[int, int, int], concrete: list[tuple[s
         raise Unsupported
     if math.prod(grid) > 1 and only is None:
         _elements(access, (1, 1, 1), concrete, memory, limit)  # block 0 alone first: see _FIRST_BLOCK
-    env, rows = _lane_rows(grid, shape, only)
+    env, rows = _blocks(grid, only)
     evaluate = Evaluator(env, concrete, memory)
-    env, rows = _iterations(access, env, rows, evaluate, limit)
+    env, rows = _iterations(access, env, rows, evaluate, limit // max(1, lanes))
+    # each instance's lanes one after the other (what a loop-carried value is computed once for)
+    env, rows = _with_lanes(env, rows, shape)
+    evaluate.rows_changed()
     linear, active = _offsets(access, evaluate, rows)
     return linear[active][:, None], _linear_block(env, grid, rows)[active], _rows(env, active)
 
@@ -416,14 +423,21 @@ def _lane_rows(grid: tuple[int, int, int], shape: tuple[int, ...], only: int | N
     ``blocks``: in the linear blocks from the first up to the second), one row each (block-major):
     the block ids' and lanes' values."""
     env, rows = _blocks(grid, only, blocks)
-    if shape:
-        lanes = math.prod(shape)
-        which = np.repeat(np.arange(rows), lanes)
-        env = {name: _at(values, which) for name, values in env.items()}
-        for lane, values in zip(LANES, np.indices(shape).reshape(len(shape), -1)):
-            env[lane.decl().name()] = np.tile(values.astype(np.int64), rows)
-        rows *= lanes
-    return env, rows
+    return _with_lanes(env, rows, shape)
+
+
+def _with_lanes(env: dict[str, np.ndarray], rows: int, shape: tuple[int, ...]) -> tuple[dict[str, np.ndarray], int]:
+    """Each row repeated for every lane of a ``shape`` tile, the lanes' values added (in place: an
+    evaluator of ``env`` reads the new rows once told that they changed)."""
+    if not shape:
+        return env, rows
+    lanes = math.prod(shape)
+    which = np.repeat(np.arange(rows), lanes)
+    for name in list(env):
+        env[name] = _at(env[name], which)
+    for lane, values in zip(LANES, np.indices(shape).reshape(len(shape), -1)):
+        env[lane.decl().name()] = np.tile(values.astype(np.int64), rows)
+    return env, rows * lanes
 
 
 def _blocks(grid: tuple[int, int, int], only: int | None = None,
@@ -453,16 +467,24 @@ def _linear_block(env: dict[str, np.ndarray], grid: tuple[int, int, int], rows: 
 
 def _iterations(access: Access | Sequence[Any], env: dict[str, np.ndarray], rows: int, evaluate: "Evaluator",
                 limit: int = MAX_ROWS) -> tuple[dict[str, np.ndarray], int]:
-    """Each row repeated for every iteration of the access's loops (``for`` loops with exact bounds
-    only), the loop variables' values added; the evaluator reads the new rows. (``access``: an
-    access, or the loops themselves.)"""
+    """Each row repeated for every iteration of the access's loops (``for`` loops with exact bounds,
+    and ``loop``s up to the exit iteration the evaluator computes), the loop variables' values
+    added; the evaluator reads the new rows. (``access``: an access, or the loops themselves.)"""
     for loop in getattr(access, "loops", access):
-        if loop.bounds is None or not loop.exact or loop.limit is not None:
-            raise Unsupported
-        lb, ub, step = (evaluate.ints(t, rows) for t in loop.bounds)
-        if (step <= 0).any():
-            raise Unsupported
-        trips = np.maximum((ub - lb + step - 1) // step, 0)
+        if loop.bounds is None:
+            # a ``loop`` runs iterations 0, 1, ... up to its exit (``limit``: var <= exit(outer))
+            exit_at = _exit_of(loop)
+            if exit_at is None or exit_at.decl().name() not in evaluate.memory:
+                raise Unsupported
+            lb, step = np.zeros(rows, np.int64), np.ones(rows, np.int64)
+            trips = evaluate.ints(exit_at, rows) + 1
+        else:
+            if not loop.exact or loop.limit is not None:
+                raise Unsupported
+            lb, ub, step = (evaluate.ints(t, rows) for t in loop.bounds)
+            if (step <= 0).any():
+                raise Unsupported
+            trips = np.maximum((ub - lb + step - 1) // step, 0)
         total = int(trips.sum())
         if total > limit:
             raise Unsupported
@@ -474,6 +496,14 @@ def _iterations(access: Access | Sequence[Any], env: dict[str, np.ndarray], rows
         rows = total
         evaluate.rows_changed()
     return env, rows
+
+
+def _exit_of(loop: Any) -> smt.Expr | None:
+    """The exit-iteration application ``exit(outer)`` of a ``loop``'s ``limit`` (None: not one)."""
+    limit = loop.limit
+    if limit is None or limit.decl().name() != "<=" or not loop.var.eq(limit.arg(0)):
+        return None
+    return limit.arg(1) if smt.is_app(limit.arg(1)) and limit.arg(1).num_args() else None
 
 
 def overflow(term: smt.IntExpr, lo: int, hi: int, live: smt.BoolExpr, loops: Sequence[Any], shape: tuple[int, ...],
@@ -502,19 +532,19 @@ def overflow(term: smt.IntExpr, lo: int, hi: int, live: smt.BoolExpr, loops: Seq
 
 
 def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
-           memory: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, Row]:
+           memory: dict[str, Any], dags: dict[Any, Any]) -> tuple[np.ndarray, np.ndarray, Row]:
     """The tile starts (rows of element coordinates) every instance of ``access`` touches, the
     linear block id of each, over every block of ``grid`` and every iteration of its loops, and
-    each one's variable values."""
+    each one's variable values. ``dags``: the evaluators' (``rows.Evaluator``), for the level."""
     if not _tiled(access) or access.approximate or math.prod(grid) > MAX_ROWS:
         raise Unsupported
     for _, step, extent, _, _ in access.tiles:
         if step < 1 or extent > step:
             raise Unsupported  # overlapping tiles: not one start per element
     if math.prod(grid) > 1:
-        _tiles(access, (1, 1, 1), concrete, memory)  # block 0 alone first: see _FIRST_BLOCK
+        _tiles(access, (1, 1, 1), concrete, memory, dags)  # block 0 alone first: see _FIRST_BLOCK
     env, rows = _blocks(grid)
-    evaluate = Evaluator(env, concrete, memory)
+    evaluate = Evaluator(env, concrete, memory, dags)
     env, rows = _iterations(access, env, rows, evaluate)
     active = evaluate.condition(access.active, rows)
     starts = []

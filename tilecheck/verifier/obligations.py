@@ -9,11 +9,24 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from typing import Any
 
 from tilecheck.ir.loc import Loc
-from tilecheck.verifier import bits, carried, enumeration, given_case, intervals, shape_contract, smt, synchronisation
-from tilecheck.verifier.levels import Level, LevelResult
+from tilecheck.ir.order import OrderGraph
+from tilecheck.ir.summary import CROSS_BLOCK_SCOPES
+from tilecheck.report import Finding
+from tilecheck.verifier import (
+    bits,
+    carried,
+    enumeration,
+    given_case,
+    intervals,
+    shape_contract,
+    smt,
+    synchronisation,
+)
+from tilecheck.verifier.contents import ContentQuestions
 from tilecheck.verifier.footprints import (
     Access,
     Instance,
@@ -27,15 +40,12 @@ from tilecheck.verifier.footprints import (
     rename_blocks,
     same_element,
 )
+from tilecheck.verifier.levels import Level, LevelResult
 from tilecheck.verifier.locks import LockExclusion, SpinLock
+from tilecheck.verifier.preconditions import Precondition
+from tilecheck.verifier.symbolic.engine import GRID, Footprints
 from tilecheck.verifier.synchronisation import AtomicOrder, Synchronising
 from tilecheck.verifier.witnesses import WitnessBuilding
-from tilecheck.verifier.contents import ContentQuestions
-from tilecheck.verifier.preconditions import Precondition
-from tilecheck.report import Finding
-from tilecheck.verifier.symbolic.engine import GRID, Footprints
-from tilecheck.ir.order import OrderGraph
-from tilecheck.ir.summary import CROSS_BLOCK_SCOPES
 
 # the largest grid extent per axis a launch can have (CUDA: 2^31 - 1 blocks in x, 65535 in y and z)
 GRID_LIMITS = ((1 << 31) - 1, 65535, 65535)
@@ -148,6 +158,8 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
         self._sync: Synchronising | None = None
         # each access's enumerated elements (enumeration.compare), and the accesses it lists together
         self._enumerated: dict[Any, Any] = {"accesses": tuple(fp.accesses)}
+        # per obligation, listing its pair at the given contents (``_list_with_given_contents``)
+        self.given_listings: dict[tuple[Any, ...], Callable[[], bool]] = {}
         if like is not None:
             self._reuse(like)
         self.protected: dict[int, list[SpinLock]] = {}
@@ -364,8 +376,10 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
             if isinstance(early, smt.Unsat):
                 return  # proved (``solve`` recorded it)
             if not isinstance(early, smt.Sat):
-                found = enumeration.compare(x, y, self.level.grid, self.concrete, self._pinned_memory,
+                found = enumeration.compare(x, y, self.level.grid, self.concrete, self.enumerated_functions(),
                                             self._enumerated)
+                if found is None:
+                    self._list_with_given_contents(x, y, key)
         if found is True:
             self.result.proved.add(key)  # every tile of the case enumerated: no two blocks share one
             return
@@ -405,6 +419,17 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
             message = (f"two blocks {'write' if kind == 'write-write' else 'write and read'} the same "
                        f"element of '{self.names.get(x.array, x.array)}' with no ordering between blocks")
             self.add(kind, message, writer, other, result, constraints, key if whole else None)
+
+    def _list_with_given_contents(self, x: Access, y: Access, key: tuple[Any, ...]) -> None:
+        """Where the launch's data follows this level (a confirmer, no pins), a pair enumeration
+        could not list without contents may be listed with the small arrays at their given
+        contents: when no two blocks share a tile, the obligation holds pinned. Offered to its pinned
+        query (``given_case.pinned``), which lists it where the solver does not decide it soon."""
+        if self.pin_given or not self._given_memory or key in self.result.proved_pinned:
+            return
+        cache = self._enumerated.setdefault("given", {"accesses": self._enumerated["accesses"]})
+        self.given_listings[key] = lambda: enumeration.compare(
+            x, y, self.level.grid, self.concrete, self.enumerated_functions(given=True), cache) is True
 
     def _before_listing(self, x: Access, y: Access, constraints: list[smt.BoolExpr], what: str,
                         key: tuple[Any, ...]) -> smt.Result | None:
@@ -474,7 +499,7 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
             if isinstance(early, smt.Unsat):
                 return
             if not isinstance(early, smt.Sat):
-                found = enumeration.in_block(x, y, self.level.grid, self.concrete, self._pinned_memory,
+                found = enumeration.in_block(x, y, self.level.grid, self.concrete, self.enumerated_functions(),
                                              self._enumerated)
         if found is True:
             self.result.proved.add(key)  # every lane of every block enumerated: no element shared

@@ -1,9 +1,11 @@
 """Z3 terms evaluated as numpy arrays over rows of variable values: the enumeration's arithmetic
 (``enumeration.py``). Shape, stride, scalar and grid symbols take the case's values; reads of
-given arrays take their elements; bit-vectors are held as their unsigned values. Anything it
-cannot evaluate exactly (a read of other contents, a loop-carried value, a division by zero, a
-sum or product past int64's exact range, a bit-vector wider than ``BV_BITS``) raises
-``Unsupported``: the caller leaves the question to the solver."""
+given arrays take their elements; loop-carried values (``carried.Carried``) are computed iteration
+by iteration, for every row at once; bit-vectors are held as their unsigned values. Anything it
+cannot evaluate exactly (a read of other contents, a carried value whose loop does not proceed to
+the iteration asked or runs past ``carried.MAX_ITERATIONS``, a division by zero, a sum or product
+past int64's exact range, a bit-vector wider than ``BV_BITS``) raises ``Unsupported``: the caller
+leaves the question to the solver."""
 from __future__ import annotations
 
 import functools
@@ -13,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from tilecheck.verifier import smt
+from tilecheck.verifier.carried import MAX_ITERATIONS, Carried
 
 # values past this are out of the arithmetic the kernel can do in int64 without wrapping around
 LIMIT = 1 << 62
@@ -24,17 +27,19 @@ class Unsupported(Exception):
 
 class Evaluator:
     """Z3 integer and boolean terms as numpy arrays over the rows of ``env`` (variable name ->
-    values); shape, stride, scalar and grid symbols take the case's values (``concrete``); a read of
-    an array in ``memory`` (content-function name -> contents) takes the element's value."""
+    values); shape, stride, scalar and grid symbols take the case's values (``concrete``); an
+    application of a function in ``memory`` (by name) takes its value: an array's element (the
+    contents given), or a loop-carried value (a ``Carried``, computed from its defining facts)."""
 
     def __init__(self, env: dict[str, np.ndarray], concrete: list[tuple[smt.Expr, smt.Expr]],
-                 memory: dict[str, np.ndarray] | None = None, dags: dict[int, Any] | None = None) -> None:
+                 memory: dict[str, np.ndarray | Carried] | None = None, dags: dict[Any, Any] | None = None) -> None:
         self.env = env
         self.concrete = concrete
         self.memory = memory or {}
         # each term's DAG with the case's values, by the term's id (``dags``: shared with evaluators
-        # of other rows of the same case, which evaluate the same terms)
-        self._dags: dict[int, Any] = {} if dags is None else dags
+        # of other rows of the same case, which evaluate the same terms), and the carried values
+        # computed so far (``_carried``)
+        self._dags: dict[Any, Any] = {} if dags is None else dags
         # values by node id, shared by the terms evaluated over the same rows (an access's active
         # lanes, bounds and offset compute one partner index ``i ^ j``)
         self._memo: dict[int, Any] = {}
@@ -49,6 +54,11 @@ class Evaluator:
         root, nodes = self._dag(term)
         value = self._eval(root, nodes, self._memo)
         return np.broadcast_to(np.asarray(value, np.int64), (rows,))
+
+    def truth(self, term: smt.BoolExpr, rows: int) -> np.ndarray:
+        """Where ``term`` holds, exactly (``Unsupported`` when any part cannot be evaluated)."""
+        root, nodes = self._dag(term)
+        return np.broadcast_to(np.asarray(self._eval(root, nodes, self._memo), bool), (rows,))
 
     def condition(self, term: smt.BoolExpr, rows: int) -> np.ndarray:
         """Where ``term`` may hold: its conjuncts that can be evaluated (the others: anywhere)."""
@@ -82,7 +92,8 @@ class Evaluator:
         if node.kind == "symbol":
             name = node.value
             if node.args and name in self.memory:
-                return self._read(self.memory[name], [self._eval(a, nodes, memo) for a in node.args])
+                known, args = self.memory[name], [self._eval(a, nodes, memo) for a in node.args]
+                return self._carried(known, args) if isinstance(known, Carried) else self._read(known, args)
             if node.args or name not in self.env:
                 raise Unsupported  # other contents, a loop-carried value, a lane, a free symbol
             return self.env[name]
@@ -107,6 +118,94 @@ class Evaluator:
             array = np.asarray(value)
             self._magnitudes[key] = max(abs(int(array.max())), abs(int(array.min()))) if array.size else 0
         return self._magnitudes[key]
+
+    def _carried(self, loop: Carried, args: list[Any]) -> np.ndarray:
+        """A loop-carried value at each row's arguments (the block, enclosing iterations and, for a
+        carried value, its iteration; a loop's exit iteration takes no iteration argument)."""
+        columns = [np.asarray(a, np.int64).reshape(-1) for a in args]
+        rows = max((len(c) for c in columns), default=1)
+        table = np.stack([np.broadcast_to(c, (rows,)) for c in columns]) if columns else np.zeros((0, 1), np.int64)
+        # each run of equal argument rows once: the lanes of one instance share theirs (listed one
+        # after the other: ``enumeration._elements``), and computing a grouped GEMM's scatter lane
+        # by lane took seconds
+        if rows > 1:
+            starts = np.flatnonzero(np.concatenate([[True], (table[:, 1:] != table[:, :-1]).any(axis=0)]))
+            if len(starts) < rows:
+                runs = np.diff(np.append(starts, rows))
+                return np.repeat(self._carried(loop, list(table[:, starts])), runs)
+        columns = list(table)
+        # computed once per case and arguments: a loop's values are asked again by the loops they
+        # lead to (a ``for``'s cursor at iteration k, by the ``while`` exits of every iteration after)
+        key = ("carried", loop.func.name(), *(c.tobytes() for c in columns))
+        if key not in self._dags:
+            outer = {v.decl().name(): c for v, c in zip(loop.outer, columns)}
+            self._dags[key] = self._exit(loop, outer, rows) if loop.init is None else \
+                self._iterated(loop, outer, columns[len(loop.outer)], rows)
+        return self._dags[key]
+
+    def _rows_of(self, outer: dict[str, np.ndarray], which: np.ndarray, **more: Any) -> Evaluator:
+        """An evaluator over the rows ``which`` of ``outer`` (with ``more`` variables), sharing this
+        one's case, memory and DAGs."""
+        return Evaluator({**{n: c[which] for n, c in outer.items()}, **more}, self.concrete, self.memory,
+                         self._dags)
+
+    def _iterated(self, loop: Carried, outer: dict[str, np.ndarray], target: np.ndarray, rows: int) -> np.ndarray:
+        """``loop``'s carried value at iteration ``target`` of each row: its ``init`` at the first
+        iteration, then ``following`` at each one that proceeds, only over the rows that have not
+        reached theirs (past it a row's loop may stop, and its terms not evaluate)."""
+        everyone = np.arange(rows)
+        start = self._rows_of(outer, everyone)
+        first, step = start.ints(loop.first, rows), start.ints(loop.step, rows)
+        if (step <= 0).any() or ((target - first) % step).any() or (target < first).any():
+            raise Unsupported  # not an iteration of the loop
+        needed = (target - first) // step
+        if needed.max(initial=0) > MAX_ITERATIONS:
+            raise Unsupported
+        value = np.array(np.broadcast_to(start._value(loop.init, rows), (rows,)))
+        following, proceeds, this = self._own(loop)
+        for k in range(int(needed.max(initial=0))):
+            which = np.flatnonzero(needed > k)
+            ev = self._rows_of(outer, which, **{loop.var.decl().name(): first[which] + k * step[which],
+                                                this: value[which]})
+            if not ev.truth(proceeds, len(which)).all():
+                raise Unsupported  # the loop stops before the iteration asked
+            value[which] = ev._value(following, len(which))
+        return value
+
+    def _exit(self, loop: Carried, outer: dict[str, np.ndarray], rows: int) -> np.ndarray:
+        """A ``loop``'s exit iteration for each row: the first iteration that breaks, each before it
+        proceeding."""
+        everyone = np.arange(rows)
+        if not self._rows_of(outer, everyone).truth(loop.reached, rows).all():
+            raise Unsupported  # the loop is not reached: no facts define its exit
+        exit_at = np.full(rows, -1, np.int64)
+        pending = everyone
+        for j in range(MAX_ITERATIONS):
+            ev = self._rows_of(outer, pending, **{loop.var.decl().name(): np.int64(j)})
+            broke = ev.truth(loop.broke, len(pending))
+            exit_at[pending[broke]] = j
+            if not broke.all() and not ev.truth(loop.proceeds, len(pending))[~broke].all():
+                raise Unsupported  # neither breaks nor proceeds: no iteration is defined past it
+            pending = pending[~broke]
+            if not len(pending):
+                return exit_at
+        raise Unsupported
+
+    def _own(self, loop: Carried) -> tuple[smt.Expr, smt.BoolExpr, str]:
+        """``following`` and ``proceeds`` with the carried value's own application at the iteration
+        (``func(*outer, var)``) as a variable, and that variable's name: once per loop and case."""
+        key = ("own", loop.func.name())
+        if key not in self._dags:
+            name = f"{loop.func.name()}!this"
+            this = smt.Int(name) if loop.func.range() == smt.IntSort() else smt.Bool(name)
+            own = (loop.func(*loop.outer, loop.var), this)
+            self._dags[key] = (smt.substitute(loop.following, own), smt.substitute(loop.proceeds, own),
+                               this.decl().name())
+        return self._dags[key]
+
+    def _value(self, term: smt.Expr, rows: int) -> np.ndarray:
+        """``term``'s value at every row, integer or boolean, exactly."""
+        return self.truth(term, rows) if smt.is_bool(term) else self.ints(term, rows)
 
     @staticmethod
     def _read(contents: np.ndarray, coords: list[Any]) -> np.ndarray:

@@ -72,7 +72,7 @@ class WitnessBuilding:
             return self.canonical(a, b, sat, constraints)
         constraints = list(constraints)
         key = self.asked  # the obligation's (``Checker.solve``): its exclusion queries have none
-        ask_pinned = self.about_contents and key is not None and key not in self.result.proved_pinned
+        ask_pinned = self.about_contents and key is not None  # (a proof pinned before: answered at once)
         while True:
             # confirm the solver's model first, minimise only one that reproduces (minimising costs
             # far more than a run of two blocks); keep the canonical one if it reproduces as well
