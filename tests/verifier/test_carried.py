@@ -246,3 +246,28 @@ def test_a_ragged_persistent_store_is_proved_by_listing_its_tiles(monkeypatch):
     # the store pair was listed with the offsets and the carried values, and found apart
     assert any(ww and found is True and "mem_offsets" in names and any(n.startswith("carried") for n in names)
                for ww, found, names in listed), listed
+
+
+def test_overflow_claims_on_given_contents_are_decided_by_listing(monkeypatch):
+    # the schedule's arithmetic on the offsets (a segment's size, its tile count, the running sum)
+    # is checked against the given contents: listed block by block with them, not asked of the solver
+    # claim by claim; contents that make it wrap are still an overflow with a witness
+    from tilecheck.verifier import obligations
+
+    asked = []
+    solve = obligations.Checker.solve
+
+    def spy(self, constraints, what, locs, key=None, **kw):
+        if what == "integer overflow" and self.level.grid is not None:
+            asked.append(key)
+        return solve(self, constraints, what, locs, key, **kw)
+
+    monkeypatch.setattr(obligations.Checker, "solve", spy)
+    # the disjunctions left undecided (as a larger kernel's are): each claim is then the listing's
+    monkeypatch.setattr(obligations.Checker, "none_holds", lambda self, *a, **k: False)
+    report = tilecheck.verify(L.ragged_persistent, L._ragged((0, 8, 8, 24, 36)), (3, 1, 1))
+    assert report.status == "verified" and not [key for key in asked if key is not None], (str(report), asked)
+    wraps = L._ragged((0, 8, 8, 24, 36))
+    wraps = (np.array([0, 8, -2**31 + 4, 24, 36], np.int32), *wraps[1:])  # 8 - (-2^31 + 4) wraps
+    report = tilecheck.verify(L.ragged_persistent, wraps, (3, 1, 1))
+    assert any(f.kind == "overflow" for f in report.findings), str(report)

@@ -148,11 +148,19 @@ class ContentQuestions:
         level with concrete shapes the loop-carried values, from their facts; and the given
         contents of the small arrays where the level pins them (``pin_given``), or ``given``: a
         question about the given contents asked at a level that does not pin them."""
-        key = ("functions", given or self.pin_given)
-        if key not in self._enumerated:
+        cache = self.enumerated(given)
+        if "functions" not in cache:
             functions = dict(self.fp.carried) if self.level.shapes is not None else {}
-            self._enumerated[key] = {**functions, **(self._given_memory if given or self.pin_given else {})}
-        return self._enumerated[key]
+            cache["functions"] = {**functions, **(self._given_memory if given or self.pin_given else {})}
+        return cache["functions"]
+
+    def enumerated(self, given: bool = False) -> dict[Any, Any]:
+        """Enumeration's cache for the level (each access's listing, the evaluators' DAGs and
+        carried values: ``enumeration.compare``'s ``cache``), or with ``given`` for the questions
+        about the given contents at a level that does not pin them (other values: a cache apart)."""
+        if not given or self.pin_given:
+            return self._enumerated
+        return self._enumerated.setdefault("given", {"accesses": self._enumerated["accesses"]})
 
     def carried_facts(self, formula: smt.BoolExpr) -> list[smt.BoolExpr]:
         """The loop-carried scalars ``formula`` mentions, iteration by iteration (``carried``), at a

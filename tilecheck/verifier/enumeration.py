@@ -507,22 +507,31 @@ def _exit_of(loop: Any) -> smt.Expr | None:
 
 
 def overflow(term: smt.IntExpr, lo: int, hi: int, live: smt.BoolExpr, loops: Sequence[Any], shape: tuple[int, ...],
-             grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]]) -> bool | dict[str, int] | None:
+             grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
+             memory: dict[str, Any] | None = None, dags: dict[Any, Any] | None = None
+             ) -> bool | dict[str, int] | None:
     """An integer result's overflow obligation at the given case (``term`` must stay in ``[lo, hi]``
-    wherever ``live`` holds), every block, iteration of its ``for`` loops and lane evaluated: True
-    when it never leaves the range; the variable values of the first instance that does (to pin
-    the solver's query to, for its witness); None when not evaluated (a value read from memory or
-    a loop-carried one, a ``while`` loop, too many instances, a division by zero where ``live``
-    could not be evaluated)."""
+    wherever ``live`` holds), every block, iteration of its loops and lane evaluated: True when it
+    never leaves the range; the variable values of the first instance that does (to pin the
+    solver's query to, for its witness); None when not evaluated (a value read from an array not in
+    ``memory``, a loop-carried value it cannot compute, too many instances, a division by zero
+    where ``live`` could not be evaluated). Block 0 is evaluated alone first (``_FIRST_BLOCK``).
+    ``dags``: the evaluators' (``rows.Evaluator``), shared by the level's obligations."""
+    dags = {} if dags is None else dags
+    if math.prod(grid) > 1 and overflow(term, lo, hi, live, loops, shape, (1, 1, 1), concrete, memory, dags) is None:
+        return None
     try:
         if math.prod(grid) * math.prod(shape) > MAX_ELEMENTS:
             raise Unsupported
-        env, rows = _lane_rows(grid, shape)
-        env, rows = _iterations(loops, env, rows, Evaluator(env, concrete), MAX_ELEMENTS)
-        live_rows = Evaluator(env, concrete).condition(live, rows)
+        env, rows = _blocks(grid)
+        evaluate = Evaluator(env, concrete, memory, dags)
+        env, rows = _iterations(loops, env, rows, evaluate, MAX_ELEMENTS // max(1, math.prod(shape)))
+        env, rows = _with_lanes(env, rows, shape)
+        evaluate.rows_changed()
+        live_rows = evaluate.condition(live, rows)
         env = {name: _at(values, live_rows) for name, values in env.items()}
         rows = int(live_rows.sum())
-        values = Evaluator(env, concrete).ints(term, rows)
+        values = Evaluator(env, concrete, memory, dags).ints(term, rows)
     except Unsupported:
         return None
     outside = np.flatnonzero((values < lo) | (values > hi))

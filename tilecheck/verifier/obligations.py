@@ -427,9 +427,9 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
         query (``given_case.pinned``), which lists it where the solver does not decide it soon."""
         if self.pin_given or not self._given_memory or key in self.result.proved_pinned:
             return
-        cache = self._enumerated.setdefault("given", {"accesses": self._enumerated["accesses"]})
         self.given_listings[key] = lambda: enumeration.compare(
-            x, y, self.level.grid, self.concrete, self.enumerated_functions(given=True), cache) is True
+            x, y, self.level.grid, self.concrete, self.enumerated_functions(given=True),
+            self.enumerated(given=True)) is True
 
     def _before_listing(self, x: Access, y: Access, constraints: list[smt.BoolExpr], what: str,
                         key: tuple[Any, ...]) -> smt.Result | None:

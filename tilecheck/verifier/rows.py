@@ -123,7 +123,7 @@ class Evaluator:
         """A loop-carried value at each row's arguments (the block, enclosing iterations and, for a
         carried value, its iteration; a loop's exit iteration takes no iteration argument)."""
         columns = [np.asarray(a, np.int64).reshape(-1) for a in args]
-        rows = max((len(c) for c in columns), default=1)
+        rows = np.broadcast_shapes(*(c.shape for c in columns))[0] if columns else 1
         table = np.stack([np.broadcast_to(c, (rows,)) for c in columns]) if columns else np.zeros((0, 1), np.int64)
         # each run of equal argument rows once: the lanes of one instance share theirs (listed one
         # after the other: ``enumeration._elements``), and computing a grouped GEMM's scatter lane
