@@ -138,9 +138,14 @@ class Evaluator:
         # lead to (a ``for``'s cursor at iteration k, by the ``while`` exits of every iteration after)
         key = ("carried", loop.func.name(), *(c.tobytes() for c in columns))
         if key not in self._dags:
+            # None while under way (a value its own computation asks for is not defined), and for
+            # good once it cannot be computed (asked again, it fails again)
+            self._dags[key] = None
             outer = {v.decl().name(): c for v, c in zip(loop.outer, columns)}
             self._dags[key] = self._exit(loop, outer, rows) if loop.init is None else \
                 self._iterated(loop, outer, columns[len(loop.outer)], rows)
+        if self._dags[key] is None:
+            raise Unsupported
         return self._dags[key]
 
     def _rows_of(self, outer: dict[str, np.ndarray], which: np.ndarray, **more: Any) -> Evaluator:
