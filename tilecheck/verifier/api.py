@@ -328,17 +328,21 @@ def _every_shape(fp: Any, graph: Any, locks: Any, assume: list[Precondition], pa
                                 "more than its shapes and scalars"), None)
 
     terms: dict[shape_contract.Rule, Any] = {}  # each rule's formula, made once for every tier and search
+    tracked: dict[tuple[int, shape_contract.Rule], tuple[Any, Any]] = {}  # (flag, flag => rule) by position
 
     def checker(preconditions: list[Precondition]) -> Any:
         memo: dict[str, Any] = {}  # what the search's levels share (``Checker.memo``)
 
         def check(rules: tuple[shape_contract.Rule, ...], proved: set[Any], last: bool) -> LevelResult:
-            flags = [smt.Bool(f"rule!{i}") for i in range(len(rules))]
-            for r in rules:
-                if r not in terms:
-                    terms[r] = r.smt(syms)
-            level = Level(1, LEVELS[1], None, None, None, None, widths=facts, tracked=tuple(flags),
-                          rules=tuple(smt.Implies(f, terms[r]) for f, r in zip(flags, rules)))
+            for i, r in enumerate(rules):
+                if (i, r) not in tracked:  # flag ``rule!i`` implies the rule (the tiers share most)
+                    if r not in terms:
+                        terms[r] = r.smt(syms)
+                    flag = smt.Bool(f"rule!{i}")
+                    tracked[i, r] = (flag, smt.Implies(flag, terms[r]))
+            level = Level(1, LEVELS[1], None, None, None, None, widths=facts,
+                          tracked=tuple(tracked[i, r][0] for i, r in enumerate(rules)),
+                          rules=tuple(tracked[i, r][1] for i, r in enumerate(rules)))
             return Checker(fp, graph, locks, preconditions, level, stop_early=True, witnesses=False,
                            rlimit=SEARCH_RLIMIT if last else SEARCH_TIER_RLIMIT, proved=proved, memo=memo,
                            early_tier=not last).run()

@@ -152,8 +152,9 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
         self._carried: dict[int, tuple[smt.BoolExpr, list[smt.BoolExpr]]] = {}  # keeps the formula alive
         self._base: dict[tuple[tuple[str, ...], bool], list[smt.BoolExpr]] = {}
         self._unrolled = carried.Memo()  # carried values' facts, per value and loop instance
-        # the applications in each base constraint, walked once (``smt.applications_of``)
-        self._apps: dict[int, tuple[smt.Expr, dict[str, list[smt.Expr]], set[int]]] = {}
+        # the applications in each base constraint, walked once (``smt.applications_of``) per level,
+        # or per search (the tiers' bases differ in their rules only)
+        self._apps: dict[int, tuple[smt.Expr, dict[str, list[smt.Expr]], set[int]]] = self.memo.setdefault("apps", {})
         self._shared: set[int] = set()
         self._sync: Synchronising | None = None
         # each access's enumerated elements (enumeration.compare), and the accesses it lists together
