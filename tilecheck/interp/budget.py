@@ -13,6 +13,7 @@ of 2**31 blocks needs tens of GiB of block ids alone: refusing it with a clear e
 """
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -30,8 +31,10 @@ class MemoryBudgetError(TilecheckError):
     """A CPU run that would not fit in the memory available."""
 
 
+@functools.lru_cache(maxsize=128)
 def value_bytes_per_block(function: Function) -> int:
-    """Bytes of every tile value one block of ``function`` computes (its entry args included)."""
+    """Bytes of every tile value one block of ``function`` computes (its entry args included): once
+    per kernel (every confirmation run's budget asks it)."""
     total = 0
     for op in function.walk():
         for v in op.results:

@@ -98,22 +98,23 @@ def _list_of(int_to_ptr: Op, function: Function) -> tuple[str, int | None]:
     return ("list", None)
 
 
-def written_arguments(function: Function) -> set[int | None]:
+def written_arguments(function: Function) -> frozenset[int | None]:
     """Entry arguments that some op writes (stores, atomics). ``None`` in the set means a write
     whose target cannot be traced to an argument, or an op of unknown effect."""
     return _arguments_with(function, (Effect.WRITE, Effect.ATOMIC))
 
 
-def read_arguments(function: Function) -> set[int | None]:
+def read_arguments(function: Function) -> frozenset[int | None]:
     """Entry arguments that some op reads (loads, atomics: an atomic reads what it replaces).
     ``None`` in the set means a read whose source cannot be traced to an argument, or an op of
     unknown effect."""
     return _arguments_with(function, (Effect.READ, Effect.ATOMIC))
 
 
-def _arguments_with(function: Function, effects: tuple[Effect, ...]) -> set[int | None]:
+@functools.lru_cache(maxsize=128)
+def _arguments_with(function: Function, effects: tuple[Effect, ...]) -> frozenset[int | None]:
     """Entry arguments that an op of one of ``effects`` addresses (None: an untraced address, or an
-    op of unknown effect)."""
+    op of unknown effect). Once per kernel: every confirmation run asks it again."""
     found: set[int | None] = set()
     for op in function.walk():
         opdef = op.opdef
@@ -122,7 +123,7 @@ def _arguments_with(function: Function, effects: tuple[Effect, ...]) -> set[int 
         elif opdef.effect in effects:
             address = op.operand(_ADDRESS.get(op.name, ""))
             found.add(base_argument(address, function) if address is not None else None)
-    return found
+    return frozenset(found)
 
 
 def array_name(module: Module, function: Function, value: Value) -> str:
