@@ -35,3 +35,38 @@ def test_index_arithmetic_that_wraps_at_the_given_case_is_an_overflow_finding():
     # the contract leaves out the blocks whose index wraps (its probes assume it does not)
     assert report.contract.extents == (2, 1, 1) and "wraps around in block (2, 0, 0)" in report.contract.undecided
     assert any("checked at this case" in a for a in report.assumptions)
+
+
+def _search_tier(rule):
+    """A contract search's tier of ``same_tile_same_values``, where every block writes tile 0 of y
+    (its footprints, one tracked rule)."""
+    from tilecheck.ir.cutile import module_for
+    from tilecheck.ir.order import order_graph
+    from tilecheck.report import LEVELS
+    from tilecheck.verifier import shape_contract, smt
+    from tilecheck.verifier.levels import Level
+    from tilecheck.verifier.obligations import Checker
+    from tilecheck.verifier.symbolic.engine import execute
+
+    x, y = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    module, _ = module_for(K.same_tile_same_values, (x, y, 8))
+    with smt.own_context():
+        fp = execute(module)
+        flag = smt.Bool("rule!0")
+        level = Level(1, LEVELS[1], None, None, None, None, tracked=(flag,),
+                      rules=(smt.Implies(flag, rule(shape_contract.symbols(fp))),))
+        return Checker(fp, order_graph(fp.function), [], [], level, stop_early=True, witnesses=False,
+                       rlimit=2_000_000).run()
+
+
+def test_a_search_tier_whose_rules_contradict_the_kernels_assumptions_proves_nothing():
+    # the tier's question about its assumptions is asked after its obligations (a model answers it):
+    # a rule breaking the stride assumption leaves every query unsatisfiable, so its proofs are dropped
+    result = _search_tier(lambda s: s["y.strides[0]"] == -1)
+    assert not result.proved and not result.cores and not result.findings
+    assert any("cannot all hold" in u for u in result.unknowns)
+
+
+def test_a_search_tier_with_satisfiable_assumptions_keeps_its_model():
+    result = _search_tier(lambda s: s["y.strides[0]"] == 1)
+    assert [f.kind for f in result.findings] == ["write-write"] and not result.unknowns

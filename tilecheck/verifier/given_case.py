@@ -64,6 +64,15 @@ def check_assumptions(ch: Checker) -> bool:
     return False
 
 
+def check_assumptions_last(ch: Checker) -> None:
+    """``check_assumptions`` after a level's obligations found no model: when the assumptions cannot
+    hold, its proofs are vacuous and are dropped (the level is then unknown)."""
+    if ch.result.races or any(f.kind == "overflow" for f in ch.result.findings) or check_assumptions(ch):
+        return
+    ch.result.proved.clear()
+    ch.result.cores.clear()
+
+
 def check_overflow(ch: Checker) -> None:
     """At the given case (shapes and grid concrete): an address computation that leaves its integer
     type's range is an ``overflow`` finding with a witness, and the model does not hold. Arithmetic
