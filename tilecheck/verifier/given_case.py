@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from tilecheck.ir.summary import address_slice
 from tilecheck.report import Finding, contents_items
-from tilecheck.verifier import enumeration, smt
+from tilecheck.verifier import enumeration, shape_contract, smt
 from tilecheck.verifier.footprints import BLOCK_IDS, block_vars, rename_blocks
 from tilecheck.verifier.symbolic.engine import data_shape
 
@@ -36,7 +36,7 @@ def check_assumptions(ch: Checker) -> bool:
     arguments violate is an ``assumption-violated`` finding naming it; at a symbolic level the
     level is unknown. False when they cannot all hold."""
     fp = ch.fp
-    if not fp.facts:
+    if not fp.facts or _hold_at_case(ch):
         return True
     result = ch.solve(ch.base(("b1",)), "the kernel's assumptions", ())
     if not isinstance(result, smt.Unsat):
@@ -62,6 +62,26 @@ def check_assumptions(ch: Checker) -> bool:
         ch.result.unknowns.append("the kernel's own assumptions (assume ops) cannot all hold for the "
                                   "given case")
     return False
+
+
+def _hold_at_case(ch: Checker) -> bool:
+    """At a case with its grid, shapes and strides given, every assume fact names only launch symbols
+    and holds at their values: plain arithmetic answers the question (the case is a model of the
+    level's base), no query. (Three data-step runs at the given case asked it again each.)"""
+    level = ch.level
+    if level.grid is None or level.shapes is None or level.strides is None:
+        return False
+    trees = ch.memo.get("fact_trees", False)
+    if trees is False:
+        trees = ch.memo["fact_trees"] = shape_contract.fact_trees(ch.fp)
+    if trees is None:
+        return False
+    env = {f"grid[{k}]": v for k, v in enumerate(level.grid)}
+    for info in ch.fp.arrays.values():
+        for what, given in (("shape", level.shapes.get(info.name)), ("strides", level.strides.get(info.name))):
+            env.update({f"{info.name}.{what}[{d}]": v for d, v in enumerate(given or ())})
+    env.update({ch.fp.scalar_name(i): v for i, v in (level.scalars or {}).items()})
+    return all(shape_contract.evaluate(t, env) is True for t in trees)
 
 
 def check_assumptions_last(ch: Checker) -> None:
