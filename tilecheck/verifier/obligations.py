@@ -152,9 +152,10 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
         self._carried: dict[int, tuple[smt.BoolExpr, list[smt.BoolExpr]]] = {}  # keeps the formula alive
         self._base: dict[tuple[tuple[str, ...], bool], list[smt.BoolExpr]] = {}
         self._unrolled = carried.Memo()  # carried values' facts, per value and loop instance
-        # the applications in each base constraint, walked once (``smt.applications_of``) per level,
-        # or per search (the tiers' bases differ in their rules only)
-        self._apps: dict[int, tuple[smt.Expr, dict[str, list[smt.Expr]], set[int]]] = self.memo.setdefault("apps", {})
+        # the applications in each base constraint, walked once (``smt.applications_of``) per level
+        # (not per search: kept alive across its tiers, the terms moved the ids Z3 gives later ones,
+        # and a swizzled GEMM's grid-stride question went from 55K units to past its 0.2M)
+        self._apps: dict[int, tuple[smt.Expr, dict[str, list[smt.Expr]], set[int]]] = {}
         self._shared: set[int] = set()
         self._sync: Synchronising | None = None
         # each access's enumerated elements (enumeration.compare), and the accesses it lists together
