@@ -175,3 +175,31 @@ def test_asserting_in_c_asserts_what_the_python_walk_asserts_in_its_order(case):
         core = sorted(map(str, solver.unsat_core())) if answer == z3.unsat else None
         asserted.append(([a.sexpr() for a in solver.assertions()], used, str(answer), core))
     assert asserted[0] == asserted[1]
+
+
+@st.composite
+def mixed_terms(draw):
+    """A Boolean term over integers, an uninterpreted function, bit-vectors and their conversions."""
+    f = z3.Function("f", z3.IntSort(), z3.IntSort())
+    b = z3.BitVec("b", 8)
+    ints = [z3.Int(f"x{i}") for i in range(3)] + [z3.IntVal(draw(st.integers(-4, 4)))]
+    for _ in range(draw(st.integers(1, 20))):
+        a, c = draw(st.sampled_from(ints)), draw(st.sampled_from(ints))
+        ints.append(draw(st.sampled_from([
+            a + c, a * c, a - c, -a, a / 4, a % 3, f(a), z3.If(a <= c, a, c),
+            z3.BV2Int(z3.Int2BV(a, 8) ^ b), z3.BV2Int(z3.Extract(3, 0, b) & z3.Int2BV(c, 4)),
+            z3.BV2Int(z3.Concat(z3.Extract(1, 0, b), z3.BitVecVal(3, 2)))])))
+    atoms = [draw(st.sampled_from(ints)) < draw(st.sampled_from(ints)) for _ in range(draw(st.integers(1, 4)))]
+    atoms += [z3.Not(atoms[0]), z3.BoolVal(draw(st.booleans())), z3.ULT(b, 3)]
+    return z3.And(*atoms) if draw(st.booleans()) else z3.Or(*atoms)
+
+
+@native
+@settings(max_examples=examples(300), deadline=None)
+@given(mixed_terms())
+def test_the_c_dag_is_the_python_dag_node_for_node_in_its_order(term):
+    from tilecheck.verifier import term_dag
+
+    root, nodes = term_dag.dag(term)
+    expected_root, expected = term_dag._python_dag(term)
+    assert root == expected_root and list(nodes.items()) == list(expected.items())

@@ -8,6 +8,7 @@ from typing import Any
 
 import z3
 
+from tilecheck.verifier import z3walk
 from tilecheck.verifier.z3walk import C as _C
 
 Expr = z3.ExprRef
@@ -34,7 +35,62 @@ class Node:
 
 def dag(term: Expr) -> tuple[int, dict[int, Node]]:
     """``term`` as (root id, id -> ``Node``), read in one walk of Z3's C API: for evaluating a term
-    in Python without a wrapper object per node."""
+    in Python without a wrapper object per node. The walk runs in C when it can (``z3walk``): node
+    by node through ctypes it took six to ten foreign calls a node, the largest Python cost of the
+    interval bounds and enumeration on TileGym's kernels; the nodes are the same, in the same order."""
+    found = z3walk.dag_records(term)
+    if found is not None:
+        return _from_records(term, *found)
+    return _python_dag(term)
+
+
+def _from_records(term: Expr, records: list[int], asts: list[int], args: list[int]) -> tuple[int, dict[int, Node]]:
+    """``dag``'s nodes from the C walk's records (``z3walk.dag_records``): a numeral, a symbol or a
+    bit-vector operation reads what it needs of its AST here; the others are their kind and
+    arguments alone."""
+    c, core = term.ctx.ref(), z3.z3core
+    nodes: dict[int, Node] = {}
+    names: dict[int, str] = {}  # declaration id -> symbol name, for this walk
+    at = 0
+    for n in range(len(asts)):
+        i, ast_kind, op, count = records[4 * n:4 * n + 4]
+        ids = tuple(args[at:at + count])
+        at += count
+        if ast_kind == z3.Z3_APP_AST:
+            if op in _KINDS and op != z3.Z3_OP_UNINTERPRETED:
+                nodes[i] = Node(_KINDS[op], None, ids)
+            elif op in (z3.Z3_OP_TRUE, z3.Z3_OP_FALSE):
+                nodes[i] = Node("literal", op == z3.Z3_OP_TRUE, ())
+            elif op == z3.Z3_OP_UNINTERPRETED:
+                decl = _C.Z3_get_app_decl(c, z3walk.ast_of(asts[n]))
+                key = _C.Z3_get_ast_id(c, decl)
+                if key not in names:
+                    names[key] = core.Z3_get_symbol_string(c, core.Z3_get_decl_name(c, decl))
+                nodes[i] = Node("symbol", names[key], ids)
+            elif op in _BV_KINDS:
+                a = z3walk.ast_of(asts[n])
+                nodes[i] = _bv_node(c, _C.Z3_get_app_decl(c, a), op, a,
+                                    [_C.Z3_get_app_arg(c, a, k) for k in range(count)])
+            else:
+                nodes[i] = Node("other", None, ids)
+        elif ast_kind == z3.Z3_NUMERAL_AST:
+            nodes[i] = _numeral(c, z3walk.ast_of(asts[n]))
+        else:
+            nodes[i] = Node("other", None, ())
+    return records[0], nodes
+
+
+def _numeral(c: Any, a: Any) -> Node:
+    sort = _C.Z3_get_sort_kind(c, _C.Z3_get_sort(c, a))
+    if sort == z3.Z3_INT_SORT:
+        return Node("literal", int(z3.z3core.Z3_get_numeral_string(c, a)), ())
+    if sort == z3.Z3_BV_SORT:
+        return Node("bvliteral", int(z3.z3core.Z3_get_numeral_string(c, a)), (), _bv_width(c, a))
+    return Node("other", None, ())
+
+
+def _python_dag(term: Expr) -> tuple[int, dict[int, Node]]:
+    """``dag`` through ctypes, node by node (no C library)."""
     ctx = term.ctx
     c, core = ctx.ref(), z3.z3core
     nodes: dict[int, Node] = {}
@@ -47,11 +103,7 @@ def dag(term: Expr) -> tuple[int, dict[int, Node]]:
             continue
         ast_kind = _C.Z3_get_ast_kind(c, a)
         if ast_kind == z3.Z3_NUMERAL_AST:
-            sort = _C.Z3_get_sort_kind(c, _C.Z3_get_sort(c, a))
-            value = int(core.Z3_get_numeral_string(c, a)) if sort in (z3.Z3_INT_SORT, z3.Z3_BV_SORT) else None
-            nodes[i] = (Node("literal", value, ()) if sort == z3.Z3_INT_SORT else
-                        Node("bvliteral", value, (), _bv_width(c, a)) if sort == z3.Z3_BV_SORT else
-                        Node("other", None, ()))
+            nodes[i] = _numeral(c, a)
             continue
         if ast_kind != z3.Z3_APP_AST:
             nodes[i] = Node("other", None, ())

@@ -185,6 +185,84 @@ oom:
 
 void tc_free(void *p) { free(p); }
 
+/* The DAG under ``root`` (``term_dag.dag``): its distinct nodes in the order of a depth-first walk
+ * that pops the last pushed node first and pushes an application's arguments in order. Per node,
+ * four unsigned values in ``*records`` (its id, its AST kind, its declaration's kind or ~0u when it
+ * is not an application, its number of arguments), its AST in ``*asts``, and its arguments' ids,
+ * node after node, in ``*args`` (``*nargs`` of them). The arrays are malloc'd (free with tc_free).
+ * Returns the number of nodes, or -1 when out of memory. */
+long tc_dag(ctx_t c, ast_t root, unsigned **records, ast_t **asts, unsigned **args, size_t *nargs) {
+    size_t cap = 256, top = 0, n = 0, ncap = 64, acap = 64, na = 0;
+    idset seen = {0};
+    ast_t *todo = malloc(cap * sizeof *todo);
+    unsigned *rec = malloc(4 * ncap * sizeof *rec);
+    ast_t *nodes = malloc(ncap * sizeof *nodes);
+    unsigned *ids = malloc(acap * sizeof *ids);
+    if (!todo || !rec || !nodes || !ids)
+        goto oom;
+    todo[top++] = root;
+    while (top) {
+        ast_t a = todo[--top];
+        unsigned id = get_ast_id(c, a);
+        int fresh = insert(&seen, id);
+        if (fresh < 0)
+            goto oom;
+        if (!fresh)
+            continue;
+        if (n == ncap) {
+            ncap *= 2;
+            unsigned *r = realloc(rec, 4 * ncap * sizeof *r);
+            if (!r)
+                goto oom;
+            rec = r;
+            ast_t *o = realloc(nodes, ncap * sizeof *o);
+            if (!o)
+                goto oom;
+            nodes = o;
+        }
+        int kind = get_ast_kind(c, a);
+        unsigned k = 0, decl = ~0u;
+        if (kind == app_ast_kind) {
+            decl = (unsigned)get_decl_kind(c, get_app_decl(c, a));
+            k = get_app_num_args(c, a);
+            if (!reserve(&todo, &cap, top + k))
+                goto oom;
+            if (na + k > acap) {
+                while (na + k > acap)
+                    acap *= 2;
+                unsigned *g = realloc(ids, acap * sizeof *g);
+                if (!g)
+                    goto oom;
+                ids = g;
+            }
+            for (unsigned j = 0; j < k; j++) {
+                ast_t arg = get_app_arg(c, a, j);
+                ids[na++] = get_ast_id(c, arg);
+                todo[top++] = arg;
+            }
+        }
+        rec[4 * n] = id;
+        rec[4 * n + 1] = (unsigned)kind;
+        rec[4 * n + 2] = decl;
+        rec[4 * n + 3] = k;
+        nodes[n++] = a;
+    }
+    free(todo);
+    free(seen.words);
+    *records = rec;
+    *asts = nodes;
+    *args = ids;
+    *nargs = na;
+    return (long)n;
+oom:
+    free(todo);
+    free(seen.words);
+    free(rec);
+    free(nodes);
+    free(ids);
+    return -1;
+}
+
 void tc_init_assert(void **fns, int and_kind, int implies_kind) {
     solver_assert = (void (*)(ctx_t, void *, ast_t))fns[0];
     solver_assert_and_track = (void (*)(ctx_t, void *, ast_t, ast_t))fns[1];

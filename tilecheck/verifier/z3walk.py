@@ -105,6 +105,10 @@ def _load() -> Any:
                                     ctypes.POINTER(ctypes.POINTER(ctypes.c_uint))]
             lib.tc_walk.restype = ctypes.c_long
             lib.tc_free.argtypes = [ctypes.c_void_p]
+            lib.tc_dag.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.POINTER(ctypes.c_uint)),
+                                   ctypes.POINTER(ctypes.POINTER(ctypes.c_void_p)),
+                                   ctypes.POINTER(ctypes.POINTER(ctypes.c_uint)), ctypes.POINTER(ctypes.c_size_t)]
+            lib.tc_dag.restype = ctypes.c_long
             lib.tc_init_assert.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.c_int]
             lib.tc_assert.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint,
                                       ctypes.POINTER(ctypes.c_uint), ctypes.c_uint, ctypes.c_char_p]
@@ -173,7 +177,7 @@ def uninterpreted(terms: list[Any], seen: Seen | None = None, applied: bool = Fa
         walk = _python_walk(terms, seen.ids)
         return (found for found in walk if found[1] > 0) if applied else walk
     ctx = terms[0].ctx
-    return iter([(z3.z3._to_expr_ref(_ast(app), ctx), arity) for app, arity in _c_walk(terms, seen)
+    return iter([(z3.z3._to_expr_ref(ast_of(app), ctx), arity) for app, arity in _c_walk(terms, seen)
                  if not applied or arity > 0])
 
 
@@ -195,7 +199,7 @@ def named_applications(terms: list[Any], names: set[str] | frozenset[str], seen:
     for pointer, arity in _c_walk(terms, seen):
         if arity == 0:
             continue
-        app = _ast(pointer)  # a bare int would be passed as a C int (``_ast``)
+        app = ast_of(pointer)  # a bare int would be passed as a C int (``ast_of``)
         decl = C.Z3_get_app_decl(c, app)
         key = C.Z3_get_ast_id(c, decl)
         if key not in known:
@@ -222,7 +226,36 @@ def _c_walk(terms: list[Any], seen: Seen) -> list[tuple[int, int]]:
         seen.lib.tc_free(ctypes.cast(arities, ctypes.c_void_p))
 
 
-def _ast(pointer: int) -> Any:
+def dag_records(term: Any) -> tuple[list[int], list[int], list[int]] | None:
+    """The C walk of ``term``'s DAG (``tc_dag``): per node, in the order ``term_dag.dag`` visits
+    them, four values in the first list (id, AST kind, declaration kind or 2**32 - 1, number of
+    arguments), its raw AST pointer in the second, and the arguments' ids, node after node, in the
+    third. None when the C library is not there."""
+    lib = _load()
+    if lib is None:
+        return None
+    records = ctypes.POINTER(ctypes.c_uint)()
+    asts = ctypes.POINTER(ctypes.c_void_p)()
+    args = ctypes.POINTER(ctypes.c_uint)()
+    nargs = ctypes.c_size_t()
+    n = lib.tc_dag(term.ctx.ref(), term.as_ast(), ctypes.byref(records), ctypes.byref(asts), ctypes.byref(args),
+                   ctypes.byref(nargs))
+    if n < 0:
+        raise MemoryError("tilecheck: no memory for a term walk")
+    try:
+        return (_items(records, ctypes.c_uint, 4 * n), _items(asts, ctypes.c_size_t, n),
+                _items(args, ctypes.c_uint, nargs.value))
+    finally:
+        for pointer in (records, asts, args):
+            lib.tc_free(ctypes.cast(pointer, ctypes.c_void_p))
+
+
+def _items(pointer: Any, kind: Any, n: int) -> list[int]:
+    """The ``n`` values of C type ``kind`` at ``pointer``, as a list (one slice, no call per item)."""
+    return ctypes.cast(pointer, ctypes.POINTER(kind * n)).contents[:] if n else []
+
+
+def ast_of(pointer: int) -> Any:
     """A ``z3.Ast`` holding ``pointer``: ``z3.Ast(pointer)`` keeps it only as ``_as_parameter_``,
     which ctypes then passes as a C int (a truncated pointer)."""
     ast = z3.Ast.__new__(z3.Ast)
