@@ -184,3 +184,27 @@ def misswizzled_copy(src, dst, TM: ConstInt, GROUP: ConstInt):
 def swizzled_args():
     # 3 x 2 tiles of 32 x 32 in groups of 2 rows: the last group has one row
     return np.arange(96 * 64, dtype=np.float32).reshape(96, 64), np.zeros((96, 64), np.float32), 32, 2
+
+
+def _copy_rows_of(b, offsets, lens, src, dst, TM):
+    # a helper that returns early (cuTile lowers it to a loop of one trip): batch b's rows, sliced at
+    # their offset, copied tile by tile; a ragged batch (a prefill's sequences)
+    start = ct.gather(offsets, (b,), padding_value=0).item()
+    n = ct.gather(lens, (b,), padding_value=0).item()
+    if n <= 0:
+        return
+    s = src.slice(axis=0, start=start, stop=start + n)
+    d = dst.slice(axis=0, start=start, stop=start + n)
+    for t in range(ct.cdiv(n, TM)):
+        ct.store(d, index=(t, 0), tile=ct.load(s, index=(t, 0), shape=(TM, 8)))
+
+
+@ct.kernel
+def ragged_rows(offsets, lens, src, dst, TM: ConstInt):
+    # racy when two batches' row ranges overlap
+    _copy_rows_of(ct.bid(0), offsets, lens, src, dst, TM)
+
+
+def ragged_rows_args(offsets, lens):
+    return (np.array(offsets, np.int32), np.array(lens, np.int32), np.arange(64 * 8, dtype=np.float32).reshape(64, 8),
+            np.zeros((64, 8), np.float32), 4)

@@ -97,8 +97,43 @@ def compare(access_x: Access, access_y: Access, grid: tuple[int, int, int],
     extents = np.array(_extents(access_x), np.int64)
     both = np.concatenate([keys_x, keys_y])
     if ((both - both[0]) % extents).any():
-        return None
+        try:  # the tiles' boxes, each clipped to the lanes its mask may leave (a sliced view's rows)
+            boxes_x = _boxes(access_x, grid, concrete, memory or {}, dags)
+            boxes_y = boxes_x if access_y is access_x else _boxes(access_y, grid, concrete, memory or {}, dags)
+        except Unsupported:
+            return None
+        return _overlapping(*boxes_x, *boxes_y)
     return _clash(keys_x, blocks_x, row_x, keys_y, blocks_y, row_y)
+
+
+Boxes = tuple[np.ndarray, np.ndarray, np.ndarray, Row]  # first and last elements (rows), blocks, rows
+
+
+def _overlapping(lo_x: np.ndarray, hi_x: np.ndarray, blocks_x: np.ndarray, row_x: Row, lo_y: np.ndarray,
+                 hi_y: np.ndarray, blocks_y: np.ndarray, row_y: Row) -> bool | Clash | None:
+    """``_clash`` for tiles off a common grid (a view sliced at an offset read from memory: a ragged
+    batch's rows), as boxes from their first to their last element (``_boxes``): two instances in
+    different blocks share an element where their boxes overlap along every axis. The pairs whose
+    boxes overlap along the first axis are found in its sorted order (a box is at most ``extent``
+    long there); None past ``MAX_ROWS`` of them. The clash is the pair with the least first elements."""
+    if not len(lo_x) or not len(lo_y):
+        return True
+    longest = int((hi_y[:, 0] - lo_y[:, 0]).max()) + 1
+    order = np.argsort(lo_y[:, 0], kind="stable")
+    first = lo_y[order, 0]
+    start = np.searchsorted(first, lo_x[:, 0] - longest + 1, "left")
+    counts = np.searchsorted(first, hi_x[:, 0], "right") - start
+    total = int(counts.sum())
+    if total > MAX_ROWS:
+        return None
+    xs = np.repeat(np.arange(len(lo_x)), counts)
+    ys = order[np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(start, counts)]
+    near = (blocks_x[xs] != blocks_y[ys]) & (np.maximum(lo_x[xs], lo_y[ys]) <= np.minimum(hi_x[xs], hi_y[ys])).all(axis=1)
+    if not near.any():
+        return True
+    xs, ys = xs[near], ys[near]
+    pick = np.lexsort(np.concatenate([lo_x[xs], lo_y[ys]], axis=1).T[::-1])[0]  # x first, axis by axis
+    return Clash(row_x(int(xs[pick])), row_y(int(ys[pick])))
 
 
 def _extents(access: Access) -> tuple[int, ...]:
@@ -552,6 +587,15 @@ def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.
             raise Unsupported  # overlapping tiles: not one start per element
     if math.prod(grid) > 1:
         _tiles(access, (1, 1, 1), concrete, memory, dags)  # block 0 alone first: see _FIRST_BLOCK
+    env, rows, evaluate, active, keys = _tile_rows(access, grid, concrete, memory, dags)
+    return keys[active], _linear_block(env, grid, rows)[active], _rows(env, active)
+
+
+def _tile_rows(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
+               memory: dict[str, Any], dags: dict[Any, Any]) -> tuple[dict[str, np.ndarray], int, Evaluator,
+                                                                      np.ndarray, np.ndarray]:
+    """Every instance of a tiled ``access`` (``_tiles``): the rows, their evaluator, which are
+    active, and each one's tile start."""
     env, rows = _blocks(grid)
     evaluate = Evaluator(env, concrete, memory, dags)
     env, rows = _iterations(access, env, rows, evaluate)
@@ -563,4 +607,56 @@ def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.
             start = start + evaluate.ints(origin, rows)
         starts.append(start)
     keys = np.stack(starts, axis=1) if starts else np.zeros((rows, 0), np.int64)
-    return keys[active], _linear_block(env, grid, rows)[active], _rows(env, active)
+    return env, rows, evaluate, active, keys
+
+
+def _boxes(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
+           memory: dict[str, Any], dags: dict[Any, Any]) -> Boxes:
+    """Every active instance of a tiled ``access`` as a box, its first and last element along each
+    axis: the tile, less the lanes that the conditions of its mask naming that axis's lane alone
+    exclude (a view sliced to a batch's rows stores its tile's rows below the slice's end: ``start
+    + lane < end``), over-approximated from the first lane they leave to the last. An instance
+    they leave no lane is not listed."""
+    env, rows, evaluate, active, keys = _tile_rows(access, grid, concrete, memory, dags)
+    parts, nodes = evaluate.conjuncts(access.active)
+    lanes = {lane.decl().name(): k for k, lane in enumerate(LANES)}
+    alone: dict[int, list[int]] = {}  # lane number -> the mask's conditions that name it alone
+    for part in parts:
+        named = {lanes[n] for n in _symbols(part, nodes) if n in lanes}
+        if len(named) == 1:
+            alone.setdefault(named.pop(), []).append(part)
+    lo, hi = keys.copy(), keys.copy()
+    for d, (_, _, extent, _, k) in enumerate(access.tiles):  # type: ignore[misc]
+        first, last = np.zeros(rows, np.int64), np.full(rows, extent - 1, np.int64)
+        if alone.get(k) and rows * extent <= MAX_ROWS:
+            which = np.repeat(np.arange(rows), extent)
+            lane_env = {name: _at(values, which) for name, values in env.items()}
+            lane_env[LANES[k].decl().name()] = np.tile(np.arange(extent, dtype=np.int64), rows)
+            lanes_of = Evaluator(lane_env, concrete, memory, dags)
+            ok = np.ones(rows * extent, bool)
+            for part in alone[k]:
+                try:
+                    ok &= lanes_of.holds(part, nodes, rows * extent)
+                except Unsupported:
+                    continue
+            ok = ok.reshape(rows, extent)
+            active = active & ok.any(axis=1)
+            first, last = ok.argmax(axis=1), extent - 1 - ok[:, ::-1].argmax(axis=1)
+        lo[:, d] += first
+        hi[:, d] += last
+    return lo[active], hi[active], _linear_block(env, grid, rows)[active], _rows(env, active)
+
+
+def _symbols(key: int, nodes: dict[int, smt.Node]) -> set[str]:
+    """The names of the constants and functions the node ``key`` reads."""
+    out, todo, seen = set(), [key], set()
+    while todo:
+        k = todo.pop()
+        if k in seen:
+            continue
+        seen.add(k)
+        node = nodes[k]
+        if node.kind == "symbol":
+            out.add(node.value)
+        todo.extend(node.args)
+    return out

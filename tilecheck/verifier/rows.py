@@ -72,6 +72,17 @@ class Evaluator:
             mask &= np.broadcast_to(np.asarray(value, bool), (rows,))
         return mask
 
+    def conjuncts(self, term: smt.BoolExpr) -> tuple[list[int], dict[int, smt.Node]]:
+        """``term``'s top-level conjuncts, as keys of its DAG's nodes (the case's values in it), and
+        those nodes: for ``holds``, here or in an evaluator of other rows of the same case."""
+        root, nodes = self._dag(term)
+        return _conjuncts(root, nodes), nodes
+
+    def holds(self, key: int, nodes: dict[int, smt.Node], rows: int) -> np.ndarray:
+        """Where the node ``key`` of ``nodes`` (from ``conjuncts``) holds, exactly (``Unsupported``
+        when it cannot be evaluated)."""
+        return np.broadcast_to(np.asarray(self._eval(key, nodes, self._memo), bool), (rows,))
+
     def _dag(self, term: smt.Expr) -> tuple[int, dict[int, smt.Node]]:
         key = smt.term_id(term)
         if key not in self._dags:  # the term and its substitution kept alive, so that ids name them

@@ -176,7 +176,8 @@ def loop_(state, op: Op, *inits: SymValue):
     if single_trip(op):
         # every iteration ends in `break`: one iteration, entered with the initial values (how
         # cuTile lowers an early `return` inside an inlined helper)
-        loop = LoopVar(op, var, var == 0, True)
+        # (its bounds say so too: a concrete case lists its one iteration, as a for's)
+        loop = LoopVar(op, var, var == 0, True, bounds=(smt.IntVal(0), smt.IntVal(1), smt.IntVal(1)))
         with state.in_region(var == 0, loop):
             for arg, init in zip(body.args, inits):
                 state.env[arg] = init
