@@ -24,22 +24,29 @@ enumeration took as true makes that query unsatisfiable, and the unpinned one is
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from tilecheck.verifier import smt
-from tilecheck.verifier.footprints import BLOCK_IDS, Access
+from tilecheck.verifier.footprints import Access
+from tilecheck.verifier.listing import (
+    MAX_ELEMENTS,
+    MAX_ROWS,
+    Row,
+    at as _at,
+    block_rows as _blocks,
+    iterations as _iterations,
+    lane_rows as _lane_rows,
+    linear_block as _linear_block,
+    rows_of as _rows,
+    with_lanes as _with_lanes,
+)
 from tilecheck.verifier.rows import LIMIT, Evaluator, Unsupported
 from tilecheck.verifier.symbolic.values import LANES
 
-# instances (block, iteration) one access may have for enumeration to be tried: a few MB of numpy
-MAX_ROWS = 1 << 20
-# lanes of every instance, for accesses compared element by element: a 16384-block grid of
-# 1024-lane tiles (TileBench's largest bitonic sort), a few hundred MB of numpy per access
-MAX_ELEMENTS = 1 << 24
 # element offsets spanning up to this many values, or twice as many as there are rows, are
 # summarised per offset (``_span``: two int32 tables, no more memory than the rows' own offsets)
 DIRECT_SPAN = 1 << 22
@@ -47,7 +54,6 @@ DIRECT_SPAN = 1 << 22
 
 
 
-Row = Callable[[int], dict[str, int]]  # an instance's variable values (by name) from its row number
 
 
 @dataclass(frozen=True)
@@ -233,12 +239,6 @@ def _groups(keys: np.ndarray) -> tuple[np.ndarray, int]:
                          return_inverse=True)
     group = group.reshape(-1)
     return group, int(group.max()) + 1
-
-
-def _rows(env: dict[str, np.ndarray], active: np.ndarray) -> Row:
-    """The variable values of the ``k``-th active row of ``env``."""
-    where = np.flatnonzero(active)
-    return lambda k: {name: int(np.broadcast_to(values, active.shape)[where[k]]) for name, values in env.items()}
 
 
 def large_listing(access_x: Access, access_y: Access, grid: tuple[int, int, int], lanes: int) -> bool:
@@ -450,95 +450,6 @@ def _offsets(access: Access, evaluate: Evaluator, rows: int) -> tuple[np.ndarray
     """Each row's element offset, and whether its lane is active and in bounds."""
     active = evaluate.condition(access.active, rows) & evaluate.condition(access.in_bounds, rows)
     return evaluate.ints(access.linear, rows), active
-
-
-def _lane_rows(grid: tuple[int, int, int], shape: tuple[int, ...], only: int | None = None,
-               blocks: tuple[int, int] | None = None) -> tuple[dict[str, np.ndarray], int]:
-    """Every lane of a ``shape`` tile in every block of ``grid`` (``only``: in that linear block;
-    ``blocks``: in the linear blocks from the first up to the second), one row each (block-major):
-    the block ids' and lanes' values."""
-    env, rows = _blocks(grid, only, blocks)
-    return _with_lanes(env, rows, shape)
-
-
-def _with_lanes(env: dict[str, np.ndarray], rows: int, shape: tuple[int, ...]) -> tuple[dict[str, np.ndarray], int]:
-    """Each row repeated for every lane of a ``shape`` tile, the lanes' values added (in place: an
-    evaluator of ``env`` reads the new rows once told that they changed)."""
-    if not shape:
-        return env, rows
-    lanes = math.prod(shape)
-    which = np.repeat(np.arange(rows), lanes)
-    for name in list(env):
-        env[name] = _at(env[name], which)
-    for lane, values in zip(LANES, np.indices(shape).reshape(len(shape), -1)):
-        env[lane.decl().name()] = np.tile(values.astype(np.int64), rows)
-    return env, rows * lanes
-
-
-def _blocks(grid: tuple[int, int, int], only: int | None = None,
-            blocks: tuple[int, int] | None = None) -> tuple[dict[str, np.ndarray], int]:
-    """Every block of ``grid`` (``only``: that linear block; ``blocks``: the linear blocks from the
-    first up to the second), one row each: the block id variables' values."""
-    if only is not None:
-        blocks = (only, only + 1)
-    if blocks is not None:
-        ids = np.array(np.unravel_index(np.arange(*blocks), grid), np.int64).reshape(3, -1)
-        return {b.decl().name(): row for b, row in zip(BLOCK_IDS, ids)}, ids.shape[1]
-    if math.prod(grid) > MAX_ELEMENTS:
-        raise Unsupported  # too many blocks to list (a 2**31-block grid would not fit in memory)
-    ids = np.indices(grid).reshape(3, -1).astype(np.int64)
-    # an axis of one block: its id is 0 in every row, a scalar (not an array as long as the rows)
-    return {b.decl().name(): row if n > 1 else np.int64(0) for b, row, n in zip(BLOCK_IDS, ids, grid)}, ids.shape[1]
-
-
-def _at(values: Any, index: np.ndarray) -> Any:
-    """``values`` (a column of rows, or a scalar that every row shares) at the rows ``index``."""
-    return values[index] if np.ndim(values) else values
-
-
-def _linear_block(env: dict[str, np.ndarray], grid: tuple[int, int, int], rows: int) -> np.ndarray:
-    return np.broadcast_to((env["bid0"] * grid[1] + env["bid1"]) * grid[2] + env["bid2"], (rows,))
-
-
-def _iterations(access: Access | Sequence[Any], env: dict[str, np.ndarray], rows: int, evaluate: "Evaluator",
-                limit: int = MAX_ROWS) -> tuple[dict[str, np.ndarray], int]:
-    """Each row repeated for every iteration of the access's loops (``for`` loops with exact bounds,
-    and ``loop``s up to the exit iteration the evaluator computes), the loop variables' values
-    added; the evaluator reads the new rows. (``access``: an access, or the loops themselves.)"""
-    for loop in getattr(access, "loops", access):
-        if loop.bounds is None:
-            # a ``loop`` runs iterations 0, 1, ... up to its exit (``limit``: var <= exit(outer))
-            exit_at = _exit_of(loop)
-            if exit_at is None or exit_at.decl().name() not in evaluate.memory:
-                raise Unsupported
-            lb, step = np.zeros(rows, np.int64), np.ones(rows, np.int64)
-            trips = evaluate.ints(exit_at, rows) + 1
-        else:
-            if not loop.exact or loop.limit is not None:
-                raise Unsupported
-            lb, ub, step = (evaluate.ints(t, rows) for t in loop.bounds)
-            if (step <= 0).any():
-                raise Unsupported
-            trips = np.maximum((ub - lb + step - 1) // step, 0)
-        total = int(trips.sum())
-        if total > limit:
-            raise Unsupported
-        which = np.repeat(np.arange(rows), trips)
-        offset = np.arange(total) - np.repeat(np.cumsum(trips) - trips, trips)
-        for name in list(env):
-            env[name] = _at(env[name], which)
-        env[loop.var.decl().name()] = lb[which] + offset * step[which]
-        rows = total
-        evaluate.rows_changed()
-    return env, rows
-
-
-def _exit_of(loop: Any) -> smt.Expr | None:
-    """The exit-iteration application ``exit(outer)`` of a ``loop``'s ``limit`` (None: not one)."""
-    limit = loop.limit
-    if limit is None or limit.decl().name() != "<=" or not loop.var.eq(limit.arg(0)):
-        return None
-    return limit.arg(1) if smt.is_app(limit.arg(1)) and limit.arg(1).num_args() else None
 
 
 def overflow(term: smt.IntExpr, lo: int, hi: int, live: smt.BoolExpr, loops: Sequence[Any], shape: tuple[int, ...],

@@ -27,11 +27,11 @@ from tilecheck.verifier import (
     synchronisation,
 )
 from tilecheck.verifier.contents import ContentQuestions
+from tilecheck.verifier.in_block import InBlockOrdering, inside
 from tilecheck.verifier.footprints import (
     Access,
     Instance,
     block_vars,
-    common_loops,
     corners,
     fixed_values,
     grid_stride_relaxed,
@@ -81,7 +81,7 @@ class _Abort(Exception):
     pass
 
 
-class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
+class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder, InBlockOrdering):
     """Runs every obligation of one kernel at one level.
 
     With ``stop_early`` (a level that a more specific one follows), the first race or unknown
@@ -369,7 +369,7 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
         if same is None:
             return None
         differ = smt.Or(*[p != q for p, q in zip(a.block, b.block)])
-        return a, b, [*self.base(("b1", "b2")), differ, a.active, b.active, same, *_inside(a), *_inside(b)]
+        return a, b, [*self.base(("b1", "b2")), differ, a.active, b.active, same, *inside(a), *inside(b)]
 
     def across_blocks(self, x: Access, y: Access) -> None:
         pair = self.two_blocks(x, y)
@@ -470,64 +470,6 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder):
             self._sync = Synchronising.of(self.fp, self.locks)
         return self._sync
 
-    def inside_block(self, x: Access, y: Access) -> None:
-        common = common_loops(x, y)
-        loops = [lv.op for lv in x.loops[:common]]
-        # same iteration of every common loop (one op against itself: two lanes of one instance)
-        if x is y or not self.graph.ordered_same_iteration(x.op, y.op):
-            self.same_block_query(x, y, common, None)
-        for depth, loop in enumerate(loops):
-            if x is y:
-                if not self.graph.ordered_across(loop, x.op, x.op):
-                    self.same_block_query(x, y, depth, "<")
-                continue
-            if not self.graph.ordered_across(loop, x.op, y.op):
-                self.same_block_query(x, y, depth, "<")
-            if not self.graph.ordered_across(loop, y.op, x.op):
-                self.same_block_query(x, y, depth, ">")
-
-    def same_block_query(self, x: Access, y: Access, depth: int, relation: str | None) -> None:
-        """x and y in one block; iterations equal for loops above ``depth``; at ``depth``
-        x's iteration is before (<) / after (>) y's, or (None) equal in all common loops."""
-        a = instantiate(x, "b1")
-        shared = {d: a.loop_vars[d] for d in range(depth)}
-        b = instantiate(y, "b1", shared)
-        same = same_element(a, b)
-        if same is None:
-            return
-        constraints = [*self.base(("b1",)), a.active, b.active, same, *_inside(a), *_inside(b)]
-        if relation is not None:
-            ia, ib = a.loop_vars[depth], b.loop_vars[depth]
-            constraints.append(ia < ib if relation == "<" else ia > ib)
-        elif x is y:  # one op, two lanes of one instance: e.g. a scatter with duplicate indices
-            constraints.append(smt.Or(*[p != q for p, q in zip(a.lanes, b.lanes)]) if a.lanes else
-                               smt.BoolVal(False))
-        key = ("inside", x.index, y.index, depth, relation)
-        found = early = None
-        if relation is None and self.level.grid is not None and key not in self.known_proved:
-            early = self._before_listing(x, y, constraints, "ordering inside a block", key)
-            if isinstance(early, smt.Unsat):
-                return
-            if not isinstance(early, smt.Sat):
-                found = enumeration.in_block(x, y, self.level.grid, self.concrete, self.enumerated_functions(),
-                                             self._enumerated)
-        if found is True:
-            self.result.proved.add(key)  # every lane of every block enumerated: no element shared
-            return
-        result, constraints = self._pinned_first(found, a, b, constraints, "ordering inside a block",
-                                                 (x.op.loc, y.op.loc))
-        result = early if isinstance(early, smt.Sat) else result
-        if not isinstance(result, smt.Sat):
-            result = self.solve(constraints, "ordering inside a block", (x.op.loc, y.op.loc), key)
-        if isinstance(result, smt.Sat):
-            if x is y and relation is None:
-                message = (f"one {x.op.name} writes the same element of '{self.names.get(x.array)}' from two "
-                           f"lanes; which value lands is unspecified")
-            else:
-                message = (f"{x.op.name} and {y.op.name} of one block touch the same element of "
-                           f"'{self.names.get(x.array)}' and no token orders them (the compiler may reorder)")
-            self.add("unordered-in-block", message, a, b, result, constraints)
-
     def all_in_bounds(self) -> None:
         """The bounds obligations asked as one disjunction first (a kernel has one per access, and
         usually all hold): proved together when it has no model; otherwise ``bounds`` asks each,
@@ -602,7 +544,3 @@ def _strong(x: Access) -> bool:
     with a memory order other than weak. Two of them on one element are "morally strong": not a
     data race (Tile IR memory model)."""
     return (x.is_atomic or x.ordering != "weak") and x.op.attrs.get("memory_scope") in CROSS_BLOCK_SCOPES
-
-
-def _inside(inst: Instance) -> list[smt.BoolExpr]:
-    return [] if inst.access.checks_bounds else [inst.in_bounds]
