@@ -70,3 +70,25 @@ def test_a_search_tier_whose_rules_contradict_the_kernels_assumptions_proves_not
 def test_a_search_tier_with_satisfiable_assumptions_keeps_its_model():
     result = _search_tier(lambda s: s["y.strides[0]"] == 1)
     assert [f.kind for f in result.findings] == ["write-write"] and not result.unknowns
+
+
+def test_at_the_given_case_assume_facts_on_launch_symbols_are_evaluated_not_asked(monkeypatch):
+    # the stride facts name only the launch's symbols: the case's values answer them, no query;
+    # a case that breaks one still asks (its finding names the fact the solver singles out)
+    from tilecheck.verifier import obligations
+
+    asked = []
+    solve = obligations.Checker.solve
+
+    def spy(self, constraints, what, locs, key=None, **kw):
+        if self.level.grid is not None:
+            asked.append(what)
+        return solve(self, constraints, what, locs, key, **kw)
+
+    monkeypatch.setattr(obligations.Checker, "solve", spy)
+    x, y = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    assert tilecheck.verify(K.xor_partner_halved, (x, y, 3, 8), (8, 1, 1)).status == "race"
+    assert asked and "the kernel's assumptions" not in asked
+    asked.clear()
+    assert tilecheck.verify(K.xor_partner_halved, (x, y[::-1], 3, 8), (8, 1, 1)).status == "unknown"
+    assert "the kernel's assumptions" in asked
