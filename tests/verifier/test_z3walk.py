@@ -203,3 +203,31 @@ def test_the_c_dag_is_the_python_dag_node_for_node_in_its_order(term):
     root, nodes = term_dag.dag(term)
     expected_root, expected = term_dag._python_dag(term)
     assert root == expected_root and list(nodes.items()) == list(expected.items())
+
+
+@st.composite
+def nested_conjunctions(draw):
+    """Conjunctions nested a few deep over comparisons, some subterms shared between them, and a
+    set of ids ("shared" conjuncts) a flattening keeps whole."""
+    xs = z3.Ints("x0 x1 x2")
+    atoms = [draw(st.sampled_from(xs)) < draw(st.integers(-2, 2)) for _ in range(4)]
+
+    def conj(depth):
+        if depth > 2 or draw(st.booleans()):
+            return draw(st.sampled_from(atoms))
+        return z3.And(*[conj(depth + 1) for _ in range(draw(st.integers(1, 3)))])
+    terms = [conj(0) for _ in range(draw(st.integers(1, 4)))]
+    pool = [t for t in terms] + [c for t in terms if z3.is_and(t) for c in t.children()]
+    shared = {smt.term_id(t) for t in pool if draw(st.booleans())}
+    return terms, shared
+
+
+@native
+@settings(max_examples=examples(300), deadline=None)
+@given(nested_conjunctions())
+def test_the_c_flattening_of_conjunctions_is_the_python_one_in_its_order(case):
+    terms, shared = case
+    expected = [(smt.term_id(t), key) for t, key in smt._python_conjuncts(terms, shared)]
+    found = z3walk.conjuncts(terms, sorted(shared))
+    ids = [(smt.term_id(smt._expr(p, terms)), key) for p, key in found]
+    assert ids == expected and all(i == key for i, key in ids)

@@ -425,25 +425,17 @@ def applications_of(terms: list[Expr], cache: dict[int, tuple[Expr, dict[str, li
     shapes, the kernel's facts) are walked once per ``cache`` (term id -> the term, kept alive, its
     applications and the ids of its subterms), the rest in one walk that skips what those hold.
     ``names``: only the functions so named (the rest's walk then wraps no other application)."""
-    flat: list[Expr] = []
-    todo = list(reversed(terms))
-    while todo:
-        t = todo.pop()
-        parts = _and_arguments(t) if t.get_id() not in shared else None
-        if parts is None:
-            flat.append(t)
-        else:
-            todo.extend(reversed(parts))
+    flat = _conjuncts(terms, shared)
     out: dict[str, list[Expr]] = {}
     seen = z3walk.Seen()
     rest = []
-    for t in flat:
-        key = t.get_id()
+    for t, key in flat:
         if key not in shared:
-            rest.append(t)
+            rest.append(_expr(t, terms))
             continue
         hit = cache.get(key)
         if hit is None:
+            t = _expr(t, terms)
             nodes = z3walk.Seen()
             found: dict[str, list[Expr]] = {}
             for app, _ in _uninterpreted([t], nodes, applied=True):
@@ -459,6 +451,33 @@ def applications_of(terms: list[Expr], cache: dict[int, tuple[Expr, dict[str, li
     for name, apps in new_applications(rest, seen, names).items():
         out.setdefault(name, []).extend(apps)
     return out
+
+
+def _conjuncts(terms: list[Expr], shared: set[int]) -> list[tuple[Any, int]]:
+    """``applications_of``'s conjuncts of ``terms``, each with its id: nested conjunctions
+    flattened in order, one whose id is in ``shared`` kept whole. In C (raw pointers, no Python
+    object per conjunct: a level's queries repeat a few hundred base conjuncts each), else here."""
+    found = z3walk.conjuncts(terms, sorted(shared))
+    return found if found is not None else _python_conjuncts(terms, shared)
+
+
+def _python_conjuncts(terms: list[Expr], shared: set[int]) -> list[tuple[Any, int]]:
+    flat = []
+    todo = list(reversed(terms))
+    while todo:
+        t = todo.pop()
+        key = t.get_id()
+        parts = _and_arguments(t) if key not in shared else None
+        if parts is None:
+            flat.append((t, key))
+        else:
+            todo.extend(reversed(parts))
+    return flat
+
+
+def _expr(t: Any, terms: list[Expr]) -> Expr:
+    """A conjunct from ``_conjuncts`` as a term (a raw pointer from the C walk is wrapped)."""
+    return z3.z3._to_expr_ref(z3walk.ast_of(t), terms[0].ctx) if isinstance(t, int) else t
 
 
 def _and_arguments(term: Expr) -> list[BoolExpr] | None:

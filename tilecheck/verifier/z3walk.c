@@ -276,6 +276,57 @@ static int by_id(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* The conjuncts of ``roots``: nested conjunctions flattened in the order of a depth-first walk (a
+ * conjunction's arguments in order), except a conjunction whose id is in ``shared`` (sorted;
+ * ``nshared``), which is a conjunct itself. Each conjunct's AST and id go to malloc'd arrays
+ * (``*out``, ``*ids``; free with tc_free). Returns their number, or -1 when out of memory. */
+long tc_flatten(ctx_t c, ast_t *roots, unsigned nroots, const unsigned *shared, unsigned nshared, ast_t **out,
+                unsigned **ids) {
+    size_t cap = 256, top = 0, n = 0, ocap = 64;
+    ast_t *todo = malloc(cap * sizeof *todo);
+    ast_t *found = malloc(ocap * sizeof *found);
+    unsigned *keys = malloc(ocap * sizeof *keys);
+    if (!todo || !found || !keys || !reserve(&todo, &cap, nroots))
+        goto oom;
+    for (unsigned i = nroots; i-- > 0;)
+        todo[top++] = roots[i];
+    while (top) {
+        ast_t a = todo[--top];
+        unsigned id = get_ast_id(c, a);
+        int mine = !nshared || !bsearch(&id, shared, nshared, sizeof *shared, by_id);
+        if (mine && get_ast_kind(c, a) == app_ast_kind && get_decl_kind(c, get_app_decl(c, a)) == op_and) {
+            unsigned k = get_app_num_args(c, a);
+            if (!reserve(&todo, &cap, top + k))
+                goto oom;
+            for (unsigned j = k; j-- > 0;)
+                todo[top++] = get_app_arg(c, a, j);
+            continue;
+        }
+        if (n == ocap) {
+            ocap *= 2;
+            ast_t *f = realloc(found, ocap * sizeof *f);
+            if (!f)
+                goto oom;
+            found = f;
+            unsigned *g = realloc(keys, ocap * sizeof *g);
+            if (!g)
+                goto oom;
+            keys = g;
+        }
+        found[n] = a;
+        keys[n++] = id;
+    }
+    free(todo);
+    *out = found;
+    *ids = keys;
+    return (long)n;
+oom:
+    free(todo);
+    free(found);
+    free(keys);
+    return -1;
+}
+
 /* Assert the conjunction of ``roots`` into ``solver``, nested conjunctions flattened in the
  * order of a depth-first walk (a conjunction's arguments in order); a conjunct ``Implies(f, r)``
  * whose ``f`` has an id in ``flags`` (sorted; ``nflags``) is asserted as ``r`` tracked by ``f``, and

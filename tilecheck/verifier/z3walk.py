@@ -24,8 +24,9 @@ import sys
 import tempfile
 import threading
 import types
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import z3
 
@@ -109,6 +110,11 @@ def _load() -> Any:
                                    ctypes.POINTER(ctypes.POINTER(ctypes.c_void_p)),
                                    ctypes.POINTER(ctypes.POINTER(ctypes.c_uint)), ctypes.POINTER(ctypes.c_size_t)]
             lib.tc_dag.restype = ctypes.c_long
+            lib.tc_flatten.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint,
+                                       ctypes.POINTER(ctypes.c_uint), ctypes.c_uint,
+                                       ctypes.POINTER(ctypes.POINTER(ctypes.c_void_p)),
+                                       ctypes.POINTER(ctypes.POINTER(ctypes.c_uint))]
+            lib.tc_flatten.restype = ctypes.c_long
             lib.tc_init_assert.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.c_int]
             lib.tc_assert.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint,
                                       ctypes.POINTER(ctypes.c_uint), ctypes.c_uint, ctypes.c_char_p]
@@ -248,6 +254,27 @@ def dag_records(term: Any) -> tuple[list[int], list[int], list[int]] | None:
     finally:
         for pointer in (records, asts, args):
             lib.tc_free(ctypes.cast(pointer, ctypes.c_void_p))
+
+
+def conjuncts(terms: list[Any], shared: Sequence[int]) -> list[tuple[int, int]] | None:
+    """The conjuncts of ``terms`` (``tc_flatten``): nested conjunctions flattened in order, except
+    one whose id is in ``shared`` (sorted), which is a conjunct itself; each as (raw AST pointer,
+    id), without a Python object per conjunct. None when the C library is not there."""
+    lib = _load()
+    if lib is None or not terms:
+        return None if lib is None else []
+    roots = (ctypes.c_void_p * len(terms))(*[t.as_ast() for t in terms])
+    keys = (ctypes.c_uint * len(shared))(*shared)
+    out = ctypes.POINTER(ctypes.c_void_p)()
+    ids = ctypes.POINTER(ctypes.c_uint)()
+    n = lib.tc_flatten(terms[0].ctx.ref(), roots, len(terms), keys, len(shared), ctypes.byref(out), ctypes.byref(ids))
+    if n < 0:
+        raise MemoryError("tilecheck: no memory for a term walk")
+    try:
+        return list(zip(_items(out, ctypes.c_size_t, n), _items(ids, ctypes.c_uint, n)))
+    finally:
+        lib.tc_free(ctypes.cast(out, ctypes.c_void_p))
+        lib.tc_free(ctypes.cast(ids, ctypes.c_void_p))
 
 
 def _items(pointer: Any, kind: Any, n: int) -> list[int]:
