@@ -86,15 +86,16 @@ def compare(access_x: Access, access_y: Access, grid: tuple[int, int, int],
         if not (_tiled(access_x) and _tiled(access_y)):
             return _elements_compared(access_x, access_y, grid, concrete, memory or {}, cache)
         dags = cache.setdefault("dags", {}) if cache is not None else {}
-        keys_x, blocks_x, row_x = _tiles(access_x, grid, concrete, memory or {}, dags)
+        tiles_x = _tiles(access_x, grid, concrete, memory or {}, dags)
         if access_y is access_x:
-            keys_y, blocks_y, row_y = keys_x, blocks_x, row_x
+            tiles_y = tiles_x
         else:
             if _extents(access_x) != _extents(access_y):
                 return None
-            keys_y, blocks_y, row_y = _tiles(access_y, grid, concrete, memory or {}, dags)
+            tiles_y = _tiles(access_y, grid, concrete, memory or {}, dags)
     except Unsupported:
         return None
+    (keys_x, blocks_x, row_x), (keys_y, blocks_y, row_y) = _starts(tiles_x, grid), _starts(tiles_y, grid)
     if keys_x.shape[1] != keys_y.shape[1]:
         return None
     if not len(keys_x) or not len(keys_y):
@@ -103,11 +104,9 @@ def compare(access_x: Access, access_y: Access, grid: tuple[int, int, int],
     extents = np.array(_extents(access_x), np.int64)
     both = np.concatenate([keys_x, keys_y])
     if ((both - both[0]) % extents).any():
-        try:  # the tiles' boxes, each clipped to the lanes its mask may leave (a sliced view's rows)
-            boxes_x = _boxes(access_x, grid, concrete, memory or {}, dags)
-            boxes_y = boxes_x if access_y is access_x else _boxes(access_y, grid, concrete, memory or {}, dags)
-        except Unsupported:
-            return None
+        # the tiles' boxes, each clipped to the lanes its mask may leave (a sliced view's rows)
+        boxes_x = _boxes(access_x, tiles_x, grid, concrete, memory or {}, dags)
+        boxes_y = boxes_x if access_y is access_x else _boxes(access_y, tiles_y, grid, concrete, memory or {}, dags)
         return _overlapping(*boxes_x, *boxes_y)
     return _clash(keys_x, blocks_x, row_x, keys_y, blocks_y, row_y)
 
@@ -486,11 +485,21 @@ def overflow(term: smt.IntExpr, lo: int, hi: int, live: smt.BoolExpr, loops: Seq
     return {name: int(v[outside[0]]) if np.ndim(v) else int(v) for name, v in env.items()}
 
 
+# every instance of a tiled access (``_tiles``): the rows' variable values, their number, their
+# evaluator, which instances are active, and each one's tile start (a row of element coordinates)
+TileRows = tuple[dict[str, np.ndarray], int, Evaluator, np.ndarray, np.ndarray]
+
+
+def _starts(tiles: TileRows, grid: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray, Row]:
+    """The active instances' tile starts, the linear block id of each, and each one's variable values."""
+    env, rows, _, active, keys = tiles
+    return keys[active], _linear_block(env, grid, rows)[active], _rows(env, active)
+
+
 def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
-           memory: dict[str, Any], dags: dict[Any, Any]) -> tuple[np.ndarray, np.ndarray, Row]:
-    """The tile starts (rows of element coordinates) every instance of ``access`` touches, the
-    linear block id of each, over every block of ``grid`` and every iteration of its loops, and
-    each one's variable values. ``dags``: the evaluators' (``rows.Evaluator``), for the level."""
+           memory: dict[str, Any], dags: dict[Any, Any]) -> TileRows:
+    """Every instance of ``access``, over every block of ``grid`` and every iteration of its loops,
+    and the tile each one touches. ``dags``: the evaluators' (``rows.Evaluator``), for the level."""
     if not _tiled(access) or access.approximate or math.prod(grid) > MAX_ROWS:
         raise Unsupported
     for _, step, extent, _, _ in access.tiles:
@@ -498,15 +507,6 @@ def _tiles(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.
             raise Unsupported  # overlapping tiles: not one start per element
     if math.prod(grid) > 1:
         _tiles(access, (1, 1, 1), concrete, memory, dags)  # block 0 alone first: see _FIRST_BLOCK
-    env, rows, evaluate, active, keys = _tile_rows(access, grid, concrete, memory, dags)
-    return keys[active], _linear_block(env, grid, rows)[active], _rows(env, active)
-
-
-def _tile_rows(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
-               memory: dict[str, Any], dags: dict[Any, Any]) -> tuple[dict[str, np.ndarray], int, Evaluator,
-                                                                      np.ndarray, np.ndarray]:
-    """Every instance of a tiled ``access`` (``_tiles``): the rows, their evaluator, which are
-    active, and each one's tile start."""
     env, rows = _blocks(grid)
     evaluate = Evaluator(env, concrete, memory, dags)
     env, rows = _iterations(access, env, rows, evaluate)
@@ -521,14 +521,14 @@ def _tile_rows(access: Access, grid: tuple[int, int, int], concrete: list[tuple[
     return env, rows, evaluate, active, keys
 
 
-def _boxes(access: Access, grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
+def _boxes(access: Access, tiles: TileRows, grid: tuple[int, int, int], concrete: list[tuple[smt.Expr, smt.Expr]],
            memory: dict[str, Any], dags: dict[Any, Any]) -> Boxes:
     """Every active instance of a tiled ``access`` as a box, its first and last element along each
     axis: the tile, less the lanes that the conditions of its mask naming that axis's lane alone
     exclude (a view sliced to a batch's rows stores its tile's rows below the slice's end: ``start
     + lane < end``), over-approximated from the first lane they leave to the last. An instance
-    they leave no lane is not listed."""
-    env, rows, evaluate, active, keys = _tile_rows(access, grid, concrete, memory, dags)
+    they leave no lane is not listed (``tiles``: the access's instances, from ``_tiles``)."""
+    env, rows, evaluate, active, keys = tiles
     parts, nodes = evaluate.conjuncts(access.active)
     lanes = {lane.decl().name(): k for k, lane in enumerate(LANES)}
     alone: dict[int, list[int]] = {}  # lane number -> the mask's conditions that name it alone
