@@ -76,11 +76,9 @@ def _hold_at_case(ch: Checker) -> bool:
         trees = ch.memo["fact_trees"] = shape_contract.fact_trees(ch.fp)
     if trees is None:
         return False
-    env = {f"grid[{k}]": v for k, v in enumerate(level.grid)}
-    for info in ch.fp.arrays.values():
-        for what, given in (("shape", level.shapes.get(info.name)), ("strides", level.strides.get(info.name))):
-            env.update({f"{info.name}.{what}[{d}]": v for d, v in enumerate(given or ())})
-    env.update({ch.fp.scalar_name(i): v for i, v in (level.scalars or {}).items()})
+    values = {smt.term_id(sym): smt.const_value(v) for sym, v in ch.concrete}  # the level's fixed values
+    env = {name: values[key] for name, sym in shape_contract.symbols(ch.fp).items()
+           if (key := smt.term_id(sym)) in values}
     return all(shape_contract.evaluate(t, env) is True for t in trees)
 
 
