@@ -75,17 +75,9 @@ def test_a_search_tier_with_satisfiable_assumptions_keeps_its_model():
 def test_at_the_given_case_assume_facts_on_launch_symbols_are_evaluated_not_asked(monkeypatch):
     # the stride facts name only the launch's symbols: the case's values answer them, no query;
     # a case that breaks one still asks (its finding names the fact the solver singles out)
-    from tilecheck.verifier import obligations
+    from tests.verifier.spies import given_case_questions
 
-    asked = []
-    solve = obligations.Checker.solve
-
-    def spy(self, constraints, what, locs, key=None, **kw):
-        if self.level.grid is not None:
-            asked.append(what)
-        return solve(self, constraints, what, locs, key, **kw)
-
-    monkeypatch.setattr(obligations.Checker, "solve", spy)
+    asked = given_case_questions(monkeypatch)
     x, y = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
     assert tilecheck.verify(K.xor_partner_halved, (x, y, 3, 8), (8, 1, 1)).status == "race"
     assert asked and "the kernel's assumptions" not in asked

@@ -10,26 +10,14 @@ from hypothesis import strategies as st
 import tilecheck
 from tests.tiers import examples
 from tests.interp.kernels import misswizzled_copy, swizzled_args, swizzled_copy
+from tests.verifier.spies import given_case_questions
 from tilecheck.verifier import enumeration, obligations, rows, smt
 
 ConstInt = ct.Constant[int]
 
 
-def _solver_questions(monkeypatch) -> list[str]:
-    asked: list[str] = []
-    solve = obligations.Checker.solve
-
-    def spy(self, constraints, what, locs, key=None, **kw):
-        if self.level.grid is not None:
-            asked.append(what)
-        return solve(self, constraints, what, locs, key, **kw)
-
-    monkeypatch.setattr(obligations.Checker, "solve", spy)
-    return asked
-
-
 def test_a_persistent_swizzled_store_is_proved_by_enumeration(monkeypatch):
-    asked = _solver_questions(monkeypatch)
+    asked = given_case_questions(monkeypatch)
     # the given case's enumeration (the contract over the shapes, searched first, is left out)
     report = tilecheck.verify(swizzled_copy, swizzled_args(), (4, 1, 1), every_shape=False)
     assert report.status == "verified" and report.level == "the given shapes and grid", report
@@ -216,7 +204,7 @@ def partner_exchange_unrouted(work, k, j, M, T: ConstInt):
 
 
 def test_an_xor_partner_exchange_inside_blocks_is_proved_element_by_element(monkeypatch):
-    asked = _solver_questions(monkeypatch)
+    asked = given_case_questions(monkeypatch)
     work = np.random.default_rng(0).standard_normal(64).astype(np.float32)
     report = tilecheck.verify(partner_exchange, (work, 2, 1, 64, 16), (4, 1, 1), every_shape=False)
     assert report.status == "verified" and report.level == "the given shapes and grid", report
