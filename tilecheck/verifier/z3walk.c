@@ -128,6 +128,20 @@ static int reserve(ast_t **stack, size_t *cap, size_t need) {
     return 1;
 }
 
+/* ``*asts`` and ``*values`` grown to ``n`` entries, ``per`` values an entry (a walk's found nodes
+ * and what it keeps of each); 0 when out of memory (the arrays stay valid, to be freed) */
+static int grow_entries(ast_t **asts, unsigned **values, size_t n, size_t per) {
+    ast_t *a = realloc(*asts, n * sizeof *a);
+    if (!a)
+        return 0;
+    *asts = a;
+    unsigned *v = realloc(*values, n * per * sizeof *v);
+    if (!v)
+        return 0;
+    *values = v;
+    return 1;
+}
+
 /* Every application of an uninterpreted symbol under ``roots`` whose node is not in ``seen``
  * (constants too), in the order of a depth-first walk that pops the last pushed node first and
  * pushes a node's arguments in order; every node visited joins ``seen``. The applications and
@@ -155,14 +169,8 @@ long tc_walk(ctx_t c, ast_t *roots, unsigned nroots, idset *seen, ast_t **apps, 
         if (get_decl_kind(c, get_app_decl(c, a)) == uninterpreted_kind) {
             if (found == fcap) {
                 fcap *= 2;
-                ast_t *o = realloc(out, fcap * sizeof *out);
-                if (!o)
+                if (!grow_entries(&out, &arity, fcap, 1))
                     goto oom;
-                out = o;
-                unsigned *r = realloc(arity, fcap * sizeof *arity);
-                if (!r)
-                    goto oom;
-                arity = r;
             }
             out[found] = a;
             arity[found++] = n;
@@ -211,14 +219,8 @@ long tc_dag(ctx_t c, ast_t root, unsigned **records, ast_t **asts, unsigned **ar
             continue;
         if (n == ncap) {
             ncap *= 2;
-            unsigned *r = realloc(rec, 4 * ncap * sizeof *r);
-            if (!r)
+            if (!grow_entries(&nodes, &rec, ncap, 4))
                 goto oom;
-            rec = r;
-            ast_t *o = realloc(nodes, ncap * sizeof *o);
-            if (!o)
-                goto oom;
-            nodes = o;
         }
         int kind = get_ast_kind(c, a);
         unsigned k = 0, decl = ~0u;
@@ -304,14 +306,8 @@ long tc_flatten(ctx_t c, ast_t *roots, unsigned nroots, const unsigned *shared, 
         }
         if (n == ocap) {
             ocap *= 2;
-            ast_t *f = realloc(found, ocap * sizeof *f);
-            if (!f)
+            if (!grow_entries(&found, &keys, ocap, 1))
                 goto oom;
-            found = f;
-            unsigned *g = realloc(keys, ocap * sizeof *g);
-            if (!g)
-                goto oom;
-            keys = g;
         }
         found[n] = a;
         keys[n++] = id;
