@@ -58,7 +58,7 @@ class Evaluator:
     def truth(self, term: smt.BoolExpr, rows: int) -> np.ndarray:
         """Where ``term`` holds, exactly (``Unsupported`` when any part cannot be evaluated)."""
         root, nodes = self._dag(term)
-        return np.broadcast_to(np.asarray(self._eval(root, nodes, self._memo), bool), (rows,))
+        return self.holds(root, nodes, rows)
 
     def condition(self, term: smt.BoolExpr, rows: int) -> np.ndarray:
         """Where ``term`` may hold: its conjuncts that can be evaluated (the others: anywhere)."""
