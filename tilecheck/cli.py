@@ -288,10 +288,12 @@ def _verify(args: argparse.Namespace) -> int:
                             f"{s['race']} racy, {s['unknown']} unknown, {s['error']} error(s)", stop=stop.signal)
     ran = iter(finished)
     results = [next(ran) if isinstance(j, Job) else j for j in plan]
+    # a shard says its place, so `tilecheck merge` can refuse a shard twice, one missing, or a mix of splits
+    place = {"index": shard, "count": shards, "dealt": dealt} if args.shard else None
     if args.format == "json":
-        text = render_json(results, no_case)
+        text = render_json(results, no_case, place)
     elif args.format == "sarif":
-        text = render_sarif(results, Path.cwd(), __version__)
+        text = render_sarif(results, Path.cwd(), __version__, place)
     else:
         text = render_text(results, no_case)
     _emit(text, args.output)

@@ -47,8 +47,9 @@ def render_text(results: list[JobResult], no_case: list[str]) -> str:
     return "\n".join(out)
 
 
-def render_json(results: list[JobResult], no_case: list[str]) -> str:
-    data = {"tool": "tilecheck", "version": 1,
+def render_json(results: list[JobResult], no_case: list[str], shard: dict[str, int] | None = None) -> str:
+    """The JSON report; ``shard`` (``{"index", "count", "dealt"}``) when it is one shard of a split run."""
+    data = {"tool": "tilecheck", "version": 1, **({"shard": shard} if shard else {}),
             "results": [{"id": r.id, "file": r.path, "kernel": r.kernel, "case": r.case, "grid": r.grid,
                          "status": r.status, "seconds": round(r.seconds, 4),
                          "error": r.text if r.status == "error" else None,
@@ -81,7 +82,7 @@ def _location(loc: dict[str, Any] | None, root: Path, fallback: str) -> dict[str
     return {"physicalLocation": {"artifactLocation": {"uri": _uri(loc["file"], root)}, "region": region}}
 
 
-def render_sarif(results: list[JobResult], root: Path, version: str) -> str:
+def render_sarif(results: list[JobResult], root: Path, version: str, shard: dict[str, int] | None = None) -> str:
     sarif_results = []
     notifications: list[dict[str, Any]] = []  # cases that could not be checked: tool errors, not findings
     for r in results:
@@ -118,7 +119,8 @@ def render_sarif(results: list[JobResult], root: Path, version: str) -> str:
                      # it admits), by case id
                      "properties": {"launchContracts": {
                          r.id: r.report["launch_contract"] for r in results
-                         if r.report is not None and r.report.get("launch_contract") is not None}}}]}
+                         if r.report is not None and r.report.get("launch_contract") is not None},
+                         **({"shard": shard} if shard else {})}}]}
     return json.dumps(log, indent=2)
 
 
@@ -137,7 +139,12 @@ def merge_reports(documents: list[dict[str, Any]]) -> dict[str, Any]:
             for r in d["results"]:
                 if not isinstance(r, dict):
                     raise ValueError(f"report {n}: a result is a {type(r).__name__}, not an object")
+        _check_shards([d.get("shard") for d in documents])
         results = [r for d in documents for r in d["results"]]
+        ids = [r.get("id") for r in results]
+        twice = sorted({i for i in ids if ids.count(i) > 1 and i is not None})
+        if twice:
+            raise ValueError(f"case(s) reported more than once: {', '.join(map(str, twice[:3]))} (the same shard given twice?)")
         no_case = [k for d in documents for k in d.get("no_case", [])]
         counts = {s: sum(1 for r in results if r.get("status") == s)
                   for s in ("verified", "race", "out-of-bounds", "unknown", "error")}
@@ -155,15 +162,46 @@ def merge_reports(documents: list[dict[str, Any]]) -> dict[str, Any]:
                 if not isinstance(inv, dict):
                     raise ValueError(f"SARIF log {n}: an invocation is a {type(inv).__name__}, not an object")
                 _checked_list(inv.get("toolExecutionNotifications", []), f"SARIF log {n}: 'toolExecutionNotifications'")
+        _check_shards([(run.get("properties") or {}).get("shard") for run in runs])
         notifications = [n for run in runs for inv in run.get("invocations", [])
                          for n in inv.get("toolExecutionNotifications", [])]
         merged = dict(runs[0])
         merged["results"] = [r for run in runs for r in run.get("results", [])]
+        contracts = {}
+        for run in runs:  # every shard's contracts, not the first one's
+            contracts.update((run.get("properties") or {}).get("launchContracts") or {})
+        merged["properties"] = {**(runs[0].get("properties") or {}), "launchContracts": contracts}
+        merged["properties"].pop("shard", None)
         merged["invocations"] = [{"executionSuccessful": all(inv.get("executionSuccessful", True) for run in runs
                                                              for inv in run.get("invocations", [])),
                                   "toolExecutionNotifications": notifications}]
         return dict(documents[0]) | {"runs": [merged]}
     raise ValueError("expected the JSON reports or the SARIF logs of `tilecheck verify`, all of one format")
+
+
+def _check_shards(shards: list[Any]) -> None:
+    """The shards of one split run, each once: all say their place (``--shard I/N``), all of the same
+    N and the same number of cases dealt, indices 1..N each exactly once. Reports that are not
+    shards are merged as given (and a case reported twice is refused by the caller)."""
+    if all(s is None for s in shards):
+        return
+    for n, s in enumerate(shards, 1):
+        if not (isinstance(s, dict) and all(isinstance(s.get(k), int) for k in ("index", "count", "dealt"))):
+            raise ValueError(f"report {n} is not a shard of a `tilecheck verify --shard I/N` run, the others are")
+    counts = sorted({s["count"] for s in shards})
+    if len(counts) > 1:
+        raise ValueError(f"shards of different splits ({' and '.join(f'{c}-way' for c in counts)})")
+    dealt = sorted({s["dealt"] for s in shards})
+    if len(dealt) > 1:
+        raise ValueError(f"shards of different runs (they dealt {' and '.join(map(str, dealt))} cases)")
+    indices = [s["index"] for s in shards]
+    twice = sorted({i for i in indices if indices.count(i) > 1})
+    if twice:
+        raise ValueError(f"shard {', '.join(f'{i}/{counts[0]}' for i in twice)} given more than once")
+    missing = sorted(set(range(1, counts[0] + 1)) - set(indices))
+    if missing:
+        raise ValueError(f"shard {', '.join(f'{i}/{counts[0]}' for i in missing)} missing: the merged report "
+                         "would leave its cases out")
 
 
 def _checked_list(value: Any, what: str) -> list[Any]:

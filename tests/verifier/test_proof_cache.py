@@ -39,7 +39,8 @@ def test_a_fresh_process_reads_the_entry_from_disk(tmp_path):
     fresh = proof_cache.ProofCache(tmp_path)  # what another process sees: nothing in memory
     (entry,) = list((tmp_path / "proofs").rglob("*.json"))
     assert fresh.contracts(entry.stem)
-    assert (tmp_path / ".gitignore").read_text() == "*\n"
+    assert (tmp_path / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert "created by tilecheck" in (tmp_path / "CACHEDIR.TAG").read_text()
 
 
 def test_a_miss_is_read_again_once_another_process_has_written_the_entry(tmp_path):
@@ -50,10 +51,11 @@ def test_a_miss_is_read_again_once_another_process_has_written_the_entry(tmp_pat
     (entry,) = list((tmp_path / "proofs").rglob("*.json"))
     other = proof_cache.ProofCache(tmp_path)
     assert other.contracts(entry.stem)
+    described = json.loads(entry.read_text())["about"]
     entry.unlink()
     stale = proof_cache.ProofCache(tmp_path)
     assert stale.contracts(entry.stem) == []  # a miss
-    other.add(entry.stem, proof_cache.encode(first.launch_contract, first.assumptions, first.notes))
+    other.add(entry.stem, proof_cache.encode(first.launch_contract, first.assumptions, first.notes), described)
     assert stale.contracts(entry.stem), "a miss was kept in memory past the other process's write"
 
 
@@ -172,7 +174,7 @@ def _write_many(directory, n):
 
     store = pc.ProofCache(directory)
     for i in range(n):
-        store.add_verdict("shared", {"writer": os.getpid(), "i": i, "pad": "x" * 20000})
+        store.add_verdict(pc.key("shared"), pc.about("shared"), {"writer": os.getpid(), "i": i, "pad": "x" * 20000})
 
 
 def test_concurrent_writers_never_leave_a_torn_entry(tmp_path):
@@ -182,7 +184,7 @@ def test_concurrent_writers_never_leave_a_torn_entry(tmp_path):
     writers = [ctx.Process(target=_write_many, args=(tmp_path, 60)) for _ in range(2)]
     for w in writers:
         w.start()
-    path = proof_cache.ProofCache(tmp_path)._path("launches", "shared")
+    path = proof_cache.ProofCache(tmp_path)._path("launches", proof_cache.key("shared"))
     seen = 0
     while any(w.is_alive() for w in writers):
         if path.exists():

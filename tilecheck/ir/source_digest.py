@@ -4,11 +4,14 @@ finds a kernel's Tile IR in a new process without compiling it again (issue 20).
 cuTile compiles a kernel from its Python function: its code, the functions it calls and the global
 values it reads, for the parameters' specialisation (``cutile.specialization``). The digest covers
 - the versions of Python, cuda-tile and tilecheck, and the kernel's compiler options;
-- the text of every source file that defines the kernel or a function it calls (transitively), so a
-  change anywhere in those files, line numbers included, gives another digest;
+- the code objects of the kernel and every function it calls (transitively, ``@ct.function`` helpers
+  followed through cuTile's wrapper to the user's function) as this process loaded them, and the
+  text of the files that define them, so a change anywhere in those files, line numbers included,
+  gives another digest, and so does a file edited after this process imported it;
 - the value of every global name those functions read that is a plain value (numbers, strings,
-  tuples of them, enums), read from the functions' globals and from the modules they name
-  (``cfg.BLOCK``), whatever file defines it.
+  tuples of them, enums), read from the functions' globals and, at any depth, from the modules and
+  classes they name (``cfg.BLOCK``, ``cfg.sub.SHIFT``), whatever file defines it; closures,
+  defaults, keyword-only defaults and annotations.
 A value the digest cannot pin down (an object without a stable text form, a function without a
 source file) gives no digest: that kernel is compiled in every process, as without a cache.
 What it cannot see is state a compilation reads some other way (an environment variable read at
@@ -21,6 +24,7 @@ import builtins
 import enum
 import hashlib
 import inspect
+import os
 import sys
 import types
 from pathlib import Path
@@ -48,36 +52,89 @@ def kernel_digest(pyfunc: Any, options: Any, versions: str) -> str | None:
 
 
 def _function(func: Any, h: Any, seen: set[int]) -> None:
+    """A function as compiling it reads it: its code object as loaded in this process (not only its
+    file's text, which may have been edited since the module was imported), its file, the values of
+    the global names and attribute chains it reads, its closure, defaults and annotations. A wrapper
+    (``@ct.function``, ``functools.wraps``) is followed to the function it wraps."""
     if id(func) in seen:
         return
     seen.add(id(func))
+    wrapped = getattr(func, "__wrapped__", None)
+    if isinstance(wrapped, types.FunctionType) or _wrapped_function(wrapped) is not None:
+        if _pinned_code(func):  # cuTile's own wrapper: pinned by its version
+            h.update(f"wrapper {func.__code__.co_filename}|{func.__code__.co_name}".encode())
+        else:  # a user's decorator: its own code counts too
+            _own_function(func, h, seen)
+        _value(wrapped, h, seen)
+        return
+    _own_function(func, h, seen)
+
+
+def _own_function(func: Any, h: Any, seen: set[int]) -> None:
     source = inspect.getsourcefile(func)
     if source is None:
         raise _Unpinned(func)
-    h.update(f"fn|{func.__module__}|{func.__qualname__}|{_file(source)}".encode())
+    h.update(f"fn|{func.__module__}|{func.__qualname__}|{_file(source)}|".encode())
+    _code(func.__code__, h)
     names = sorted(_names(func.__code__))
     scope = func.__globals__
-    modules = []
+    namespaces = []
     for name in names:
         if name in scope:
             value = scope[name]
             h.update(f"|{name}=".encode())
             _value(value, h, seen)
-            if isinstance(value, types.ModuleType):
-                modules.append(value)
+            namespaces.append((name, value))
         elif not hasattr(builtins, name):
-            h.update(f"|{name}?".encode())  # an attribute name: resolved on the modules below
-    for module in modules:  # attributes read from a named module (cfg.BLOCK)
-        if module.__name__.split(".")[0] in _PINNED:
+            h.update(f"|{name}?".encode())  # an attribute name: resolved on the namespaces below
+    # attributes read from a named module or class, at any depth (cfg.BLOCK, cfg.sub.SHIFT): every
+    # name the code reads, looked up in each namespace reached from its globals
+    done: set[int] = set()
+    while namespaces:
+        path, space = namespaces.pop()
+        if id(space) in done or not _walkable(space):
             continue
+        done.add(id(space))
+        attributes = vars(space)
         for name in names:
-            if name in vars(module):
-                h.update(f"|{module.__name__}.{name}=".encode())
-                _value(vars(module)[name], h, seen)
+            if name in attributes:
+                value = attributes[name]
+                h.update(f"|{path}.{name}=".encode())
+                _value(value, h, seen)
+                namespaces.append((f"{path}.{name}", value))
     for cell in func.__closure__ or ():
         _value(cell.cell_contents, h, seen)
     for default in func.__defaults__ or ():
         _value(default, h, seen)
+    for name, default in sorted((func.__kwdefaults__ or {}).items()):
+        h.update(f"|kw {name}=".encode())
+        _value(default, h, seen)
+    for name, note in sorted(getattr(func, "__annotations__", {}).items()):
+        h.update(f"|note {name}=".encode())
+        _value(note, h, seen)
+
+
+def _walkable(space: Any) -> bool:
+    """A module or class whose attributes the digest follows (pinned packages' are pinned by version)."""
+    if isinstance(space, types.ModuleType):
+        return space.__name__.split(".")[0] not in _PINNED
+    return isinstance(space, type) and not _in_pinned_package(space)
+
+
+def _pinned_code(func: Any) -> bool:
+    """Is the function's code in a pinned package's files (``functools.wraps`` copies the wrapped
+    function's ``__module__`` onto a wrapper, so the file says whose code it is)?"""
+    where = str(Path(func.__code__.co_filename).resolve())
+    for name in _PINNED:
+        package = sys.modules.get(name)
+        for root in list(getattr(package, "__path__", None) or []):
+            if where.startswith(str(Path(root).resolve()) + os.sep):
+                return True
+    return False
+
+
+def _in_pinned_package(obj: Any) -> bool:
+    return (getattr(obj, "__module__", None) or "").split(".")[0] in _PINNED
 
 
 def _names(code: types.CodeType) -> set[str]:
@@ -86,6 +143,20 @@ def _names(code: types.CodeType) -> set[str]:
         if isinstance(const, types.CodeType):
             out |= _names(const)
     return out
+
+
+def _code(code: types.CodeType, h: Any) -> None:
+    """A code object's instructions, names, constants and line table (nested code included): what
+    the process runs, which a file edited after the import no longer shows."""
+    h.update(code.co_code)
+    h.update(repr((code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars, code.co_argcount,
+                   code.co_kwonlyargcount, code.co_firstlineno)).encode())
+    h.update(getattr(code, "co_linetable", b"") or b"")
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _code(const, h)
+        else:
+            h.update(f"|{type(const).__name__}:{const!r}".encode())
 
 
 def _value(value: Any, h: Any, seen: set[int]) -> None:

@@ -177,25 +177,36 @@ def summarize(module: Module) -> str:
     return "\n".join(lines)
 
 
-def address_slice(function: Any) -> frozenset[Any]:
-    """The ops whose results (transitively) feed an address: view indices and pointer offsets.
+def decision_slice(function: Any) -> frozenset[Any]:
+    """The ops whose results (transitively) decide what is accessed: view indices and pointer
+    offsets (the address), the masks of memory ops, the conditions of ``if`` and the bounds and
+    steps of ``for`` (which iterations, hence which accesses, run). An integer in this slice that
+    wraps around changes the footprint, so the model's unbounded arithmetic must be proved not to
+    wrap there (issue 49: ``if b * CHUNK < n`` wrapping to 0 let two blocks write one element).
     Once per function (every level and search tier asks it; the IR does not change)."""
-    found = _ADDRESS_SLICES.get(function)
+    found = _DECISION_SLICES.get(function)
     if found is None:
-        found = _ADDRESS_SLICES[function] = frozenset(_address_slice(function))
+        found = _DECISION_SLICES[function] = frozenset(_decision_slice(function))
     return found
 
 
-_ADDRESS_SLICES: weakref.WeakKeyDictionary[Any, frozenset[Any]] = weakref.WeakKeyDictionary()
+_DECISION_SLICES: weakref.WeakKeyDictionary[Any, frozenset[Any]] = weakref.WeakKeyDictionary()
 
 
-def _address_slice(function: Any) -> set[Any]:
+def _decision_slice(function: Any) -> set[Any]:
     work = []
     for op in function.walk():
         if op.name in ("load_view_tko", "store_view_tko", "atomic_red_view_tko"):
             work += list(op.operand_group("index"))
         elif op.name == "offset":
             work += list(op.operands)
+        elif op.name == "make_tensor_view":  # a view's base, shape and strides (a slice's bounds)
+            work += list(op.operands)
+        elif op.name == "if":
+            work += list(op.operand_group("condition"))
+        elif op.name == "for":
+            work += [*op.operand_group("lowerBound"), *op.operand_group("upperBound"), *op.operand_group("step")]
+        work += list(op.operand_group("mask"))
     seen, ops = set(), set()
     while work:
         v = work.pop()

@@ -84,10 +84,19 @@ def verified_report(module: Module, args: Sequence[Any], grid: tuple[int, int, i
         # 20M units each, a 128-expert grouped GEMM's overflow claims took 45 s to end unknown
         report = verify(module, args if module.params else None, grid, assume=assume, data=False,
                         observed=list(seen), data_follows=host)
-        _VERIFIED[key] = report
+        if not content_conditions(report):  # data=False: a contract on contents is not expected here,
+            _VERIFIED[key] = report  # and a verdict that rests on them is never kept by signature
         if report.status == "verified" and module.params:
             seen[:] = [*seen[-(_SEEN_MAX - 1):], (module, grid)]
+        return report
     return _VERIFIED[key]
+
+
+def content_conditions(report: Report) -> tuple[Precondition, ...]:
+    """The conditions on index arrays' contents the verdict's contract over the shapes rests on
+    (empty when none): a memo that decides a launch by signature must evaluate them at that launch."""
+    contract = report.launch_contract
+    return tuple(contract.contents) if report.status == "verified" and contract is not None else ()
 
 
 # per Tile IR (by its functions): launches verified before, each as its module bound to them
@@ -321,6 +330,12 @@ def checked_module(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int
         module, report = check_launch(kernel, args, grid, prefix=prefix, assume=assume)
         if launch_only(report):  # decided on this launch's data: decide the next one again
             key = None
+        # a contract on contents is evaluated again at every launch the memo decides (as the
+        # preconditions are); contents that cannot be read there (a device array) leave no memo
+        conditions = content_conditions(report)
+        if conditions and not _on_host(args):
+            key = None
+        assume = (*assume, *conditions)
     if key is not None:
         if len(_CHECKED) >= _CHECKED_MAX:
             _CHECKED.clear()

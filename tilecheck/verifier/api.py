@@ -256,11 +256,11 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
                        for f in aliasing + [f for _, f in broken] + final.findings]
     report.level = final.level.label
     if final.level.label == EVERY_SHAPE_LEVEL:
-        report.assumptions = ["index arithmetic feeding an address does not wrap around: proved for every "
+        report.assumptions = ["integer arithmetic deciding what is accessed (addresses, masks, branches, loop bounds) does not wrap around: proved for every "
                               "launch the contract admits" if a.startswith("integer index arithmetic") else a
                               for a in report.assumptions]
     elif given.grid is not None and given.shapes is not None:
-        report.assumptions = [a + " (add, sub and mul feeding an address: checked at this case, with "
+        report.assumptions = [a + " (add, sub and mul deciding an address, a mask, a branch or a loop bound: checked at this case, with "
                               "the given array contents; where a value the model does not track "
                               "takes part, a possible overflow is unknown)"
                               if a.startswith("integer index arithmetic") else a for a in report.assumptions]

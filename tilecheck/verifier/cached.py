@@ -32,40 +32,62 @@ class CacheCase:
     params: tuple[Any, ...]
     launch: Any
 
+    def proof_parts(self) -> tuple[Any, ...]:
+        """What the contracts proved for this Tile IR are keyed by."""
+        return ("proofs", self.code, self.kernel, self.preconditions)
+
+    def launch_parts(self, contents: str) -> tuple[Any, ...]:
+        """What this launch's whole report is keyed by: its identity, options and contents."""
+        return ("launch", self.code, self.kernel, self.preconditions, self.launch, contents)
+
+
+def admissible(contract: shape_contract.ShapeContract, options: dict[str, Any]) -> bool:
+    """The reuse rule (docs/semantics.md, "The proof cache"): a stored contract may decide a question
+    only where a fresh proof of exactly that question would have assumed no more. Its Tile IR, its
+    kernel and its preconditions are in its key; what is left is the mode: a contract that rests on
+    index contents (``contents``: facts the proving launch's data satisfied) answers a question about
+    this launch's data (``data=True``), never one about any contents (``data=False``), and then only
+    with those facts evaluated on this launch's contents (``ShapeContract.admits``)."""
+    return options["every_shape"] and (not contract.contents or bool(options["data"]))
+
 
 def lookup(store: proof_cache.ProofCache, kernel: Any, args: Sequence[Any], grid: Any,
             assume: Sequence[Precondition], options: dict[str, Any]) -> tuple[CacheCase | None, Report | None]:
     """The verdict of a launch the proof cache decides, without a solver call: one that satisfies
-    a contract proved before for its Tile IR (the launch's own arguments still checked where a
-    proof cannot speak for them: no written array aliases another, no precondition is broken), or
-    the same launch verified before (same arguments and contents). A kernel compiled before, in
-    any process, is found by its sources' digest without compiling it."""
+    a contract proved before for its Tile IR and admissible for this question (``admissible``; the
+    launch's own arguments still checked where a proof cannot speak for them: no written array
+    aliases another, no precondition is broken), or the same launch verified before (same
+    arguments, contents and options). A kernel compiled before, in any process, is found by its
+    sources' digest without compiling it."""
     from tilecheck.ir.cutile import compilation_key, module_for
     from tilecheck.ir.identity import program_digest
 
     start = time.perf_counter()
     grid3 = normalize_grid(grid)
     assume = with_requirements(kernel, assume)
-    preconditions = [p.describe() for p in assume]
+    preconditions = sorted(p.describe() for p in assume)
     front = None if isinstance(kernel, Module) else compilation_key(kernel, args)
-    entry = store.kernel(front[0]) if front is not None and front[0] is not None else None
+    source = ("kernel", front[0], front[1]) if front is not None and front[0] is not None else None
+    entry = store.kernel(proof_cache.key(*source), front[1]) if source is not None else None
     if entry is not None:
         digest, name, written, params = entry["code"], entry["kernel"], set(entry["written"]), front[2]
     else:
         module, _ = module_for(kernel, tuple(args))
         digest, name, written, params = program_digest(module), module.name, written_arrays(module), module.params
-        if front is not None and front[0] is not None:
-            store.add_kernel(front[0], digest, name, list(written))
+        if source is not None and name == front[1]:
+            store.add_kernel(proof_cache.key(*source), proof_cache.about(*source), digest, name, list(written))
     identity = (_identity(params, grid3), options)
     case = CacheCase(digest, preconditions, name, params, identity)
     replay = (kernel, tuple(args), grid3)
     if options["every_shape"] and not aliasing_in(None, written, params, args) and \
             not broken_preconditions(None, params, args, assume):
-        entries = store.contracts(proof_cache.key(digest, preconditions))
+        entries = store.contracts(proof_cache.key(*case.proof_parts()))
         env, widths = shape_contract.launch_of(params, grid3) if entries else ({}, {})
         arrays = None
         for stored in entries:
             found = proof_cache.decode(stored)
+            if not admissible(found, options):
+                continue
             if found.contents and arrays is None:
                 arrays = given_integer_arrays(params, args)
             if found.admits(env, widths, arrays):
@@ -74,12 +96,12 @@ def lookup(store: proof_cache.ProofCache, kernel: Any, args: Sequence[Any], grid
                                     stats={"cache": "hit", "total_s": round(time.perf_counter() - start, 6)})
     contents = contents_digest(params, args, floats=False)
     if contents is not None:
-        stored = store.verdict(proof_cache.key(digest, preconditions, "launch", identity, contents))
+        stored = store.verdict(proof_cache.key(*case.launch_parts(contents)))
         if isinstance(stored, dict) and (stored.get("floats") is None or
                                          stored["floats"] == contents_digest(params, args, floats=True)):
             try:
-                report = proof_cache.report_from_json(stored["report"], replay)
-            except (KeyError, TypeError, ValueError, TilecheckError):
+                report = proof_cache.report_from_json(stored.get("report"), replay)
+            except (KeyError, TypeError, ValueError, AttributeError, TilecheckError):
                 return case, None  # an entry of another shape: ignored, and rewritten
             report.stats = {**report.stats, "cache": "hit", "total_s": round(time.perf_counter() - start, 6)}
             return case, report
@@ -97,8 +119,10 @@ def remember(store: proof_cache.ProofCache, case: CacheCase, report: Report, arg
     # warning (an order-dependent atomic) has a witness of this launch, so it is kept per launch
     if report.status == "verified" and report.level == EVERY_SHAPE_LEVEL and report.launch_contract is not None \
             and not report.findings:
-        store.add(proof_cache.key(case.code, case.preconditions),
-                  proof_cache.encode(report.launch_contract, report.assumptions, report.notes))
+        parts = case.proof_parts()
+        store.add(proof_cache.key(*parts),
+                  proof_cache.encode(report.launch_contract, report.assumptions, report.notes),
+                  proof_cache.about(*parts))
         return
     contents = contents_digest(case.params, args, floats=False)
     # a verdict the exact detector gave on this launch's data may follow its float values too
@@ -108,8 +132,8 @@ def remember(store: proof_cache.ProofCache, case: CacheCase, report: Report, arg
             data = proof_cache.report_json(report)
         except TypeError:  # a value the store does not know how to write: not stored
             return
-        store.add_verdict(proof_cache.key(case.code, case.preconditions, "launch", case.launch, contents),
-                          {"report": data, "floats": floats})
+        parts = case.launch_parts(contents)
+        store.add_verdict(proof_cache.key(*parts), proof_cache.about(*parts), {"report": data, "floats": floats})
 
 
 def _identity(params: tuple[Any, ...], grid: tuple[int, int, int]) -> list[Any]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from tilecheck.ir.summary import address_slice
+from tilecheck.ir.summary import decision_slice
 from tilecheck.report import Finding, contents_items
 from tilecheck.verifier import enumeration, shape_contract, smt
 from tilecheck.verifier.footprints import BLOCK_IDS, block_vars, rename_blocks
@@ -99,7 +99,7 @@ def check_overflow(ch: Checker) -> None:
     ``unknown`` with that reason."""
     if ch.level.shapes is None or ch.level.grid is None and ch.level.grid_max is None:
         return
-    feeding = address_slice(ch.fp.function)
+    feeding = decision_slice(ch.fp.function)
     pending = [n for n, (op, *_) in enumerate(ch.fp.overflows)
                if op in feeding and ("overflow", n) not in ch.known_proved]
     ch.result.proved |= {("overflow", n) for n, (op, *_) in enumerate(ch.fp.overflows)
@@ -166,8 +166,8 @@ def check_overflow(ch: Checker) -> None:
         read = describe_contents(ch, ch.contents(result, constraints))
         ch.result.findings.append(Finding(
             "overflow", f"{op.name} computes {value} in block {where}{read}, outside the "
-            f"{op.results[0].type} range [{lo}, {hi}]: it wraps around, and an address is computed "
-            "from it", op.loc, (), None, ch.level.number))
+            f"{op.results[0].type} range [{lo}, {hi}]: it wraps around, and what is accessed "
+            "depends on it (an address, a mask, a branch or a loop bound)", op.loc, (), None, ch.level.number))
 
 
 def _listed(ch: Checker, n: int, given: bool) -> bool | dict[str, int] | None:

@@ -2,20 +2,29 @@
 beside the project (``.tilecheck_cache/``, like pytest's and mypy's caches), so that a launch which
 satisfies one is decided by evaluating it: integer arithmetic, no solver call.
 
-An entry is keyed by what a proof depends on: the kernel's Tile IR (its code), the preconditions it
-was proved under, and the versions of tilecheck and z3 (and this format's). It holds every contract
-proved for that key (launches of other shapes may prove other ones). Writes are atomic (a temporary
-file renamed over the entry), so concurrent writers (pytest-xdist workers) never leave a torn
-entry; one of two simultaneous writers' contracts may be lost, which costs a proof, not a verdict.
-An entry that cannot be read is ignored, and rewritten by the next proof.
+An entry is named by what a proof depends on (``key``): the kernel's Tile IR (its code), the
+preconditions it was proved under, and the versions of tilecheck and z3 (and this format's); the
+entry records that description (``about``) and is read only when the description hashes to its name,
+so an entry copied or renamed under another key is ignored. An entry holds every contract proved for
+its key (launches of other shapes may prove other ones). Which stored verdict may decide which
+question is ``cached.py``'s rule (docs/semantics.md, "The proof cache").
+
+What the cache does to a user's files (issue 49): it writes only inside its own directory, marked
+with a ``CACHEDIR.TAG`` that names tilecheck; a directory that exists, holds files and carries no such
+tag is never written to (the cache is off there, with a warning). Writes are atomic (a temporary file
+renamed over the entry) and a failed write leaves nothing behind; concurrent writers (pytest-xdist
+workers) never leave a torn entry; one of two simultaneous writers' contracts may be lost, which costs
+a proof, not a verdict. ``clear`` removes only the files the cache wrote. An entry that cannot be
+read, or reads as an unexpected layout, is ignored and rewritten by the next proof.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import shutil
+import re
 import tempfile
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,12 +32,26 @@ from typing import Any
 from tilecheck.errors import TilecheckError
 from tilecheck.verifier import shape_contract
 
-FORMAT = 1
+FORMAT = 2
 DIRECTORY = ".tilecheck_cache"
 # TILECHECK_CACHE_DIR=path: where the cache lives; TILECHECK_NO_CACHE=1: no cache (as --no-cache)
 ENV_DIR, ENV_OFF = "TILECHECK_CACHE_DIR", "TILECHECK_NO_CACHE"
-_README = ("# Created by tilecheck: proofs of kernels' contracts over the shapes (docs/semantics.md, "
-           "\"The proof cache\"). Safe to delete (tilecheck cache clear).\n")
+KINDS = ("proofs", "kernels", "launches")
+# the CACHEDIR.TAG standard's signature (https://bford.info/cachedir/), then the line that says the
+# directory is tilecheck's: what ``clear`` and every write check before touching the directory
+_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
+        "# This file is a cache directory tag created by tilecheck (its proof cache).\n"
+        "# For information about cache directory tags, see https://bford.info/cachedir/\n")
+_TAG_MARK = "created by tilecheck"
+_SUPPORT = {"CACHEDIR.TAG": _TAG, ".gitignore": "# Created by tilecheck: its proof cache\n*\n",
+            "README.md": ("# tilecheck's proof cache\n\nProofs of kernels' contracts over the shapes "
+                          "(docs/semantics.md, \"The proof cache\"). Safe to delete: `tilecheck cache clear`.\n")}
+_ENTRY = re.compile(r"[0-9a-f]{64}\.json")
+_TEMP = re.compile(r"tilecheck-.*\.tmp")
+
+
+class CacheWarning(UserWarning):
+    """The proof cache is off for a directory it may not write to."""
 
 
 def default_directory(start: Path | None = None) -> Path:
@@ -72,10 +95,20 @@ def versions() -> dict[str, str]:
     return {"format": str(FORMAT), "tilecheck": __version__, "z3": z3_version()}
 
 
-def key(code: str, preconditions: Sequence[str], *more: Any) -> str:
-    """The entry of a Tile IR (``ir.identity.program_digest``) under these preconditions (and ``more``: a launch's
-    identity, for a launch's verdict)."""
-    text = json.dumps([code, sorted(preconditions), versions(), *more], sort_keys=True, default=repr)
+def about(*parts: Any) -> Any:
+    """What an entry is about, as the JSON values it is stored as (tuples read back as lists)."""
+    return json.loads(json.dumps(list(parts), sort_keys=True, default=repr))
+
+
+def key(*parts: Any) -> str:
+    """The name of the entry about ``parts`` (a Tile IR's ``program_digest``, its kernel's name and
+    preconditions, and for a launch's verdict the launch's identity): the digest of that description
+    and of the versions, so an entry names what it is about and a reader can check it."""
+    return _name(about(*parts))
+
+
+def _name(described: Any) -> str:
+    text = json.dumps([described, versions()], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -86,11 +119,13 @@ class ProofCache:
     - ``kernels/``: which Tile IR a kernel's sources and specialisation compile to, so that a new
       process need not compile it to find its proofs (``kernel``, ``add_kernel``);
     - ``launches/``: the whole report of one launch, its arrays' contents included in the key
-      (``verdict``, ``add_verdict``): a rerun of the same launch, whatever its verdict."""
+      (``verdict``, ``add_verdict``): a rerun of the same launch, whatever its verdict.
+    Each entry is ``{"versions", "about", "value"}``; ``about`` must hash to the file's name."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
         self._entries: dict[tuple[str, str], Any] = {}
+        self._writable: bool | None = None  # decided at the first write
 
     def _path(self, kind: str, name: str) -> Path:
         return self.directory / kind / name[:2] / f"{name}.json"
@@ -110,62 +145,159 @@ class ProofCache:
             data = json.loads(self._path(kind, name).read_text())
         except (OSError, ValueError):
             return None
-        if not isinstance(data, dict) or data.get("versions") != versions():
+        if not isinstance(data, dict) or data.get("versions") != versions() or "about" not in data:
+            return None
+        try:
+            if _name(data["about"]) != name:  # an entry copied under another entry's name
+                return None
+        except (TypeError, ValueError):
             return None
         return data.get("value")
 
-    def _put(self, kind: str, name: str, value: Any) -> None:
-        """Write one entry atomically (a failure to write is not an error: the next run proves again)."""
+    def _put(self, kind: str, name: str, described: Any, value: Any) -> None:
+        """Write one entry atomically; a failure to write is not an error (the next run proves
+        again) and leaves no file behind."""
         self._entries[kind, name] = value
+        if not self._may_write():
+            return
         path = self._path(kind, name)
+        temp = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._mark()
-            with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as f:
-                json.dump({"versions": versions(), "value": value}, f)
-            os.replace(f.name, path)
-        except OSError:
-            return
+            with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix="tilecheck-", suffix=".tmp",
+                                             delete=False) as f:
+                temp = f.name
+                json.dump({"versions": versions(), "about": described, "value": value}, f)
+            os.replace(temp, path)
+        except (OSError, ValueError, TypeError):
+            if temp is not None:
+                try:
+                    os.unlink(temp)
+                except OSError:
+                    pass
 
     def contracts(self, name: str) -> list[dict[str, Any]]:
         """The contracts stored under ``name`` (empty when none, or when the entry is unreadable)."""
         found = self._get("proofs", name)
         return [c for c in found if _well_formed(c)] if isinstance(found, list) else []
 
-    def add(self, name: str, contract: dict[str, Any]) -> None:
-        """Store one more contract under ``name``."""
+    def add(self, name: str, contract: dict[str, Any], described: Any) -> None:
+        """Store one more contract under ``name`` (``key(*parts)``, ``described`` = ``about(*parts)``)."""
         self._entries.pop(("proofs", name), None)  # another process may have added one meanwhile
-        self._put("proofs", name, [c for c in self.contracts(name) if c != contract] + [contract])
+        self._put("proofs", name, described, [c for c in self.contracts(name) if c != contract] + [contract])
 
-    def kernel(self, name: str) -> dict[str, Any] | None:
+    def kernel(self, name: str, kernel: str) -> dict[str, Any] | None:
+        """Which Tile IR the kernel named ``kernel`` compiles to, by its sources' digest ``name``."""
         found = self._get("kernels", name)
-        ok = isinstance(found, dict) and isinstance(found.get("code"), str) and isinstance(found.get("written"), list)
+        ok = (isinstance(found, dict) and isinstance(found.get("code"), str) and found.get("kernel") == kernel
+              and isinstance(found.get("written"), list) and all(isinstance(w, str) for w in found["written"]))
         return found if ok else None
 
-    def add_kernel(self, name: str, code: str, kernel: str, written: list[str]) -> None:
-        self._put("kernels", name, {"code": code, "kernel": kernel, "written": sorted(written)})
+    def add_kernel(self, name: str, described: Any, code: str, kernel: str, written: list[str]) -> None:
+        self._put("kernels", name, described, {"code": code, "kernel": kernel, "written": sorted(written)})
 
     def verdict(self, name: str) -> Any:
         return self._get("launches", name)
 
-    def add_verdict(self, name: str, report: Any) -> None:
-        self._put("launches", name, report)
+    def add_verdict(self, name: str, described: Any, report: Any) -> None:
+        self._put("launches", name, described, report)
 
-    def _mark(self) -> None:
-        """A new cache directory says what it is, and keeps out of version control."""
-        ignore = self.directory / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("*\n")
-            (self.directory / "README.md").write_text(_README)
-            (self.directory / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
+    # ---- the directory --------------------------------------------------------------------------
+    def owned(self) -> bool:
+        """Is the directory a tilecheck cache (its CACHEDIR.TAG written by tilecheck)?"""
+        try:
+            return _TAG_MARK in (self.directory / "CACHEDIR.TAG").read_text(errors="replace")
+        except OSError:
+            return False
+
+    def _may_write(self) -> bool:
+        """Whether this cache may write into its directory: one tilecheck made (marked by its tag),
+        or one it makes now (absent or empty). A directory of someone else's files is left alone."""
+        if self._writable is None:
+            self._writable = self._claim()
+        return self._writable
+
+    def _claim(self) -> bool:
+        if self.owned():
+            return True
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            # another process may be marking it now: its temporary files and finished marks are not
+            # someone else's files
+            foreign = [p.name for p in self.directory.iterdir() if not (
+                _TEMP.fullmatch(p.name) or p.name in _SUPPORT and _reads(p) == _SUPPORT[p.name])]
+            if foreign:
+                warnings.warn(CacheWarning(
+                    f"tilecheck's proof cache is off: {self.directory} holds files ({', '.join(sorted(foreign)[:3])}) "
+                    f"and is not a tilecheck cache (no CACHEDIR.TAG of tilecheck's); point {ENV_DIR} at a new "
+                    "or empty directory"), stacklevel=5)
+                return False
+            for file, text in _SUPPORT.items():  # the tag first; each whole or absent, never over a file
+                _write_new(self.directory / file, text)
+        except OSError:
+            pass
+        return self.owned()
 
     def clear(self) -> bool:
-        """Remove the cache directory; False when there was none."""
+        """Remove the entries this cache wrote, its marks, and the directory once empty; False when
+        there was no directory. A directory that is not a tilecheck cache is refused, untouched."""
         self._entries.clear()
+        self._writable = None
         if not self.directory.exists():
             return False
-        shutil.rmtree(self.directory)
+        if not self.directory.is_dir() or not self.owned():
+            raise TilecheckError(f"{self.directory} is not a tilecheck cache (it has no CACHEDIR.TAG written by "
+                                 "tilecheck): nothing removed; remove it yourself if you are sure")
+        try:
+            for kind in KINDS:
+                _remove_entries(self.directory / kind)
+            for file, text in _SUPPORT.items():
+                path = self.directory / file
+                if file == "CACHEDIR.TAG" or _reads(path) == text:
+                    path.unlink(missing_ok=True)
+            if not self.directory.is_symlink() and not any(self.directory.iterdir()):
+                self.directory.rmdir()
+        except OSError as exc:
+            raise TilecheckError(f"could not clear the cache at {self.directory}: "
+                                 f"{exc.filename or ''}: {exc.strerror or exc}") from None
         return True
+
+
+def _write_new(path: Path, text: str) -> None:
+    """Create ``path`` holding ``text`` in one step (a hard link of a finished temporary file), or
+    leave it as it is when it exists."""
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix="tilecheck-", suffix=".tmp", delete=False) as f:
+        f.write(text)
+    try:
+        os.link(f.name, path)
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(f.name)
+
+
+def _remove_entries(folder: Path) -> None:
+    """Remove the entries (and temporary files) the cache wrote under ``folder``, then the folders
+    they leave empty; anything else stays, with the folders that hold it."""
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    for shard in folder.iterdir():
+        if not (shard.is_dir() and not shard.is_symlink() and re.fullmatch(r"[0-9a-f]{2}", shard.name)):
+            continue
+        for file in shard.iterdir():
+            if file.is_file() and (_ENTRY.fullmatch(file.name) or _TEMP.fullmatch(file.name)):
+                file.unlink()
+        if not any(shard.iterdir()):
+            shard.rmdir()
+    if not any(folder.iterdir()):
+        folder.rmdir()
+
+
+def _reads(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except (OSError, ValueError):
+        return None
 
 
 # ---- contracts in JSON ----------------------------------------------------------------------------
@@ -230,9 +362,11 @@ def report_from_json(data: Any, case: Any) -> Any:
     """The report ``report_json`` wrote, its findings replayable on ``case`` (kernel, args, grid)."""
     import dataclasses
 
-    from tilecheck.report import Finding
+    from tilecheck.report import Finding, Report
 
     report = _decode(data)
+    if not isinstance(report, Report) or not isinstance(report.findings, list):
+        raise ValueError("not a stored report")
 
     def with_case(value: Any) -> Any:
         if isinstance(value, Finding):
@@ -290,5 +424,7 @@ def _decode(value: Any) -> Any:
         return {k: _decode(v) for k, v in value["$m"].items()}
     if "$d" in value:
         return {_decode(k): _decode(v) for k, v in value["$d"]}
-    kind = _types()[value["$"]]
+    kind = _types().get(value.get("$"))
+    if kind is None:
+        raise ValueError(f"not a stored value: {str(value)[:80]}")
     return kind(**{k: _decode(v) for k, v in value.items() if k != "$"})

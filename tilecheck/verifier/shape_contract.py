@@ -433,9 +433,9 @@ def check_overflow(ch: Any) -> bool:
     True when one was found."""
     from tilecheck.report import Finding
     from tilecheck.verifier.footprints import block_vars, rename_blocks
-    from tilecheck.ir.summary import address_slice
+    from tilecheck.ir.summary import decision_slice
 
-    feeding = address_slice(ch.fp.function)
+    feeding = decision_slice(ch.fp.function)
     claims: dict[tuple[Any, ...], Any] = {}
     ops = {}
     # those interval arithmetic proves (``Checker.never_wraps``) are asked nothing when all are, and
@@ -500,7 +500,7 @@ def check_overflow(ch: Any) -> bool:
     ch.result.reads_data |= any(name in ch.memory_names for name in smt.applications_by_name(claims[key]))
     ch.result.findings.append(Finding(
         "overflow", f"{op.name} computes {result.eval(value)} in block {block}, outside the "
-        f"{op.results[0].type} range [{lo}, {hi}]: it wraps around, and an address is computed from it",
+        f"{op.results[0].type} range [{lo}, {hi}]: it wraps around, and what is accessed depends on it (an address, a mask, a branch or a loop bound)",
         op.loc, (), ch.launch_witness(result, op, block), ch.level.number))
     return True
 
