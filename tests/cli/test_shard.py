@@ -126,6 +126,26 @@ def test_merge_refuses_mixed_or_foreign_files(runs, tmp_path):
     assert "not a JSON report" in run("merge", bad).stderr
 
 
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_merge_refuses_a_shard_twice_a_missing_shard_or_two_splits(runs, tmp_path, fmt):
+    # issue 49: each would make a merged report that silently leaves out (or doubles) cases
+    (by_format, run) = runs
+    one, two, three = (by_format[fmt][s][1] for s in ("1/3", "2/3", "3/3"))
+    twice = run("merge", one, two, three, two)
+    assert twice.returncode == 3 and "2/3 given more than once" in twice.stderr
+    missing = run("merge", one, three)
+    assert missing.returncode == 3 and "2/3 missing" in missing.stderr
+    split = tmp_path / f"half.{fmt}"
+    data = json.loads(one.read_text())
+    place = data["shard"] if fmt == "json" else data["runs"][0]["properties"]["shard"]
+    place["count"] = 2
+    split.write_text(json.dumps(data))
+    mixed = run("merge", split, two, three)
+    assert mixed.returncode == 3 and "different splits" in mixed.stderr
+    whole = by_format[fmt][None][1]
+    assert run("merge", whole, one, two, three).returncode == 3  # a whole run beside its shards
+
+
 @pytest.mark.parametrize("shard", ["0/2", "3/2", "1", "a/b", "1/0"])
 def test_bad_shard_is_a_usage_error(shard, run_cli):
     out = run_cli("verify", KERNELS / "elementwise.py", "--shard", shard)
