@@ -356,7 +356,10 @@ def _eval(args: argparse.Namespace) -> int:
                      f"  runs: NONDETERMINISTIC, {e.run['fraction_differing']:.1%} of elements differ")
         if e.detected is not None:
             extra += f"  detect: {e.detected['status']}"
-        print(f"{'ok ' if e.agrees else 'XX '}{e.status:9s} {e.id}{extra}", flush=True)
+        if e.status == "skipped":
+            extra = f"  ({e.skipped})"
+        mark = '-- ' if e.status == "skipped" else 'ok ' if e.agrees else 'XX '
+        print(f"{mark}{e.status:9s} {e.id}{extra}", flush=True)
 
     result = evaluate(args.corpus, run=args.run, runs=args.runs, timeout_s=args.timeout, progress=progress)
     if args.format == "json":

@@ -28,6 +28,19 @@ class CollectError(TilecheckError):
     """A path that yields no kernel: missing, unreadable, failing to import, or holding none."""
 
 
+# optional frontends: the module a kernel file imports, and the extra that installs it
+OPTIONAL_FRONTENDS = {"triton": "tilecheck[triton]"}
+
+
+class MissingFrontend(CollectError):
+    """A kernel file that imports an optional frontend which is not installed (``.extra`` names the
+    ``pip install`` extra that brings it)."""
+
+    def __init__(self, message: str, extra: str) -> None:
+        super().__init__(message)
+        self.extra = extra
+
+
 @dataclass(frozen=True)
 class KernelEntry:
     """A kernel found in a file: ``path::name``, the kernel object (or None for a Tile IR file), its
@@ -98,6 +111,15 @@ def load_module(path: Path) -> Any:
     except TilecheckError as exc:  # e.g. @tilecheck.case on a plain function: already says what to do
         del sys.modules[name]
         raise CollectError(f"importing {path} failed: {exc}") from exc
+    except ModuleNotFoundError as exc:
+        del sys.modules[name]
+        root_name = (exc.name or "").split(".")[0]
+        if root_name in OPTIONAL_FRONTENDS:
+            extra = OPTIONAL_FRONTENDS[root_name]
+            raise MissingFrontend(f"importing {path} failed: it needs {root_name}, which is not installed "
+                                  f"(pip install \"{extra}\")", extra) from exc
+        raise CollectError(f"importing {path} failed: {type(exc).__name__}: {_one_line(exc)}"
+                           f"{where_raised(exc)}") from exc
     except Exception as exc:  # user code may raise anything: report it, no traceback
         del sys.modules[name]
         raise CollectError(f"importing {path} failed: {type(exc).__name__}: {_one_line(exc)}"

@@ -30,6 +30,7 @@ class EntryResult:
     run: dict[str, Any] | None = None  # differential runner summary with --run
     detected: dict[str, Any] | None = None  # tilecheck.detect at the entry's launch, with --run
     error: str | None = None
+    skipped: str | None = None  # why the entry was not decided: an optional frontend not installed
 
     @property
     def oracle_disagrees(self) -> bool:
@@ -41,6 +42,8 @@ class EntryResult:
 
     @property
     def agrees(self) -> bool:
+        if self.status == "skipped":
+            return True  # not decided, and said so: never counted as right or wrong
         if self.status != self.expect:
             return False
         if not set(self.kinds_expected) <= set(self.kinds_found):
@@ -55,6 +58,10 @@ class EntryResult:
 @dataclass
 class Evaluation:
     entries: list[EntryResult]
+
+    @property
+    def skipped(self) -> list[EntryResult]:
+        return [e for e in self.entries if e.status == "skipped"]
 
     def _count(self, expect: str, status: str) -> int:
         return sum(1 for e in self.entries if e.expect == expect and e.status == status)
@@ -99,15 +106,19 @@ class Evaluation:
         return {"kernels": [asdict(e) | {"agrees": e.agrees} for e in self.entries],
                 "count": len(self.entries), "precision": self.precision, "recall": self.recall,
                 "false_verified": self.false_verified, "confusion": self.confusion,
-                "disagreements": [e.id for e in self.disagreements], "median_s": round(self.median_s, 4),
+                "disagreements": [e.id for e in self.disagreements],
+                "skipped": [e.id for e in self.skipped], "median_s": round(self.median_s, 4),
                 "p95_s": round(self.p95_s, 4)}
 
     def table(self) -> str:
         c = self.confusion
         racy = sum(c["race"].values())
         safe = sum(c["verified"].values())
-        lines = [f"{len(self.entries)} kernels: {racy} racy, {safe} race-free",
-                 "",
+        lines = [f"{len(self.entries) - len(self.skipped)} kernels: {racy} racy, {safe} race-free"]
+        if self.skipped:
+            needs = sorted({e.skipped or "" for e in self.skipped})
+            lines.append(f"{len(self.skipped)} skipped: {'; '.join(needs)}")
+        lines += ["",
                  "expected \\ verdict   race  verified  unknown  error",
                  (f"race               {c['race']['race']:6d} {c['race']['verified']:9d} {c['race']['unknown']:8d} "
                  f"{c['race']['error']:6d}"),
@@ -155,7 +166,7 @@ def load_manifest(root: Path) -> list[dict[str, Any]]:
 def evaluate(root: str | Path, *, run: bool = False, runs: int = 10, timeout_s: float = 600.0,
              progress: Any = None) -> Evaluation:
     """Verify (and with ``run``, repeatedly run) every manifest entry under ``root``."""
-    from tilecheck.collect import load_module
+    from tilecheck.collect import MissingFrontend, load_module
     from tilecheck.interp import detect
     from tilecheck.ir import parse
     from tilecheck.requirements import parse as parse_precondition
@@ -203,6 +214,8 @@ def evaluate(root: str | Path, *, run: bool = False, runs: int = 10, timeout_s: 
                               "fraction_differing": round(rep.fraction_differing, 4), "runs": runs}
                 found = detect(kernel, args, grid, assume=assume)
                 result.detected = {"status": found.status, "kinds": sorted({f.kind for f in found.findings})}
+        except MissingFrontend as exc:
+            result.status, result.skipped = "skipped", f"needs {exc.extra}"
         except TilecheckError as exc:
             result.error = str(exc).splitlines()[0]
         results.append(result)
