@@ -23,6 +23,7 @@ LAYERS = {
     "tilecheck.ir": 0,
     "tilecheck.report": 0,  # findings, witnesses, contracts, verdicts: plain values, no execution
     "tilecheck.errors": 0,
+    "tilecheck.checks": 0,  # public functions' arguments checked at the door
     "tilecheck.registry": 0,  # the op-rule registry both semantics (interp, verifier) fill
     "tilecheck.grid": 0,
     "tilecheck.arrays": 0,  # array layouts of numpy/torch/device arguments

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ class Case:
     assume: tuple[Any, ...] = ()
     name: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    by_name: bool = False  # a Triton kernel's case: its factory may return the arguments by name (a dict)
 
     def make_args(self) -> tuple[Any, ...]:
         """The launch arguments from the ``args`` factory; ``CaseError`` when the factory raises
@@ -33,8 +35,12 @@ class Case:
                             f"{where_raised(exc)}") from exc
         except SystemExit as exc:
             raise CaseError(f"the case's args factory called sys.exit({exc.code!r})") from None
-        if isinstance(made, dict):  # a Triton launch's arguments by name
-            return made  # type: ignore[return-value]
+        if isinstance(made, dict):
+            if self.by_name:  # a Triton launch's arguments by name
+                return made  # type: ignore[return-value]
+            raise CaseError("the case's args factory returned a dict, but a cuTile kernel takes its launch "
+                            "arguments as a tuple, the way ct.launch does (e.g. args=lambda: (x, y, 16)); "
+                            "arguments by name are for Triton kernels")
         if not isinstance(made, (tuple, list)):
             raise CaseError(f"the case's args factory returned a {type(made).__name__}, not a tuple of launch "
                             "arguments (e.g. args=lambda: (x, y, 16); for a Triton kernel, a dict by name)")
@@ -73,18 +79,26 @@ def case(*, grid: Sequence[int] | None = None, args: Callable[[], Sequence[Any]]
 
     Several decorators may be stacked; cases keep source order (top first).
     """
+    from tilecheck.checks import ArgumentTypeError, show
+    from tilecheck.requirements import preconditions
+
     if not callable(args):
-        raise TypeError("tilecheck.case(args=...) takes a callable returning the launch arguments, "
-                        "e.g. args=lambda: (x, y, 16)")
+        raise ArgumentTypeError("tilecheck.case(args=...) takes a callable returning the launch arguments, "
+                                f"e.g. args=lambda: (x, y, 16), got {show(args)}")
+    if name is not None and not isinstance(name, str):
+        raise ArgumentTypeError(f"tilecheck.case(name=...) takes a str or None, got {show(name)}")
+    assume = preconditions("tilecheck.case(assume=...)", assume)
     # the grid is checked where the case is used (verify), so one bad case does not hide the
     # other kernels of its file
     grid_t = tuple(grid) if isinstance(grid, list) else grid
     new = Case(grid_t, args, tuple(assume), name)
 
     def attach(kernel: Any) -> Any:
+        from tilecheck.ir.triton import is_triton_kernel
+
         _check_kernel(kernel)
         existing = list(getattr(kernel, _CASES_ATTR, ()))
-        setattr(kernel, _CASES_ATTR, (new, *existing))
+        setattr(kernel, _CASES_ATTR, (dataclasses.replace(new, by_name=is_triton_kernel(kernel)), *existing))
         return kernel
 
     return attach

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from tilecheck import checks
 from tilecheck.errors import TilecheckError
 
 @dataclass(frozen=True)
@@ -142,19 +143,52 @@ def distinct(array: str, *, below: int | None = None) -> Distinct:
     """Precondition: the integer array argument ``array`` holds no duplicate values; with
     ``below``, no duplicate values below it (values >= ``below``, such as MoE padding entries,
     may repeat): ``distinct("sorted_token_ids", below=num_tokens)``."""
-    return Distinct(array, None if below is None else int(below))
+    return Distinct(checks.name("distinct(array=...)", array),
+                    checks.integer("distinct(below=...)", below, none=True))
 
 
 def nondecreasing(array: str) -> Nondecreasing:
     """Precondition: the integer array argument ``array`` never decreases in row-major order
     (``nondecreasing("offsets")`` for CSR row offsets or prefix sums of segment sizes)."""
-    return Nondecreasing(array)
+    return Nondecreasing(checks.name("nondecreasing(array=...)", array))
 
 
 def bounded(array: str, lo: int | None = None, hi: int | None = None, *, also: tuple[int, ...] = ()) -> Bounded:
     """Precondition: every value of the integer array argument ``array`` lies in [lo, hi], or is one
     of ``also`` (e.g. ``bounded("target", 0, V - 1, also=(-100,))`` for an ignore_index)."""
-    return Bounded(array, lo, hi, tuple(int(v) for v in also))
+    array = checks.name("bounded(array=...)", array)
+    lo = checks.integer("bounded(lo=...)", lo, none=True)
+    hi = checks.integer("bounded(hi=...)", hi, none=True)
+    if lo is not None and hi is not None and lo > hi:
+        raise checks.ArgumentValueError(f"bounded(lo=..., hi=...): lo {lo} is above hi {hi}: no value lies in "
+                                        "the range, so every launch would break it")
+    if isinstance(also, (str, bytes)) or not isinstance(also, (tuple, list, set, frozenset)):
+        raise checks.ArgumentTypeError(f"bounded(also=...) takes a tuple of ints, got {checks.show(also)}")
+    return Bounded(array, lo, hi, tuple(checks.integer("bounded(also=...)", v) for v in also))
+
+
+def preconditions(where: str, value: Any) -> tuple[Precondition, ...]:
+    """``assume=`` as given: one precondition, its text form (``"distinct:idx"``, as ``parse`` reads
+    it), or a list or tuple of those; anything else is an error naming ``where``."""
+    if isinstance(value, (Precondition, str)):
+        value = (value,)
+    if not isinstance(value, (tuple, list)):
+        raise checks.ArgumentTypeError(
+            f"{where} takes a list of preconditions (tilecheck.distinct(...), tilecheck.bounded(...), "
+            f"tilecheck.nondecreasing(...), or their text forms such as 'distinct:idx'), got {checks.show(value)}")
+    out = []
+    for item in value:
+        if isinstance(item, str):
+            try:
+                item = parse(item)
+            except TilecheckError as exc:
+                raise checks.ArgumentValueError(f"{where}: {exc}") from None
+        if not isinstance(item, Precondition):
+            raise checks.ArgumentTypeError(
+                f"{where} takes tilecheck.distinct(...), tilecheck.bounded(...) or tilecheck.nondecreasing(...) "
+                f"(or their text forms), got {checks.show(item)} in the list")
+        out.append(item)
+    return tuple(out)
 
 
 # ---- preconditions that live with the kernel -------------------------------------------------------

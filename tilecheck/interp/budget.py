@@ -62,9 +62,13 @@ def estimate_bytes(function: Function, blocks: int, alive: int, fixed: int = 0) 
 
 
 def available_bytes() -> int | None:
-    """Memory this process may still use: the least of the system's available memory and a cgroup
-    (container) limit; None when neither can be read."""
+    """Memory this process may still use: the least of the system's available memory, a cgroup
+    (container) limit less its usage, and the process's address-space limit (``ulimit -v``,
+    ``RLIMIT_AS``) less what it has mapped; None when none can be read."""
     limits = []
+    address_space = _address_space_left()
+    if address_space is not None:
+        limits.append(address_space)
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemAvailable:"):
@@ -81,6 +85,26 @@ def available_bytes() -> int | None:
         if limit.isdigit() and usage.isdigit() and int(limit) < 2**60:
             limits.append(max(int(limit) - int(usage), 0))
     return min(limits) if limits else None
+
+
+def _address_space_left() -> int | None:
+    """``RLIMIT_AS``'s soft limit less the process's mapped size (``VmSize``), when a limit is set."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):
+        return None
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return None
+    mapped = 0
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmSize:"):
+                mapped = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return max(soft - mapped, 0)
 
 
 def blocks_alive(function: Function, grid: tuple[int, int, int], kernel: str, fixed: int = 0) -> int:

@@ -59,6 +59,14 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
     run (the reason says why). ``max_elements`` bounds each run's work (array elements moved): past
     it the answer is ``unknown``."""
     global runs_started
+    from tilecheck import checks
+    from tilecheck.requirements import preconditions
+
+    checks.kernel("detect(kernel=...)", kernel, module=True)
+    checks.arguments("detect(args=...)", args, by_name=True)
+    assume = preconditions("detect(assume=...)", assume)
+    seeds = checks.integer("detect(seeds=...)", seeds, minimum=0)
+    max_elements = checks.integer("detect(max_elements=...)", max_elements, minimum=1, none=True)
     runs_started += 1
     assume = with_requirements(kernel, assume)  # and the kernel's own @tilecheck.requires
     kernel, args = triton_frontend.resolve(kernel, args)

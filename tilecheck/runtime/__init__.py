@@ -3,7 +3,14 @@ and the launcher."""
 from tilecheck.runtime.deviceop import DeviceOp, Graph, device_op
 from tilecheck.runtime.differential import ArrayDiff, NondeterminismReport, run_repeated
 from tilecheck.interp.engine import InterpreterError
-from tilecheck.runtime.launcher import AliasingError, LaunchWarning, RaceError, UnverifiedError, launch
+from tilecheck.runtime.launcher import (
+    AliasingError,
+    LaunchWarning,
+    OutOfBoundsError,
+    RaceError,
+    UnverifiedError,
+    launch,
+)
 from tilecheck.runtime.replay import ReplayResult, replay
 from tilecheck.interp.schedule import Schedule
 
@@ -15,6 +22,7 @@ __all__ = [
            "InterpreterError",
            "LaunchWarning",
            "NondeterminismReport",
+           "OutOfBoundsError",
            "RaceError",
            "ReplayResult",
            "Schedule",

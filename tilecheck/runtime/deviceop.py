@@ -130,6 +130,12 @@ def device_op(grid: Any, kernel: Any, args: Sequence[Any], *, backend: str | Non
               unsafe: bool = False) -> DeviceOp:
     """A lazy launch of ``kernel`` on ``args`` (run it with ``.sync()``, ``await``, or ``.graph()``);
     the backend follows the arrays unless given (see ``launch``)."""
+    from tilecheck import checks
+
+    checks.kernel("device_op(kernel=...)", kernel, module=True)
+    checks.arguments("device_op(args=...)", args)
+    checks.flag("device_op(unsafe=...)", unsafe)
+    checks.choice("device_op(backend=...)", backend, ("cpu", "cuda"), none=True)
     args = tuple(args)
     return DeviceOp([[_Launch(normalize_grid(grid), kernel, args, unsafe)]], resolve_backend(backend, args))
 

@@ -164,8 +164,16 @@ def run_repeated(kernel: Any, args: Sequence[Any], grid: Any, runs: int = 20, ba
     different adversarial schedule each run (``seed``, ``max_wave``); ``backend="cuda"``: the GPU,
     whose own scheduling varies (see runtime/cuda/differential.py). On the CPU a loop that runs
     ``max_trips`` trips (default ``LOOP_TRIPS``) without ending stops the run with an error."""
-    if runs < 1:
-        raise TilecheckError("runs must be at least 1")
+    from tilecheck import checks
+
+    checks.kernel("run_repeated(kernel=...)", kernel, module=True)
+    checks.arguments("run_repeated(args=...)", args, by_name=True)
+    runs = checks.integer("run_repeated(runs=...)", runs, minimum=1)
+    seed = checks.integer("run_repeated(seed=...)", seed, minimum=0)
+    checks.choice("run_repeated(backend=...)", backend, ("cpu", "cuda"), none=True)
+    checks.flag("run_repeated(progress=...)", progress, none=True)
+    max_wave = checks.integer("run_repeated(max_wave=...)", max_wave, minimum=1, none=True)
+    max_trips = checks.integer("run_repeated(max_trips=...)", max_trips, minimum=1, none=True)
     kernel, args = triton_frontend.resolve(kernel, args)
     grid3 = normalize_grid(grid)
     args = tuple(args)

@@ -28,14 +28,24 @@ from tilecheck.verifier import Report
 
 
 class RaceError(TilecheckError):
-    """``launch`` refused a kernel whose verification found a race or an out-of-bounds access
-    (``.report`` has the witness)."""
+    """``launch`` refused a kernel whose verification found a defect (``.report`` has the witness):
+    a race, or, as its subclass ``OutOfBoundsError``, an access outside its arrays."""
 
     def __init__(self, report: Report) -> None:
         self.report = report
         what = "a data race" if report.status == "race" else "an access outside its arrays"
         super().__init__(f"refusing to launch {report.kernel}: it has {what} (pass unsafe=True to run it "
                          f"anyway)\n{report}")
+
+    @staticmethod
+    def of(report: Report) -> RaceError:
+        """The refusal that names the report's defect: ``OutOfBoundsError`` for an access outside its
+        arrays (a ``RaceError`` too, so ``except RaceError`` keeps catching every defect)."""
+        return OutOfBoundsError(report) if report.status == "out-of-bounds" else RaceError(report)
+
+
+class OutOfBoundsError(RaceError):
+    """``launch`` refused a kernel whose verification found an access outside its arrays, and no race."""
 
 
 class UnverifiedError(TilecheckError):
@@ -157,12 +167,12 @@ def check_launch(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int],
             return module, on_data
         launch_report = detect(kernel, args, grid, assume=assume)
         if launch_report.failed:
-            raise RaceError(launch_report)
+            raise RaceError.of(launch_report)
         if launch_report.status == "verified":
             warnings.warn(LaunchWarning(_not_at_this_launch(report)), stacklevel=3)
             return module, launch_report
     if report.failed:
-        raise RaceError(report)
+        raise RaceError.of(report)
     if report.status == "unknown" and refuse_unknown:
         raise UnverifiedError(report)
     return module, report
@@ -271,6 +281,15 @@ def launch(grid: Any, kernel: Any, args: Sequence[Any], stream: Any = None, *, b
     ``backend="cuda"`` queues the kernel with ``ct.launch`` on ``stream`` (None: the default stream)
     and returns at once, as ``ct.launch`` does; the arrays must be device arrays.
     """
+    from tilecheck import checks
+
+    checks.kernel("launch(kernel=...)", kernel, module=True)
+    checks.arguments("launch(args=...)", args, by_name=True)
+    checks.flag("launch(unsafe=...)", unsafe)
+    checks.choice("launch(backend=...)", backend, ("cpu", "cuda"), none=True)
+    if schedule is not None and not isinstance(schedule, Schedule):
+        raise checks.ArgumentTypeError(f"launch(schedule=...) takes a tilecheck.Schedule or None, got "
+                                       f"{checks.show(schedule)}")
     original = kernel
     kernel, args = triton_frontend.resolve(kernel, args)
     grid3 = normalize_grid(grid)
@@ -296,7 +315,7 @@ def resolve_backend(backend: str | None, args: Sequence[Any]) -> str:
     otherwise "cpu" (a mix of host and device arrays is an error)."""
     if backend is not None:
         if backend not in ("cpu", "cuda"):
-            raise TilecheckError(f"unknown backend {backend!r} (expected 'cpu' or 'cuda')")
+            raise TilecheckError(f"backend={backend!r} is not a backend (expected 'cpu', 'cuda' or None)")
         return backend
     spaces = {space for a in flat_arguments(args) if (space := space_of(a)) is not None}
     if spaces == {"cuda"}:

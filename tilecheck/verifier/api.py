@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from tilecheck import checks
 from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
@@ -90,8 +91,9 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     ``$TILECHECK_NO_CACHE`` is set; False none; a path that directory): a later launch of the same
     Tile IR that satisfies a stored contract is decided by evaluating it, with no solver call.
     """
-    if work is not None and (isinstance(work, bool) or not isinstance(work, int) or work < 1):
-        raise TilecheckError(f"work= takes a positive number of solver work units, got {work!r}")
+    checks.kernel("verify(kernel=...)", kernel, module=True)
+    assume, work, timeout_s = _checked_options(args, assume, timeout_s, data, contract, work, cache, every_shape,
+                                               observed, data_follows)
     assume = with_requirements(kernel, assume)  # read on the kernel the user wrote (Triton's included)
     kernel, args = triton_frontend.resolve(kernel, args) if args is not None else (kernel, args)
     store = proof_cache.resolve(cache) if args is not None and grid is not None else None
@@ -112,6 +114,30 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     if store is not None and case is not None:
         remember(store, case, report, args, grid)
     return report
+
+
+def _checked_options(args: Any, assume: Any, timeout_s: Any, data: Any, contract: Any, work: Any, cache: Any,
+                     every_shape: Any, observed: Any, data_follows: Any
+                     ) -> tuple[tuple[Precondition, ...], int | None, float]:
+    """verify's arguments checked at the door (issue 50): the preconditions as a tuple, the work
+    budget and the backstop as Python numbers."""
+    from tilecheck.requirements import preconditions
+
+    if args is not None:
+        checks.arguments("verify(args=...)", args, by_name=True)
+    work = checks.integer("verify(work=...) (solver work units)", work, minimum=1, none=True)
+    timeout_s = checks.number("verify(timeout_s=...)", timeout_s)
+    for where, value in (("data", data), ("every_shape", every_shape), ("data_follows", data_follows)):
+        checks.flag(f"verify({where}=...)", value)
+    checks.flag("verify(contract=...)", contract, none=True)
+    if not (cache is None or isinstance(cache, (bool, str, Path))):
+        raise checks.ArgumentTypeError(f"verify(cache=...) takes True, False, None or a directory (a str or a "
+                                       f"Path), got {checks.show(cache)}")
+    if not isinstance(observed, (tuple, list)) or not all(isinstance(o, (tuple, list)) and len(o) == 2
+                                                          for o in observed):
+        raise checks.ArgumentTypeError("verify(observed=...) takes a list of (args, grid) pairs, got "
+                                       f"{checks.show(observed)}")
+    return preconditions("verify(assume=...)", assume), work, timeout_s
 
 
 def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Sequence[Precondition],

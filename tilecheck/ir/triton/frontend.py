@@ -241,9 +241,24 @@ def ttir(fn: Any, name: str, signature: dict[str, str], constexprs: dict[str, An
             warnings.simplefilter("ignore", UserWarning)
             return _ttir_stage(triton, src, GPUTarget("cuda", TARGET_ARCH, 32))
     except Exception as exc:  # Triton's compile errors have many types; each one is the user's kernel
-        message = str(exc).strip().splitlines()
-        detail = "\n".join(message[-12:]) if message else type(exc).__name__
-        raise FrontendError(f"Triton could not compile kernel '{name}': {detail}") from None
+        raise FrontendError(f"Triton could not compile kernel '{name}': {_compile_error(exc)}") from None
+
+
+def _compile_error(exc: Exception) -> str:
+    """Triton's compile error with its cause first: Triton writes "at L:C:", the source line, a caret
+    and then the cause; a one-line summary (the CLI's error line) must hold the cause."""
+    import re
+
+    lines = [line for line in str(exc).strip().splitlines()]
+    if not lines:
+        return type(exc).__name__
+    where = re.fullmatch(r"at (\d+):(\d+):", lines[0].strip())
+    caret = next((i for i, line in enumerate(lines) if line.strip() == "^"), None)
+    if where is None or caret is None or caret + 1 >= len(lines):
+        return "\n".join(lines[-12:])
+    cause = " ".join(line.strip() for line in lines[caret + 1:] if line.strip())
+    excerpt = "\n".join(lines[1:caret + 1][-10:])
+    return f"{cause} (line {where.group(1)}, column {where.group(2)} of the kernel)\n{excerpt}"
 
 
 def _ttir_stage(triton: Any, src: Any, target: Any) -> str:
