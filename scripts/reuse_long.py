@@ -4,8 +4,8 @@
 
 The property and the grammar are the CI test's (tests/verifier/test_reuse_oracle.py, tests/oracle_reuse.py,
 tests/oracle_kernels.py), run in one process under hypothesis with a fixed seed and generation only (no
-shrinking). Per example: a base launch, one to three other launches (grids, contents permuted,
-duplicated or padded, ``data`` on and off) asked with the cache warm and then as a new process finds
+shrinking). Per example: a base launch, one to three other launches (grids; contents permuted,
+duplicated or padded; shapes, strides or dtypes changed; ``data`` on and off) asked with the cache warm and then as a new process finds
 it, and an edit (another generated kernel written over the same file). Every disagreement (a reused
 status other than the fresh proof's, or a reused ``verified`` that ``tilecheck.detect`` contradicts)
 is written to ``--out`` as the base module with both reports in a trailing comment. At the end it
@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 
 import tilecheck
 from tests.oracle_relation import load
-from tests.oracle_reuse import Question, other_contents, trial
+from tests.oracle_reuse import Question, other_contents, other_layout, trial
 from tests.verifier.test_reuse_oracle import reuse_cases
 
 
@@ -69,9 +69,9 @@ def main() -> int:
             rng = np.random.default_rng(rng_seed)
             questions = [Question("base", base.args, base.grid, True),
                          Question("base, any contents", base.args, base.grid, False)]
-            for n, (grid, how, data) in enumerate(more):
-                questions.append(Question(f"launch {n}: grid {grid}, contents {how}, data={data}",
-                                          other_contents(base.args, how, rng), grid, data))
+            for n, (grid, how, layout, data) in enumerate(more):
+                questions.append(Question(f"launch {n}: grid {grid}, contents {how}, layout {layout}, data={data}",
+                                          other_layout(other_contents(base.args, how, rng), layout), grid, data))
             found = trial(base, edit_case.source, questions, folder / "cache")
         except Exception as exc:  # noqa: BLE001 - a generator bug (cuTile refused it) or a checker's crash
             errors[f"{type(exc).__name__}: {str(exc).splitlines()[0][:100] if str(exc) else ''}"] += 1

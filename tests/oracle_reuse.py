@@ -1,7 +1,8 @@
 """The reuse oracle (issue 49): every shortcut that skips a proof is compared with the proof it skips.
 
 For one generated kernel (``tests/oracle_kernels.py``) and its base launch, ``trial`` asks about other
-launches of it (other grids, other contents of its integer arrays, ``data`` on and off) and about an
+launches of it (other grids, shapes, strides and dtypes, other contents of its integer arrays, ``data``
+on and off) and about an
 edit of it (another generated kernel written over the same file, imported under the same name):
 
 - with the proof cache warm from the launches before (the in-process memo and the disk entries),
@@ -85,6 +86,30 @@ def other_contents(args: tuple[Any, ...], how: str, rng: np.random.Generator) ->
     return tuple(out)
 
 
+def other_layout(args: tuple[Any, ...], how: str) -> tuple[Any, ...]:
+    """The arguments in another layout, their values kept where they still fit: ``prefix`` (every
+    1-D array cut to its first three quarters: other shapes), ``strided`` (every 1-D array in every
+    other element of a buffer twice its size: other strides), ``half`` (float32 arrays as float16:
+    another dtype) or ``same``."""
+    out = []
+    for a in args:
+        if isinstance(a, np.ndarray) and how != "same":
+            if how == "prefix" and a.ndim == 1 and a.size >= 4:
+                a = a[: a.size * 3 // 4].copy()
+            elif how == "strided" and a.ndim == 1:
+                buffer = np.zeros(2 * a.size, a.dtype)
+                buffer[::2] = a
+                a = buffer[::2]
+            elif how == "half" and a.dtype == np.float32:
+                a = a.astype(np.float16)
+            else:
+                a = a.copy()
+        elif isinstance(a, np.ndarray):
+            a = a.copy()
+        out.append(a)
+    return tuple(out)
+
+
 def trial(base: Loaded, edited_source: str, questions: list[Question], cache: Path,
           check_detect: bool = True) -> list[Disagreement]:
     """Ask ``questions`` of ``base``'s kernel with the cache warm, then as a new process, then ask the
@@ -98,8 +123,8 @@ def trial(base: Loaded, edited_source: str, questions: list[Question], cache: Pa
     found: list[Disagreement] = []
 
     def compare(kernel: Any, q: Question, how: str) -> None:
-        reused = ask(kernel, q, cache)
-        fresh = ask(kernel, q, False)
+        reused = _answer(lambda: ask(kernel, q, cache))
+        fresh = _answer(lambda: ask(kernel, q, False))
         if not _agree(reused, fresh):
             found.append(Disagreement(q.label, how, reused, fresh))
             return
@@ -119,11 +144,33 @@ def trial(base: Loaded, edited_source: str, questions: list[Question], cache: Pa
     new_process()
     edited = load_file(base.path)
     edit = Question("edit", edited.args, edited.grid, True)
-    reused = tilecheck.verify(edited.kernel, edit.args, edit.grid, assume=edited.assume, cache=cache)
-    fresh = tilecheck.verify(edited.kernel, edit.args, edit.grid, assume=edited.assume, cache=False)
+    reused = _answer(lambda: tilecheck.verify(edited.kernel, edit.args, edit.grid, assume=edited.assume, cache=cache))
+    fresh = _answer(lambda: tilecheck.verify(edited.kernel, edit.args, edit.grid, assume=edited.assume, cache=False))
     if not _agree(reused, fresh):
         found.append(Disagreement("edit", "file rewritten", reused, fresh))
     return found
+
+
+@dataclasses.dataclass
+class Refused:
+    """A question the verifier refused (a launch cuTile cannot compile, arguments it rejects): as a
+    report, so both sides compare by status."""
+
+    error: str
+    status: str = "error"
+    stats: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"error: {self.error}"
+
+
+def _answer(ask: Any) -> Any:
+    from tilecheck.errors import TilecheckError
+
+    try:
+        return ask()
+    except TilecheckError as exc:
+        return Refused(str(exc).splitlines()[0])
 
 
 def _agree(reused: Any, fresh: Any) -> bool:

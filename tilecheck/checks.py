@@ -29,9 +29,10 @@ def show(value: Any) -> str:
     return f"{text} ({type(value).__name__})"
 
 
-def integer(where: str, value: Any, *, minimum: int | None = None, none: bool = False) -> int | None:
+def integer(where: str, value: Any, *, minimum: int | None = None, maximum: int | None = None,
+            none: bool = False) -> int | None:
     """``value`` as an int (numpy integers included; bool, float and str refused), at least
-    ``minimum``; None passes when ``none``."""
+    ``minimum`` and at most ``maximum``; None passes when ``none``."""
     if value is None and none:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -40,6 +41,8 @@ def integer(where: str, value: Any, *, minimum: int | None = None, none: bool = 
     value = int(value)
     if minimum is not None and value < minimum:
         raise ArgumentValueError(f"{where} must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ArgumentValueError(f"{where} must be at most {maximum}, got {value}")
     return value
 
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from tests.oracle_kernels import cases, grids
 from tests.oracle_relation import load
-from tests.oracle_reuse import Question, other_contents, trial
+from tests.oracle_reuse import Question, other_contents, other_layout, trial
 from tests.tiers import examples
 
 
@@ -15,7 +15,8 @@ from tests.tiers import examples
 def reuse_cases(draw):
     base, edit = draw(cases()), draw(cases())
     more = draw(st.lists(st.tuples(grids(), st.sampled_from(["same", "permute", "duplicate", "pad"]),
-                                   st.booleans()), min_size=1, max_size=3))
+                                   st.sampled_from(["same", "same", "prefix", "strided", "half"]), st.booleans()),
+                         min_size=1, max_size=3))
     return base, edit, more, draw(st.integers(0, 2**31 - 1))
 
 
@@ -28,8 +29,9 @@ def test_a_reused_verdict_says_no_more_than_a_fresh_proof(case, tmp_path_factory
     base = load(base_case, folder)
     rng = np.random.default_rng(seed)
     questions = [Question("base", base.args, base.grid, True), Question("base, any contents", base.args, base.grid, False)]
-    for n, (grid, how, data) in enumerate(more):
-        args = other_contents(base.args, how, rng)
-        questions.append(Question(f"launch {n}: grid {grid}, contents {how}, data={data}", args, grid, data))
+    for n, (grid, how, layout, data) in enumerate(more):
+        args = other_layout(other_contents(base.args, how, rng), layout)
+        questions.append(Question(f"launch {n}: grid {grid}, contents {how}, layout {layout}, data={data}", args,
+                                  grid, data))
     found = trial(base, edit_case.source, questions, folder / "cache")
     assert not found, base_case.source + "\n\n" + "\n\n".join(d.describe() for d in found)

@@ -42,6 +42,7 @@ from tilecheck.requirements import check_named, with_requirements
 
 LEVEL = "this launch"
 SEEDED_ORDERS = 4  # extra schedules when a footprint may depend on the order of blocks
+MAX_SEEDS = 10_000  # detect(seeds=...): each seed is a whole run of the launch
 
 
 # detector runs started in this process: a caller that remembers a verdict can tell whether the
@@ -65,7 +66,7 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
     checks.kernel("detect(kernel=...)", kernel, module=True)
     checks.arguments("detect(args=...)", args, by_name=True)
     assume = preconditions("detect(assume=...)", assume)
-    seeds = checks.integer("detect(seeds=...)", seeds, minimum=0)
+    seeds = checks.integer("detect(seeds=...)", seeds, minimum=0, maximum=MAX_SEEDS)
     max_elements = checks.integer("detect(max_elements=...)", max_elements, minimum=1, none=True)
     runs_started += 1
     assume = with_requirements(kernel, assume)  # and the kernel's own @tilecheck.requires

@@ -25,6 +25,9 @@ from tilecheck.ir.summary import memory_ops
 from tilecheck.runtime.launcher import module_for, normalize_grid, resolve_backend
 from tilecheck.runtime.outcomes import ArrayDiff, Outcomes, as_words, sentinel_bits
 
+# run_repeated(runs=...): each run is a whole launch, so a count past a million is a slip, not a plan
+MAX_RUNS = 1_000_000
+
 if TYPE_CHECKING:
     from tilecheck.report import Finding
     from tilecheck.runtime.heatmap import HeatmapSummary
@@ -168,7 +171,7 @@ def run_repeated(kernel: Any, args: Sequence[Any], grid: Any, runs: int = 20, ba
 
     checks.kernel("run_repeated(kernel=...)", kernel, module=True)
     checks.arguments("run_repeated(args=...)", args, by_name=True)
-    runs = checks.integer("run_repeated(runs=...)", runs, minimum=1)
+    runs = checks.integer("run_repeated(runs=...)", runs, minimum=1, maximum=MAX_RUNS)
     seed = checks.integer("run_repeated(seed=...)", seed, minimum=0)
     checks.choice("run_repeated(backend=...)", backend, ("cpu", "cuda"), none=True)
     checks.flag("run_repeated(progress=...)", progress, none=True)
