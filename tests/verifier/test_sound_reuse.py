@@ -273,7 +273,7 @@ def test_an_entry_copied_under_another_key_is_not_trusted(tmp_path):
     from tilecheck.verifier.cached import CacheCase
 
     module, _ = module_for(same_tile, (y, 16))
-    racy_name = proof_cache.key(*CacheCase(program_digest(module), [], module.name, (), None).proof_parts())
+    racy_name = proof_cache.key(*CacheCase(program_digest(module), [], module.name, (), (2, 1, 1), {}).proof_parts())
     target = tmp_path / "proofs" / racy_name[:2] / f"{racy_name}.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(entry.read_text())

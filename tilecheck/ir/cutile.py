@@ -345,6 +345,63 @@ def _module_code(module: Module) -> bytes:
     return module.to_text().encode()
 
 
+def rebind(params: typing.Sequence[KernelParam], args: typing.Sequence[Any]) -> tuple[KernelParam, ...] | None:
+    """``params`` (one launch's binding of a kernel's parameters) bound to ``args`` instead, without
+    cuTile's signature machinery, when ``args`` has the same form: an array of the same dtype and rank
+    where each array was, a scalar of the same Python type where each scalar or constant was. None
+    otherwise (a tuple or list argument, another form): the caller binds the slow way. The caller
+    compares ``specialization`` to know whether the Tile IR is the same (a constant's value, an
+    index width or a scalar's int width may differ)."""
+    if len(args) != len(params) or any(p.first_arg < 0 for p in params):
+        return None
+    out = []
+    for p, a in zip(params, args):
+        if p.kind == "array":
+            if isinstance(a, (tuple, list)) or not _is_array(a):
+                return None
+            try:
+                dtype = _dtype_name(a, "")
+                strides = _element_strides(a, "")
+            except (FrontendError, TypeError, ValueError):
+                return None
+            shape = tuple(int(d) for d in a.shape)
+            if dtype != p.dtype or len(shape) != p.ndim or len(strides) != p.ndim:
+                return None
+            out.append(KernelParam(p.name, "array", dtype, p.ndim, p.first_arg, None, shape, strides))
+        elif p.kind in ("constant", "scalar") and type(a) is type(p.value) and isinstance(a, (bool, int, float)):
+            dtype = p.dtype
+            if p.kind == "scalar" and type(a) is int:
+                dtype = "int32" if -2**31 <= a <= _INT32_MAX else "int64"
+            out.append(KernelParam(p.name, p.kind, dtype, 0, p.first_arg, a))
+        else:
+            return None
+    return tuple(out)
+
+
+def _bound(kernel: Any, args: typing.Sequence[Any]) -> tuple[str, tuple[KernelParam, ...], tuple[Any, ...]] | None:
+    """The kernel's name, parameters and specialization for ``args`` from a binding of this kernel
+    seen before (``rebind``), or None."""
+    for name, params in _BINDINGS.get(kernel, ()):
+        found = rebind(params, args)
+        if found is not None:
+            return name, found, specialization(found)
+    return None
+
+
+def _remember_binding(kernel: Any, name: str, params: typing.Sequence[KernelParam]) -> None:
+    if any(isinstance(p.value, (tuple, list)) for p in params) or any(p.kind == "list" for p in params):
+        return
+    known = _BINDINGS.setdefault(kernel, [])
+    if len(known) < _BINDINGS_PER_KERNEL and all(len(k) != len(params) or
+                                                   [q.kind for q in k] != [q.kind for q in params] for _, k in known):
+        known.append((name, tuple(params)))
+
+
+# per kernel, the forms of the bindings seen (a few), for ``rebind``: weak keys would need hashable kernels
+_BINDINGS: dict[Any, list[tuple[str, tuple[KernelParam, ...]]]] = {}
+_BINDINGS_PER_KERNEL = 4
+
+
 def compilation_key(kernel: Any, args: typing.Sequence[Any]) -> tuple[str | None, str, tuple[KernelParam, ...]]:
     """What names a kernel's Tile IR for these arguments without compiling it: a digest of its
     sources and the global values it reads (``source_digest``) and of the parameters'
@@ -354,7 +411,12 @@ def compilation_key(kernel: Any, args: typing.Sequence[Any]) -> tuple[str | None
     from tilecheck.version import __version__
 
     ct, _ = _import_cutile()
-    name, _, kparams, _ = _parameters(kernel, tuple(args))
+    fast = None if any(isinstance(a, (tuple, list)) for a in args) else _bound(kernel, args)
+    if fast is not None:
+        name, kparams = fast[0], list(fast[1])
+    else:
+        name, _, kparams, _ = _parameters(kernel, tuple(args))
+        _remember_binding(kernel, name, kparams)
     pyfunc = _python_function(kernel, ct)
     digest = _DIGESTS.get(id(kernel))
     if digest is None or digest[0] is not kernel:
@@ -386,7 +448,12 @@ def module_for(kernel: Any, args: typing.Sequence[Any]) -> tuple[Module, bytes]:
         with _COMPILING:
             cached = _COMPILED.get(key)
             if cached is None:
-                name, _, kparams, _ = _parameters(kernel, tuple(args))
+                fast = None if any(isinstance(a, (tuple, list)) for a in args) else _bound(kernel, args)
+                if fast is not None and (kernel, fast[2], False) in _SPECIALIZED:
+                    name, kparams = fast[0], list(fast[1])  # bound as cuTile would (``rebind``)
+                else:
+                    name, _, kparams, _ = _parameters(kernel, tuple(args))
+                    _remember_binding(kernel, name, kparams)
                 spec = (kernel, specialization(kparams), any(isinstance(a, tuple) for a in args))
                 base = _SPECIALIZED.get(spec)
                 if base is None:

@@ -183,13 +183,17 @@ def assume_table(start: Path) -> tuple[dict[str, list[str]], Path | None]:
     that file, read once per pyproject.toml (a launch loop must not parse it each time)."""
     from tilecheck.config import find_pyproject, load_config
 
-    path = find_pyproject(start.resolve())
+    where = _PYPROJECTS.get(str(start))
+    if where is None:  # resolved once per directory: a launch loop asks from the same one
+        where = _PYPROJECTS[str(start)] = (find_pyproject(start.resolve()),)
+    path = where[0]
     if path not in _ASSUME_TABLES:
         _ASSUME_TABLES[path] = load_config(start).assume if path is not None else {}
     return _ASSUME_TABLES[path], path
 
 
 _ASSUME_TABLES: dict[Path | None, dict[str, list[str]]] = {}
+_PYPROJECTS: dict[str, tuple[Path | None]] = {}  # per directory asked from: its pyproject.toml
 
 
 class LaunchWarning(UserWarning):

@@ -99,7 +99,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     store = proof_cache.resolve(cache) if args is not None and grid is not None else None
     options = {"data": data, "contract": contract, "work": work, "every_shape": every_shape,
                **({"data_follows": True} if data_follows and not data else {}),
-               "observed": [_launch_identity(kernel, a, g) for a, g in observed]}
+               # the launches observed, named in the key of a launch's whole report only (made when needed)
+               "observed": lambda: [_launch_identity(kernel, a, g) for a, g in observed]}
     case = None
     if store is not None:
         case, hit = lookup(store, kernel, args, grid, assume, options)

@@ -30,7 +30,15 @@ class CacheCase:
     preconditions: list[str]
     kernel: str
     params: tuple[Any, ...]
-    launch: Any
+    grid: tuple[int, int, int]
+    options: dict[str, Any]
+
+    @property
+    def launch(self) -> Any:
+        """The launch's identity: its parameters' values and grid, and verify's options (the launches
+        observed named by theirs)."""
+        options = {k: v() if callable(v) else v for k, v in self.options.items()}
+        return (_identity(self.params, self.grid), options)
 
     def proof_parts(self) -> tuple[Any, ...]:
         """What the contracts proved for this Tile IR are keyed by."""
@@ -76,16 +84,14 @@ def lookup(store: proof_cache.ProofCache, kernel: Any, args: Sequence[Any], grid
         digest, name, written, params = program_digest(module), module.name, written_arrays(module), module.params
         if source is not None and name == front[1]:
             store.add_kernel(proof_cache.key(*source), proof_cache.about(*source), digest, name, list(written))
-    identity = (_identity(params, grid3), options)
-    case = CacheCase(digest, preconditions, name, params, identity)
+    case = CacheCase(digest, preconditions, name, params, grid3, options)
     replay = (kernel, tuple(args), grid3)
     if options["every_shape"] and not aliasing_in(None, written, params, args) and \
             not broken_preconditions(None, params, args, assume):
-        entries = store.contracts(proof_cache.key(*case.proof_parts()))
+        entries = store.decoded(proof_cache.key(*case.proof_parts()))
         env, widths = shape_contract.launch_of(params, grid3) if entries else ({}, {})
         arrays = None
-        for stored in entries:
-            found = proof_cache.decode(stored)
+        for found, stored in entries:
             if not admissible(found, options):
                 continue
             if found.contents and arrays is None:

@@ -104,7 +104,28 @@ def key(*parts: Any) -> str:
     """The name of the entry about ``parts`` (a Tile IR's ``program_digest``, its kernel's name and
     preconditions, and for a launch's verdict the launch's identity): the digest of that description
     and of the versions, so an entry names what it is about and a reader can check it."""
-    return _name(about(*parts))
+    try:
+        frozen = _frozen(parts)
+    except TypeError:  # a part that is no plain value: named afresh
+        return _name(about(*parts))
+    found = _KEYS.get(frozen)
+    if found is None:
+        if len(_KEYS) >= 4096:
+            _KEYS.clear()
+        found = _KEYS[frozen] = _name(about(*parts))
+    return found
+
+
+_KEYS: dict[Any, str] = {}  # the names of the keys asked before (a launch's check asks the same ones)
+
+
+def _frozen(value: Any) -> Any:
+    """``value`` as a hashable key that tells apart what JSON tells apart (tuples and lists alike)."""
+    if isinstance(value, (list, tuple)):
+        return ("[", *(_frozen(v) for v in value))
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return (type(value).__name__, value)
+    raise TypeError(type(value).__name__)
 
 
 def _name(described: Any) -> str:
@@ -125,6 +146,7 @@ class ProofCache:
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
         self._entries: dict[tuple[str, str], Any] = {}
+        self._decoded: dict[str, tuple[Any, list[Any]]] = {}  # per proofs entry: (the value read, decoded)
         self._writable: bool | None = None  # decided at the first write
 
     def _path(self, kind: str, name: str) -> Path:
@@ -180,6 +202,17 @@ class ProofCache:
         """The contracts stored under ``name`` (empty when none, or when the entry is unreadable)."""
         found = self._get("proofs", name)
         return [c for c in found if _well_formed(c)] if isinstance(found, list) else []
+
+    def decoded(self, name: str) -> list[tuple[shape_contract.ShapeContract, dict[str, Any]]]:
+        """``contracts(name)`` decoded, each with its stored form: decoded once per entry read."""
+        found = self._get("proofs", name)
+        memo = self._decoded.get(name)
+        if memo is not None and memo[0] is found:
+            return memo[1]
+        out = [(decode(c), c) for c in self.contracts(name)]
+        if found is not None:
+            self._decoded[name] = (found, out)
+        return out
 
     def add(self, name: str, contract: dict[str, Any], described: Any) -> None:
         """Store one more contract under ``name`` (``key(*parts)``, ``described`` = ``about(*parts)``)."""
