@@ -269,11 +269,11 @@ def test_an_entry_copied_under_another_key_is_not_trusted(tmp_path):
     assert fresh.status == "race"
     # the racy kernel's contracts entry, filled with the race-free kernel's contract
     from tilecheck.ir.cutile import module_for
-    from tilecheck.ir.identity import program_digest
+    from tilecheck.ir.identity import access_digest, program_digest
     from tilecheck.verifier.cached import CacheCase
 
     module, _ = module_for(same_tile, (y, 16))
-    racy_name = proof_cache.key(*CacheCase(program_digest(module), [], module.name, (), (2, 1, 1), {}).proof_parts())
+    racy_name = proof_cache.key(*CacheCase(program_digest(module), access_digest(module), [], module.name, (), (2, 1, 1), {}).proof_parts())
     target = tmp_path / "proofs" / racy_name[:2] / f"{racy_name}.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(entry.read_text())
@@ -328,3 +328,23 @@ def test_the_cache_is_on_by_default_and_reuse_agrees_with_a_fresh_proof_on_the_c
         cold = tilecheck.verify(grouped_rows_prefix_sum, args, (5, 1, 1), data=data, cache=False)
         assert _same(warm, cold)
     assert EVERY_SHAPE_LEVEL
+
+
+# ---- proofs that span float widths (issue 51): a contract proved for float32 decides float16 -----
+def test_a_contract_proved_for_float32_decides_the_float16_launch_as_a_fresh_proof_does(tmp_path):
+    from tests.verifier.test_shape_contract import copy_tiles
+    from tilecheck.ir.cutile import module_for
+    from tilecheck.ir.identity import access_digest, program_digest
+
+    wide = (np.ones(64, np.float32), np.zeros(64, np.float32), 16)
+    half = (np.ones(128, np.float16), np.zeros(128, np.float16), 16)
+    ints = (np.ones(64, np.int16), np.zeros(64, np.int16), 16)
+    m32, m16, mi = (module_for(copy_tiles, a)[0] for a in (wide, half, ints))
+    assert program_digest(m32) != program_digest(m16) and access_digest(m32) == access_digest(m16)
+    assert access_digest(mi) != access_digest(m32)  # integer widths are kept
+    assert tilecheck.verify(copy_tiles, wide, (4, 1, 1), cache=tmp_path).status == "verified"
+    reused = tilecheck.verify(copy_tiles, half, (8, 1, 1), cache=tmp_path)
+    fresh = tilecheck.verify(copy_tiles, half, (8, 1, 1), cache=False)
+    assert reused.stats.get("cache") == "hit" and _same(reused, fresh)
+    racy = tilecheck.verify(copy_tiles, half, (8, 2, 1), cache=tmp_path)  # outside the contract: proved again
+    assert "cache" not in racy.stats and racy.status == "race"

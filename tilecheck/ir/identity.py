@@ -15,37 +15,64 @@ its address only makes the digest differ where it need not (a cache miss).
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 from tilecheck.ir.core import Block, Function, Module, Op, Value
 
 HINTS = "optimization_hints"
-_DIGESTS: dict[int, tuple[Any, str]] = {}  # id(module.functions) -> (functions, digest)
+_DIGESTS: dict[tuple[int, bool], tuple[Any, str]] = {}  # (id(module.functions), floats) -> (functions, digest)
 
 
 def program_digest(module: Module) -> str:
     """The digest of ``module``'s functions and globals, less their optimization hints: once per
     compiled specialisation (modules bound to other launches share their functions)."""
-    found = _DIGESTS.get(id(module.functions))
+    return _digest(module, floats=True)
+
+
+def access_digest(module: Module) -> str:
+    """``program_digest`` with the width of every floating-point element type erased (f16, bf16,
+    f32, f64, tf32, fp8 all read as one float type) and the values of floating-point constants with
+    it: kernels compiled for float16 and for float32 arrays whose Tile IR differs in nothing else get
+    one digest. The verifier never reads a float's width or value (a float is an opaque value to its
+    model; only whether an element type is a float matters, for the order-dependent atomics), so a
+    contract proved for one such program holds for the other (issue 51: proofs that span dtypes).
+    The proof cache keys contracts by it; a launch's whole report stays keyed by ``program_digest``."""
+    return _digest(module, floats=False)
+
+
+def _digest(module: Module, floats: bool) -> str:
+    key = (id(module.functions), floats)
+    found = _DIGESTS.get(key)
     if found is None or found[0] is not module.functions:
         if len(_DIGESTS) > 4096:
             _DIGESTS.clear()
-        writer = _Writer()
+        writer = _Writer(floats)
         for op in module.globals:
             writer.op(op)
         for f in module.functions:
             writer.function(f)
-        found = _DIGESTS[id(module.functions)] = (module.functions, writer.hash.hexdigest())
+        found = _DIGESTS[key] = (module.functions, writer.hash.hexdigest())
     return found[1]
 
 
+# floating-point element types as the model's reprs and the compiled kernel's name spell them
+_FLOAT_TYPE = re.compile(r"ScalarType\(name='(?:b?f\d+|tf32|f8\w*)'\)")
+_FLOAT_DENSE = re.compile(r"DenseElements\(element='(?:b?f\d+|tf32|f8\w*)', values=\(.*?\), is_float=True\)")
+_FLOAT_IN_NAME = re.compile(r"(?:bf16|f16|f32|f64|tf32|f8e4m3fn|f8e5m2)", re.IGNORECASE)
+
+
 class _Writer:
-    def __init__(self) -> None:
+    def __init__(self, floats: bool = True) -> None:
         self.hash = hashlib.sha256()
         self.numbers: dict[Value, int] = {}
+        self.floats = floats
 
     def put(self, *parts: Any) -> None:
-        self.hash.update(("\x1f".join(map(str, parts)) + "\x1e").encode())
+        text = "\x1f".join(map(str, parts))
+        if not self.floats:
+            text = _FLOAT_DENSE.sub("DenseElements(element='F', is_float=True)", _FLOAT_TYPE.sub("ScalarType(name='F')", text))
+        self.hash.update((text + "\x1e").encode())
 
     def value(self, v: Value) -> int:
         if v not in self.numbers:
@@ -53,7 +80,7 @@ class _Writer:
         return self.numbers[v]
 
     def function(self, f: Function) -> None:
-        self.put("function", f.name, f.is_entry, repr(f.type), repr(f.loc), _attrs(f.attrs),
+        self.put("function", f.name if self.floats else _FLOAT_IN_NAME.sub("F", f.name), f.is_entry, repr(f.type), repr(f.loc), _attrs(f.attrs),
                  [(self.value(a), repr(a.type)) for a in f.args])
         self.block(f.body)
 

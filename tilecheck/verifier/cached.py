@@ -26,7 +26,8 @@ class CacheCase:
     """What the proof cache knows a launch by: its Tile IR's digest, its preconditions' text, its
     arguments' parameters (bound to this launch) and its identity as a launch (options included)."""
 
-    code: str
+    code: str  # ``program_digest``: a launch's whole report is keyed by it
+    access: str  # ``access_digest`` (float widths erased): contracts are keyed by it
     preconditions: list[str]
     kernel: str
     params: tuple[Any, ...]
@@ -42,7 +43,7 @@ class CacheCase:
 
     def proof_parts(self) -> tuple[Any, ...]:
         """What the contracts proved for this Tile IR are keyed by."""
-        return ("proofs", self.code, self.kernel, self.preconditions)
+        return ("proofs", self.access, self.kernel, self.preconditions)
 
     def launch_parts(self, contents: str) -> tuple[Any, ...]:
         """What this launch's whole report is keyed by: its identity, options and contents."""
@@ -68,7 +69,7 @@ def lookup(store: proof_cache.ProofCache, kernel: Any, args: Sequence[Any], grid
     arguments, contents and options). A kernel compiled before, in any process, is found by its
     sources' digest without compiling it."""
     from tilecheck.ir.cutile import compilation_key, module_for
-    from tilecheck.ir.identity import program_digest
+    from tilecheck.ir.identity import access_digest, program_digest
 
     start = time.perf_counter()
     grid3 = normalize_grid(grid)
@@ -78,13 +79,15 @@ def lookup(store: proof_cache.ProofCache, kernel: Any, args: Sequence[Any], grid
     source = ("kernel", front[0], front[1]) if front is not None and front[0] is not None else None
     entry = store.kernel(proof_cache.key(*source), front[1]) if source is not None else None
     if entry is not None:
-        digest, name, written, params = entry["code"], entry["kernel"], set(entry["written"]), front[2]
+        digest, access, name = entry["code"], entry["access"], entry["kernel"]
+        written, params = set(entry["written"]), front[2]
     else:
         module, _ = module_for(kernel, tuple(args))
-        digest, name, written, params = program_digest(module), module.name, written_arrays(module), module.params
+        digest, access, name = program_digest(module), access_digest(module), module.name
+        written, params = written_arrays(module), module.params
         if source is not None and name == front[1]:
-            store.add_kernel(proof_cache.key(*source), proof_cache.about(*source), digest, name, list(written))
-    case = CacheCase(digest, preconditions, name, params, grid3, options)
+            store.add_kernel(proof_cache.key(*source), proof_cache.about(*source), digest, access, name, list(written))
+    case = CacheCase(digest, access, preconditions, name, params, grid3, options)
     replay = (kernel, tuple(args), grid3)
     if options["every_shape"] and not aliasing_in(None, written, params, args) and \
             not broken_preconditions(None, params, args, assume):

@@ -222,12 +222,14 @@ class ProofCache:
     def kernel(self, name: str, kernel: str) -> dict[str, Any] | None:
         """Which Tile IR the kernel named ``kernel`` compiles to, by its sources' digest ``name``."""
         found = self._get("kernels", name)
-        ok = (isinstance(found, dict) and isinstance(found.get("code"), str) and found.get("kernel") == kernel
+        ok = (isinstance(found, dict) and isinstance(found.get("code"), str) and isinstance(found.get("access"), str)
+              and found.get("kernel") == kernel
               and isinstance(found.get("written"), list) and all(isinstance(w, str) for w in found["written"]))
         return found if ok else None
 
-    def add_kernel(self, name: str, described: Any, code: str, kernel: str, written: list[str]) -> None:
-        self._put("kernels", name, described, {"code": code, "kernel": kernel, "written": sorted(written)})
+    def add_kernel(self, name: str, described: Any, code: str, access: str, kernel: str, written: list[str]) -> None:
+        self._put("kernels", name, described, {"code": code, "access": access, "kernel": kernel,
+                                               "written": sorted(written)})
 
     def verdict(self, name: str) -> Any:
         return self._get("launches", name)
