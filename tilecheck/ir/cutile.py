@@ -392,14 +392,16 @@ def _remember_binding(kernel: Any, name: str, params: typing.Sequence[KernelPara
     if any(isinstance(p.value, (tuple, list)) for p in params) or any(p.kind == "list" for p in params):
         return
     known = _BINDINGS.setdefault(kernel, [])
-    if len(known) < _BINDINGS_PER_KERNEL and all(len(k) != len(params) or
-                                                   [q.kind for q in k] != [q.kind for q in params] for _, k in known):
+    form = [(q.kind, q.dtype if q.kind == "array" else type(q.value)) for q in params]
+    if all([(q.kind, q.dtype if q.kind == "array" else type(q.value)) for q in k] != form for _, k in known):
+        if len(known) >= _BINDINGS_PER_KERNEL:
+            known.pop(0)
         known.append((name, tuple(params)))
 
 
-# per kernel, the forms of the bindings seen (a few), for ``rebind``: weak keys would need hashable kernels
+# per kernel, one binding of each form seen (its kinds and dtypes; the latest few), for ``rebind``
 _BINDINGS: dict[Any, list[tuple[str, tuple[KernelParam, ...]]]] = {}
-_BINDINGS_PER_KERNEL = 4
+_BINDINGS_PER_KERNEL = 8
 
 
 def compilation_key(kernel: Any, args: typing.Sequence[Any]) -> tuple[str | None, str, tuple[KernelParam, ...]]:

@@ -399,9 +399,18 @@ def report_from_json(data: Any, case: Any) -> Any:
 
     from tilecheck.report import Finding, Report
 
-    report = _decode(data)
-    if not isinstance(report, Report) or not isinstance(report.findings, list):
-        raise ValueError("not a stored report")
+    memo = _REPORTS.get(id(data))
+    if memo is None or memo[0] is not data:
+        decoded = _decode(data)
+        if not isinstance(decoded, Report) or not isinstance(decoded.findings, list):
+            raise ValueError("not a stored report")
+        if len(_REPORTS) >= 1024:
+            _REPORTS.clear()
+        memo = _REPORTS[id(data)] = (data, decoded)  # decoded once per entry read
+    decoded = memo[1]
+    # a report of its own for each caller (it may add notes or stats), sharing only immutable values
+    report = dataclasses.replace(decoded, findings=list(decoded.findings), assumptions=list(decoded.assumptions),
+                                 reasons=list(decoded.reasons), notes=list(decoded.notes), stats=dict(decoded.stats))
 
     def with_case(value: Any) -> Any:
         if isinstance(value, Finding):
@@ -411,6 +420,9 @@ def report_from_json(data: Any, case: Any) -> Any:
     if report.contract is not None and report.contract.breaking is not None:
         report.contract = dataclasses.replace(report.contract, breaking=with_case(report.contract.breaking))
     return report
+
+
+_REPORTS: dict[int, tuple[Any, Any]] = {}  # id(a stored report's JSON) -> (that JSON, its decoded Report)
 
 
 def _types() -> dict[str, Any]:
