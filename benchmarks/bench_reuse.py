@@ -6,8 +6,9 @@ fresh process, alternating), for the cost of the cached pass.
     python benchmarks/bench_reuse.py SRC CAPTURE.pkl [--baseline /path/to/other/checkout] [--out F.json]
 
 Prints per tree: launches, launches the cache decided, proofs paid, launches whose cached verdict
-differs from the fresh one (must be 0; each listed), and the time of the cached pass (sum, median
-and p95 per launch). Run it with a Python that has torch (TileGym imports it), e.g. the capture's venv.
+differs from the fresh one (must be 0; each listed), the time of the cached pass (sum, median and
+p95 per launch), and the warm check: each launch the cache decided, asked again through ``verify``
+(median and p95). Run it with a Python that has torch (TileGym imports it), e.g. the capture's venv.
 """
 from __future__ import annotations
 
@@ -52,6 +53,14 @@ for r in pickle.load(open(pkl, "rb")):
             row[mode] = "error: " + str(e)[:100]
         row[mode + "_s"] = time.perf_counter() - t
     rows.append(row)
+    row["_args"] = (key, tuple(r["args"]), tuple(r["grid"]))
+# the warm check: each launch the cache decided, asked again (what a rerun of the suite pays per launch)
+for row in rows:
+    key, args, grid = row.pop("_args")
+    if row.get("cached_hit"):
+        t = time.perf_counter()
+        tc.verify(kernels[key], args, grid=grid, cache=cache)
+        row["warm_s"] = time.perf_counter() - t
 print(json.dumps(rows))
 """
 
@@ -64,10 +73,12 @@ def _run(tree: Path, src: str, capture: str) -> list[dict]:
 
 def _summary(name: str, rows: list[dict]) -> list[str]:
     cached = sorted(r["cached_s"] for r in rows)
+    warm = sorted(r["warm_s"] for r in rows if "warm_s" in r) or [0.0]
     hits = sum(r.get("cached_hit", False) for r in rows)
     differ = [r for r in rows if r["cached"] != r["fresh"]]
     lines = [f"| {name} | {len(rows)} | {hits} | {len(rows) - hits} | {len(differ)} | {sum(cached):.1f} | "
-             f"{statistics.median(cached) * 1000:.1f} | {cached[int(0.95 * (len(cached) - 1))] * 1000:.1f} |"]
+             f"{statistics.median(cached) * 1000:.1f} | {cached[int(0.95 * (len(cached) - 1))] * 1000:.1f} | "
+             f"{statistics.median(warm) * 1e6:.0f} | {warm[int(0.95 * (len(warm) - 1))] * 1e6:.0f} |"]
     return lines + [f"    differs: {r['kernel']}: cached {r['cached']}, fresh {r['fresh']}" for r in differ]
 
 
@@ -81,8 +92,8 @@ def main() -> int:
     trees = [("this tree", ROOT)] + ([("baseline", Path(opts.baseline))] if opts.baseline else [])
     results = {name: _run(tree, opts.src, opts.capture) for name, tree in trees}
     print("| tree | launches | decided by the cache | proofs paid | cached != fresh | cached pass s | "
-          "median ms | p95 ms |")
-    print("|---|---|---|---|---|---|---|---|")
+          "median ms | p95 ms | warm check median us | warm p95 us |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, rows in results.items():
         print("\n".join(_summary(name, rows)))
     if opts.baseline:
