@@ -348,3 +348,33 @@ def test_a_contract_proved_for_float32_decides_the_float16_launch_as_a_fresh_pro
     assert reused.stats.get("cache") == "hit" and _same(reused, fresh)
     racy = tilecheck.verify(copy_tiles, half, (8, 2, 1), cache=tmp_path)  # outside the contract: proved again
     assert "cache" not in racy.stats and racy.status == "race"
+
+
+# ---- a lock whose loop leaves on any value but "taken" rests on the lock array's contents --------
+def test_a_lock_counted_on_zeroed_contents_is_not_reused_for_other_contents(tmp_path):
+    from tests.oracle_relation import load_file
+    from tests.test_oracle import DATA
+
+    racy = load_file(DATA / "lock_loop_exits_on_other_contents.py")
+    acc, _, tile = racy.args
+    zeroed = (acc.copy(), np.zeros(2, np.int32), tile)
+    for data in (True, False):
+        first = tilecheck.verify(racy.kernel, zeroed, (3, 1, 1), data=data, cache=tmp_path)
+        assert first.status == "verified" and any("holds only 0 and 1" in a for a in first.assumptions)
+        reused = tilecheck.verify(racy.kernel, racy.args, (3, 1, 1), data=data, cache=tmp_path)
+        fresh = tilecheck.verify(racy.kernel, racy.args, (3, 1, 1), data=data, cache=False)
+        assert reused.status == fresh.status and fresh.status != "verified", (reused, fresh)
+        # with this launch's data, tilecheck.detect decides it (race); for any contents, the note
+        assert fresh.status == "race" if data else any("is not counted" in n for n in fresh.notes)
+
+
+def test_a_contracts_protocol_is_evaluated_at_every_launch_in_any_mode():
+    from tilecheck.verifier import shape_contract
+    from tilecheck.verifier.cached import admissible
+
+    contract = shape_contract.ShapeContract((), proved=True, protocol=(tilecheck.bounded("lk", 0, 1),))
+    assert admissible(contract, {"every_shape": True, "data": False})  # the lock's protocol, not index data
+    assert contract.admits({}, {}, {"lk": np.zeros(4, np.int32)})
+    assert not contract.admits({}, {}, {"lk": np.array([0, -1, 0, 0], np.int32)})
+    assert not contract.admits({}, {}, None)  # contents that cannot be read: not admitted
+    assert "values of 'lk' lie in [0, 1]" in str(contract)

@@ -106,7 +106,7 @@ def content_conditions(report: Report) -> tuple[Precondition, ...]:
     """The conditions on index arrays' contents the verdict's contract over the shapes rests on
     (empty when none): a memo that decides a launch by signature must evaluate them at that launch."""
     contract = report.launch_contract
-    return tuple(contract.contents) if report.status == "verified" and contract is not None else ()
+    return (*contract.contents, *contract.protocol) if report.status == "verified" and contract is not None else ()
 
 
 # per Tile IR (by its functions): launches verified before, each as its module bound to them

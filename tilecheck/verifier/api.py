@@ -20,7 +20,7 @@ from tilecheck.verifier.cached import EVERY_SHAPE_LEVEL, lookup, remember
 from tilecheck.verifier.confirm import confirmer
 from tilecheck.verifier.contract import axes_read, exclude_overflow, infer_contract, symbolic_bounds
 from tilecheck.verifier.footprints import reset_instances
-from tilecheck.verifier.locks import find_spin_locks
+from tilecheck.verifier.locks import find_spin_locks, locks_at_case
 from tilecheck.verifier.levels import Level, LevelResult
 from tilecheck.verifier.obligations import Checker
 from tilecheck.verifier.preconditions import Precondition
@@ -156,8 +156,10 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
     reset_instances()
     fp = execute(module)
     graph = order_graph(fp.function)
-    locks = find_spin_locks(fp.function, fp.accesses, graph)
+    locks, lock_facts, lock_notes = locks_at_case(find_spin_locks(fp.function, fp.accesses, graph), fp, params,
+                                                  args)
     report = Report(module.name, "unknown")
+    report.notes += lock_notes
     report.assumptions = list(DEFAULT_ASSUMPTIONS)
     known_arrays = {info.name for info in fp.arrays.values()}
     check_named(assume, known_arrays, module.name)
@@ -173,9 +175,12 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         report.assumptions.append("the kernel's own assume ops (e.g. shapes and strides are non-negative)")
     for lock in locks:
         loc = lock.acquire.op.loc.outermost()
+        held = "" if lock.needs_values is None else (
+            f"; its array holds only {lock.needs_values[0]} and {lock.needs_values[1]} at launch: true of the given "
+            "contents, and checked at every launch the verdict decides")
         report.assumptions.append(
             f"the spin lock on '{fp.arrays[lock.acquire.array].name}' ({loc.short()}) orders its critical "
-            "section (if acquire and release use the same element)")
+            f"section (if acquire and release use the same element{held})")
     for u in fp.unsupported:
         report.reasons.append(f"{u.reason} at {u.op.loc.outermost().short()}")
 
@@ -192,6 +197,8 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         others = _observed_launches(kernel, module, observed)
         mark = time.perf_counter()
         every = _every_shape(fp, graph, locks, list(assume), params, args, grid3, data, others)
+        if lock_facts and every.contract.proved:  # the locks counted rest on the lock arrays' contents
+            every.contract = dataclasses.replace(every.contract, protocol=tuple(lock_facts))
         phases["search_s"] = time.perf_counter() - mark
         report.launch_contract = every.contract
         if every.contract.proved:

@@ -97,7 +97,7 @@ def lookup(store: proof_cache.ProofCache, kernel: Any, args: Sequence[Any], grid
         for found, stored in entries:
             if not admissible(found, options):
                 continue
-            if found.contents and arrays is None:
+            if (found.contents or found.protocol) and arrays is None:
                 arrays = given_integer_arrays(params, args)
             if found.admits(env, widths, arrays):
                 return case, Report(name, "verified", level=EVERY_SHAPE_LEVEL, assumptions=list(stored["assumptions"]),

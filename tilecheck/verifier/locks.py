@@ -29,6 +29,11 @@ class SpinLock:
     release: Access  # the atomic_rmw_tko xchg (or atomic store) that unlocks
     loop: Op
     protected: frozenset[int]  # Access.index of the accesses inside the critical section
+    # (free, taken) when the loop exits whenever the CAS did not see ``taken`` (``while cas(...) ==
+    # 1``): that means "acquired" only while the lock array holds nothing but those two values, a
+    # fact about its contents at launch (its only writes are the protocol's, so it stays true once
+    # true); None when the loop exits only on seeing ``free``, whatever the contents
+    needs_values: tuple[int, int] | None = None
 
 
 def constant_value(value: Value | None) -> int | None:
@@ -41,10 +46,12 @@ def constant_value(value: Value | None) -> int | None:
     return None
 
 
-def _breaks_when_acquired(loop: Op, cas: Op, free: int, taken: int) -> bool:
-    """The loop exits exactly when the CAS saw the lock free: an ``if`` on ``old == taken`` (or
-    ``old != free``) that breaks when false, or on ``old == free`` / ``old != taken`` that breaks
-    when true."""
+def _breaks_when_acquired(loop: Op, cas: Op, free: int, taken: int) -> str | None:
+    """How the loop exits when the CAS saw the lock free: "free" when it exits exactly then (an
+    ``if`` on ``old != free`` breaking when false, or on ``old == free`` breaking when true),
+    "not taken" when it exits whenever the CAS did not see ``taken`` (on ``old == taken`` breaking
+    when false, or ``old != taken`` breaking when true: the same only while the lock holds ``free``
+    or ``taken``), None when it is not an acquire loop."""
     old = cas.results[0]
     for op in loop.regions[0].block.ops:
         if op.name != "if":
@@ -61,8 +68,8 @@ def _breaks_when_acquired(loop: Op, cas: Op, free: int, taken: int) -> bool:
         exits_when_false = (pred == "equal" and value == taken) or (pred == "not_equal" and value == free)
         if (exits_when_true and breaks_then and not breaks_else) or \
                 (exits_when_false and breaks_else and not breaks_then):
-            return True
-    return False
+            return "not taken" if value == taken else "free"
+    return None
 
 
 def find_spin_locks(function: Function, accesses: list[Access], graph: OrderGraph) -> list[SpinLock]:
@@ -75,7 +82,9 @@ def find_spin_locks(function: Function, accesses: list[Access], graph: OrderGrap
         if cas is None or cas not in by_op or not any(op.name == "break" for op in body_ops):
             continue
         free, taken = constant_value(cas.operand("cmp")), constant_value(cas.operand("val"))
-        if free is None or taken is None or free == taken or not _breaks_when_acquired(loop, cas, free, taken):
+        exits = _breaks_when_acquired(loop, cas, free, taken) if free is not None and taken is not None \
+            and free != taken else None
+        if exits is None:
             continue
         if cas.attrs.get("memory_scope") not in CROSS_BLOCK_SCOPES:
             continue
@@ -98,7 +107,8 @@ def find_spin_locks(function: Function, accesses: list[Access], graph: OrderGrap
                 if a.op not in (cas, release_op) and a.array != acquire.array
                 and any(graph.reaches(("res", loop, k), ("op", a.op)) for k in range(len(loop.results)))
                 and graph.reaches(("op", a.op), ("op", release_op)))
-            locks.append(SpinLock(acquire, by_op[release_op], loop, protected))
+            locks.append(SpinLock(acquire, by_op[release_op], loop, protected,
+                                  (free, taken) if exits == "not taken" else None))
     return [lock for lock in locks if _only_protocol_writes(lock, accesses)]
 
 
@@ -169,3 +179,42 @@ def _first_spin(inst: Instance, acquire: Access) -> dict[int, smt.IntExpr]:
     for depth in range(len(shared), len(acquire.loops)):
         shared[depth] = smt.IntVal(0)
     return shared
+
+
+def locks_at_case(locks: list[SpinLock], fp: Any, params: tuple[Any, ...], args: Any
+                  ) -> tuple[list[SpinLock], list[Any], list[str]]:
+    """The locks a verification of this case may count, the facts about the lock arrays' contents
+    they rest on, and a note for each lock left out. A lock whose loop exits only on seeing it free
+    counts whatever the contents. One whose loop exits whenever the CAS did not see ``taken``
+    (cuTile's own layer-norm backward: ``while cas(...) == 1``) counts only where the lock array's
+    given contents hold nothing but ``free`` and ``taken``, the lock's launch protocol (a zeroed
+    lock array): then that fact is an assumption of the verdict, in any mode (``data=False`` too: the
+    lock array is the protocol's state, not an index array), and its contract carries it as
+    ``protocol``, evaluated again at each launch it decides. With other contents two blocks both
+    leave the loop and their critical sections overlap; without contents it is not counted."""
+    from tilecheck.requirements import bounded
+    from tilecheck.verifier.arguments import given_integer_arrays
+
+    kept, facts, notes = [], [], []
+    arrays = None
+    for lock in locks:
+        if lock.needs_values is None:
+            kept.append(lock)
+            continue
+        free, taken = lock.needs_values
+        name = fp.arrays[lock.acquire.array].name
+        if params and args is not None:
+            arrays = given_integer_arrays(params, args) if arrays is None else arrays
+            fact = bounded(name, min(free, taken), max(free, taken)) if abs(free - taken) == 1 else \
+                bounded(name, free, free, also=(taken,))
+            if name in arrays and fact.violation(arrays[name]) is None:
+                kept.append(lock)
+                facts.append(fact)
+                continue
+        loc = lock.acquire.op.loc.outermost().short()
+        notes.append(f"the spin lock on '{name}' ({loc}) is not counted: its acquire loop exits whenever the CAS "
+                     f"does not see {taken}, which means acquired only while '{name}' holds nothing but {free} and "
+                     f"{taken}" + (", and the given contents hold other values" if params and args is not None
+                                   else ", and no contents are given") +
+                     f" (loop until the CAS sees {free} instead, or launch it with {free}/{taken} only)")
+    return kept, facts, notes

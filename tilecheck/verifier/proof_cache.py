@@ -340,6 +340,7 @@ def encode(contract: shape_contract.ShapeContract, assumptions: list[str], notes
     """A proved contract, with what its report says besides (assumptions, notes), as JSON."""
     return {"rules": [_rule(r) for r in contract.rules], "index32": list(contract.index32),
             "facts": list(contract.facts), "contents": [_spec(p) for p in contract.contents],
+            "protocol": [_spec(p) for p in contract.protocol],
             "assumptions": list(assumptions), "notes": list(notes)}
 
 
@@ -349,7 +350,8 @@ def decode(entry: Mapping[str, Any]) -> shape_contract.ShapeContract:
     rules = tuple(shape_contract.Rule(_term(r["left"]), r["relation"], _term(r["right"]), r["kind"])
                   for r in entry["rules"])
     return shape_contract.ShapeContract(rules, tuple(entry["index32"]), proved=True, facts=tuple(entry["facts"]),
-                                        contents=tuple(parse(spec) for spec in entry["contents"]))
+                                        contents=tuple(parse(spec) for spec in entry["contents"]),
+                                        protocol=tuple(parse(spec) for spec in entry["protocol"]))
 
 
 def _spec(pre: Any) -> str:

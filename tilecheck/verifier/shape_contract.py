@@ -130,6 +130,9 @@ class ShapeContract:
     facts: tuple[Any, ...] = ()
     # preconditions on index arrays' contents the proof needed (the launch's data satisfied them)
     contents: tuple[Any, ...] = ()
+    # what the launch protocol of a recognised lock needs of its array at launch (it holds only the
+    # free and taken values): assumed by a proof in any mode, so evaluated at every launch decided
+    protocol: tuple[Any, ...] = ()
 
     def admits(self, env: Mapping[str, int], widths: Mapping[str, int],
                arrays: Mapping[str, Any] | None = None) -> bool:
@@ -140,13 +143,13 @@ class ShapeContract:
                 and all(rule.holds(env) is True for rule in self.rules)
                 and all(evaluate(t, env) is True for t in self.facts)
                 and all(arrays is not None and pre.array in arrays and pre.violation(arrays[pre.array]) is None
-                        for pre in self.contents))
+                        for pre in (*self.contents, *self.protocol)))
 
     def __str__(self) -> str:
         parts = [str(r) for r in self.rules]
         if self.index32:
             parts.append(f"{_names(self.index32)} indexed below 2**31")
-        parts += [pre.describe().removesuffix(" (precondition)") for pre in self.contents]
+        parts += [pre.describe().removesuffix(" (precondition)") for pre in (*self.contents, *self.protocol)]
         return " and ".join(parts) if parts else "any launch"
 
 
