@@ -156,8 +156,8 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
     reset_instances()
     fp = execute(module)
     graph = order_graph(fp.function)
-    locks, lock_facts, lock_notes = locks_at_case(find_spin_locks(fp.function, fp.accesses, graph), fp, params,
-                                                  args)
+    locks, lock_facts, lock_notes, unchecked = locks_at_case(find_spin_locks(fp.function, fp.accesses, graph), fp,
+                                                             params, args)
     report = Report(module.name, "unknown")
     report.notes += lock_notes
     report.assumptions = list(DEFAULT_ASSUMPTIONS)
@@ -175,9 +175,11 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
         report.assumptions.append("the kernel's own assume ops (e.g. shapes and strides are non-negative)")
     for lock in locks:
         loc = lock.acquire.op.loc.outermost()
+        name = fp.arrays[lock.acquire.array].name
         held = "" if lock.needs_values is None else (
-            f"; its array holds only {lock.needs_values[0]} and {lock.needs_values[1]} at launch: true of the given "
-            "contents, and checked at every launch the verdict decides")
+            f"; its array holds only {lock.needs_values[0]} and {lock.needs_values[1]} at launch: "
+            + ("not checked, its contents are on the device (as a precondition on a device array)"
+               if name in unchecked else "true of the given contents, and checked at every launch the verdict decides"))
         report.assumptions.append(
             f"the spin lock on '{fp.arrays[lock.acquire.array].name}' ({loc.short()}) orders its critical "
             f"section (if acquire and release use the same element{held})")

@@ -182,7 +182,7 @@ def _first_spin(inst: Instance, acquire: Access) -> dict[int, smt.IntExpr]:
 
 
 def locks_at_case(locks: list[SpinLock], fp: Any, params: tuple[Any, ...], args: Any
-                  ) -> tuple[list[SpinLock], list[Any], list[str]]:
+                  ) -> tuple[list[SpinLock], list[Any], list[str], set[str]]:
     """The locks a verification of this case may count, the facts about the lock arrays' contents
     they rest on, and a note for each lock left out. A lock whose loop exits only on seeing it free
     counts whatever the contents. One whose loop exits whenever the CAS did not see ``taken``
@@ -191,12 +191,16 @@ def locks_at_case(locks: list[SpinLock], fp: Any, params: tuple[Any, ...], args:
     lock array): then that fact is an assumption of the verdict, in any mode (``data=False`` too: the
     lock array is the protocol's state, not an index array), and its contract carries it as
     ``protocol``, evaluated again at each launch it decides. With other contents two blocks both
-    leave the loop and their critical sections overlap; without contents it is not counted."""
+    leave the loop and their critical sections overlap; without arguments it is not counted. A lock
+    array on the device, whose contents the host cannot read, is treated as a precondition on a
+    device array is: assumed, said so in the report (its name is in the fourth value returned), and
+    not checked."""
     from tilecheck.requirements import bounded
     from tilecheck.verifier.arguments import given_integer_arrays
 
-    kept, facts, notes = [], [], []
+    kept, facts, notes, unchecked = [], [], [], set()
     arrays = None
+    names = {p.name for p in params if p.kind == "array"} if params else set()
     for lock in locks:
         if lock.needs_values is None:
             kept.append(lock)
@@ -207,9 +211,11 @@ def locks_at_case(locks: list[SpinLock], fp: Any, params: tuple[Any, ...], args:
             arrays = given_integer_arrays(params, args) if arrays is None else arrays
             fact = bounded(name, min(free, taken), max(free, taken)) if abs(free - taken) == 1 else \
                 bounded(name, free, free, also=(taken,))
-            if name in arrays and fact.violation(arrays[name]) is None:
+            if name in arrays and fact.violation(arrays[name]) is None or name not in arrays and name in names:
                 kept.append(lock)
                 facts.append(fact)
+                if name not in arrays:
+                    unchecked.add(name)
                 continue
         loc = lock.acquire.op.loc.outermost().short()
         notes.append(f"the spin lock on '{name}' ({loc}) is not counted: its acquire loop exits whenever the CAS "
@@ -217,4 +223,4 @@ def locks_at_case(locks: list[SpinLock], fp: Any, params: tuple[Any, ...], args:
                      f"{taken}" + (", and the given contents hold other values" if params and args is not None
                                    else ", and no contents are given") +
                      f" (loop until the CAS sees {free} instead, or launch it with {free}/{taken} only)")
-    return kept, facts, notes
+    return kept, facts, notes, unchecked
