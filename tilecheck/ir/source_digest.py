@@ -43,12 +43,18 @@ class _Unpinned(Exception):
 def kernel_digest(pyfunc: Any, options: Any, versions: str) -> str | None:
     """The digest of what compiling ``pyfunc`` (a kernel's Python function) with ``options`` reads,
     or None when something it reads has no stable form."""
-    h = hashlib.sha256(f"{sys.version}|{versions}|{options!r}".encode("utf-8", "surrogateescape"))
+    h = hashlib.sha256()
+    _put(h, f"{sys.version}|{versions}|{options!r}")
     try:
         _function(pyfunc, h, set())
     except (_Unpinned, OSError, TypeError, ValueError):  # ValueError: e.g. a source file that cannot be read as text
         return None
     return h.hexdigest()
+
+
+def _put(h: Any, text: str) -> None:
+    """Hash ``text`` as UTF-8; a file name that is not UTF-8 (a surrogate escape) hashes as its bytes."""
+    h.update(text.encode("utf-8", "surrogateescape"))
 
 
 def _function(func: Any, h: Any, seen: set[int]) -> None:
@@ -62,7 +68,7 @@ def _function(func: Any, h: Any, seen: set[int]) -> None:
     wrapped = getattr(func, "__wrapped__", None)
     if isinstance(wrapped, types.FunctionType) or _wrapped_function(wrapped) is not None:
         if _pinned_code(func):  # cuTile's own wrapper: pinned by its version
-            h.update(f"wrapper {func.__code__.co_filename}|{func.__code__.co_name}".encode("utf-8", "surrogateescape"))
+            _put(h, f"wrapper {func.__code__.co_filename}|{func.__code__.co_name}")
         else:  # a user's decorator: its own code counts too
             _own_function(func, h, seen)
         _value(wrapped, h, seen)
@@ -74,7 +80,7 @@ def _own_function(func: Any, h: Any, seen: set[int]) -> None:
     source = inspect.getsourcefile(func)
     if source is None:
         raise _Unpinned(func)
-    h.update(f"fn|{func.__module__}|{func.__qualname__}|{_file(source)}|".encode("utf-8", "surrogateescape"))
+    _put(h, f"fn|{func.__module__}|{func.__qualname__}|{_file(source)}|")
     _code(func.__code__, h)
     names = sorted(_names(func.__code__))
     scope = func.__globals__
@@ -82,11 +88,11 @@ def _own_function(func: Any, h: Any, seen: set[int]) -> None:
     for name in names:
         if name in scope:
             value = scope[name]
-            h.update(f"|{name}=".encode("utf-8", "surrogateescape"))
+            _put(h, f"|{name}=")
             _value(value, h, seen)
             namespaces.append((name, value))
         elif not hasattr(builtins, name):
-            h.update(f"|{name}?".encode("utf-8", "surrogateescape"))  # an attribute name: resolved on the namespaces below
+            _put(h, f"|{name}?")  # an attribute name: resolved on the namespaces below
     # attributes read from a named module or class, at any depth (cfg.BLOCK, cfg.sub.SHIFT): every
     # name the code reads, looked up in each namespace reached from its globals
     done: set[int] = set()
@@ -99,7 +105,7 @@ def _own_function(func: Any, h: Any, seen: set[int]) -> None:
         for name in names:
             if name in attributes:
                 value = attributes[name]
-                h.update(f"|{path}.{name}=".encode("utf-8", "surrogateescape"))
+                _put(h, f"|{path}.{name}=")
                 _value(value, h, seen)
                 namespaces.append((f"{path}.{name}", value))
     for cell in func.__closure__ or ():
@@ -107,10 +113,10 @@ def _own_function(func: Any, h: Any, seen: set[int]) -> None:
     for default in func.__defaults__ or ():
         _value(default, h, seen)
     for name, default in sorted((func.__kwdefaults__ or {}).items()):
-        h.update(f"|kw {name}=".encode("utf-8", "surrogateescape"))
+        _put(h, f"|kw {name}=")
         _value(default, h, seen)
     for name, note in sorted(getattr(func, "__annotations__", {}).items()):
-        h.update(f"|note {name}=".encode("utf-8", "surrogateescape"))
+        _put(h, f"|note {name}=")
         _value(note, h, seen)
 
 
@@ -149,41 +155,41 @@ def _code(code: types.CodeType, h: Any) -> None:
     """A code object's instructions, names, constants and line table (nested code included): what
     the process runs, which a file edited after the import no longer shows."""
     h.update(code.co_code)
-    h.update(repr((code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars, code.co_argcount,
-                   code.co_kwonlyargcount, code.co_firstlineno)).encode("utf-8", "surrogateescape"))
+    _put(h, repr((code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars, code.co_argcount,
+                code.co_kwonlyargcount, code.co_firstlineno)))
     h.update(getattr(code, "co_linetable", b"") or b"")
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             _code(const, h)
         else:
-            h.update(f"|{type(const).__name__}:{const!r}".encode("utf-8", "surrogateescape"))
+            _put(h, f"|{type(const).__name__}:{const!r}")
 
 
 def _value(value: Any, h: Any, seen: set[int]) -> None:
     if isinstance(value, _SIMPLE):
-        h.update(repr(value).encode("utf-8", "surrogateescape"))
+        _put(h, repr(value))
     elif isinstance(value, enum.Enum):
-        h.update(f"{type(value).__qualname__}.{value.name}".encode("utf-8", "surrogateescape"))
+        _put(h, f"{type(value).__qualname__}.{value.name}")
     elif isinstance(value, (tuple, list, frozenset)):
-        h.update(f"{type(value).__name__}(".encode("utf-8", "surrogateescape"))
+        _put(h, f"{type(value).__name__}(")
         for item in (sorted(value, key=repr) if isinstance(value, frozenset) else value):
             _value(item, h, seen)
         h.update(b")")
     elif isinstance(value, types.ModuleType):
-        h.update(f"module {value.__name__}".encode("utf-8", "surrogateescape"))
+        _put(h, f"module {value.__name__}")
         if value.__name__.split(".")[0] not in _PINNED and getattr(value, "__file__", None):
-            h.update(_file(value.__file__).encode("utf-8", "surrogateescape"))
+            _put(h, _file(value.__file__))
     elif isinstance(value, types.FunctionType):
         _function(value, h, seen)
     elif (inner := _wrapped_function(value)) is not None:  # a @ct.kernel or @ct.function
         _function(inner, h, seen)
     elif _pinned(value):
-        h.update(f"{type(value).__module__}.{type(value).__qualname__}:{value!r}".encode("utf-8", "surrogateescape"))
+        _put(h, f"{type(value).__module__}.{type(value).__qualname__}:{value!r}")
     elif isinstance(value, type):
         source = inspect.getsourcefile(value)
         if source is None:
             raise _Unpinned(value)
-        h.update(f"class {value.__module__}.{value.__qualname__}|{_file(source)}".encode("utf-8", "surrogateescape"))
+        _put(h, f"class {value.__module__}.{value.__qualname__}|{_file(source)}")
     else:
         raise _Unpinned(value)
 
