@@ -352,7 +352,7 @@ def rebind(params: typing.Sequence[KernelParam], args: typing.Sequence[Any]) -> 
     otherwise (a tuple or list argument, another form): the caller binds the slow way. The caller
     compares ``specialization`` to know whether the Tile IR is the same (a constant's value, an
     index width or a scalar's int width may differ)."""
-    if len(args) != len(params) or any(p.first_arg < 0 for p in params):
+    if len(args) != len(params):
         return None
     out = []
     for p, a in zip(params, args):
@@ -378,25 +378,29 @@ def rebind(params: typing.Sequence[KernelParam], args: typing.Sequence[Any]) -> 
     return tuple(out)
 
 
-def _bound(kernel: Any, args: typing.Sequence[Any]) -> tuple[str, tuple[KernelParam, ...], tuple[Any, ...]] | None:
-    """The kernel's name, parameters and specialization for ``args`` from a binding of this kernel
-    seen before (``rebind``), or None."""
-    for name, params in _BINDINGS.get(kernel, ()):
-        found = rebind(params, args)
-        if found is not None:
-            return name, found, specialization(found)
-    return None
+def _bind(kernel: Any, args: typing.Sequence[Any], compiled: bool = False) -> tuple[str, list[KernelParam]]:
+    """The kernel's name and its parameters bound to ``args``: from a binding of the same form seen
+    before (``rebind``) when there is one (with ``compiled``, only when its specialisation is
+    compiled already: else cuTile's constraints are needed to compile it), otherwise by cuTile's
+    signature machinery (``_parameters``), whose binding is then remembered."""
+    if not any(isinstance(a, (tuple, list)) for a in args):
+        for name, params in _BINDINGS.get(kernel, ()):
+            found = rebind(params, args)
+            if found is not None and (not compiled or (kernel, specialization(found), False) in _SPECIALIZED):
+                return name, list(found)
+    name, _, kparams, _ = _parameters(kernel, tuple(args))
+    if not any(p.kind == "list" for p in kparams):
+        known = _BINDINGS.setdefault(kernel, [])
+        if all(_form(k) != _form(kparams) for _, k in known):
+            if len(known) >= _BINDINGS_PER_KERNEL:
+                known.pop(0)
+            known.append((name, tuple(kparams)))
+    return name, kparams
 
 
-def _remember_binding(kernel: Any, name: str, params: typing.Sequence[KernelParam]) -> None:
-    if any(isinstance(p.value, (tuple, list)) for p in params) or any(p.kind == "list" for p in params):
-        return
-    known = _BINDINGS.setdefault(kernel, [])
-    form = [(q.kind, q.dtype if q.kind == "array" else type(q.value)) for q in params]
-    if all([(q.kind, q.dtype if q.kind == "array" else type(q.value)) for q in k] != form for _, k in known):
-        if len(known) >= _BINDINGS_PER_KERNEL:
-            known.pop(0)
-        known.append((name, tuple(params)))
+def _form(params: typing.Sequence[KernelParam]) -> list[tuple[str, Any]]:
+    """What ``rebind`` needs to match: each parameter's kind, and an array's dtype or a scalar's type."""
+    return [(p.kind, p.dtype if p.kind == "array" else type(p.value)) for p in params]
 
 
 # per kernel, one binding of each form seen (its kinds and dtypes; the latest few), for ``rebind``
@@ -413,12 +417,7 @@ def compilation_key(kernel: Any, args: typing.Sequence[Any]) -> tuple[str | None
     from tilecheck.version import __version__
 
     ct, _ = _import_cutile()
-    fast = None if any(isinstance(a, (tuple, list)) for a in args) else _bound(kernel, args)
-    if fast is not None:
-        name, kparams = fast[0], list(fast[1])
-    else:
-        name, _, kparams, _ = _parameters(kernel, tuple(args))
-        _remember_binding(kernel, name, kparams)
+    name, kparams = _bind(kernel, args)
     pyfunc = _python_function(kernel, ct)
     digest = _DIGESTS.get(id(kernel))
     if digest is None or digest[0] is not kernel:
@@ -450,12 +449,7 @@ def module_for(kernel: Any, args: typing.Sequence[Any]) -> tuple[Module, bytes]:
         with _COMPILING:
             cached = _COMPILED.get(key)
             if cached is None:
-                fast = None if any(isinstance(a, (tuple, list)) for a in args) else _bound(kernel, args)
-                if fast is not None and (kernel, fast[2], False) in _SPECIALIZED:
-                    name, kparams = fast[0], list(fast[1])  # bound as cuTile would (``rebind``)
-                else:
-                    name, _, kparams, _ = _parameters(kernel, tuple(args))
-                    _remember_binding(kernel, name, kparams)
+                name, kparams = _bind(kernel, args, compiled=True)
                 spec = (kernel, specialization(kparams), any(isinstance(a, tuple) for a in args))
                 base = _SPECIALIZED.get(spec)
                 if base is None:
