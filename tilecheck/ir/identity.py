@@ -71,7 +71,8 @@ class _Writer:
     def put(self, *parts: Any) -> None:
         text = "\x1f".join(map(str, parts))
         if not self.floats:
-            text = _FLOAT_DENSE.sub("DenseElements(element='F', is_float=True)", _FLOAT_TYPE.sub("ScalarType(name='F')", text))
+            text = _FLOAT_TYPE.sub("ScalarType(name='F')", text)
+            text = _FLOAT_DENSE.sub("DenseElements(element='F', is_float=True)", text)
         self.hash.update((text + "\x1e").encode())
 
     def value(self, v: Value) -> int:
@@ -80,7 +81,8 @@ class _Writer:
         return self.numbers[v]
 
     def function(self, f: Function) -> None:
-        self.put("function", f.name if self.floats else _FLOAT_IN_NAME.sub("F", f.name), f.is_entry, repr(f.type), repr(f.loc), _attrs(f.attrs),
+        name = f.name if self.floats else _FLOAT_IN_NAME.sub("F", f.name)
+        self.put("function", name, f.is_entry, repr(f.type), repr(f.loc), _attrs(f.attrs),
                  [(self.value(a), repr(a.type)) for a in f.args])
         self.block(f.body)
 

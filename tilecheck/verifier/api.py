@@ -181,7 +181,7 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
             + ("not checked, its contents are on the device (as a precondition on a device array)"
                if name in unchecked else "true of the given contents, and checked at every launch the verdict decides"))
         report.assumptions.append(
-            f"the spin lock on '{fp.arrays[lock.acquire.array].name}' ({loc.short()}) orders its critical "
+            f"the spin lock on '{name}' ({loc.short()}) orders its critical "
             f"section (if acquire and release use the same element{held})")
     for u in fp.unsupported:
         report.reasons.append(f"{u.reason} at {u.op.loc.outermost().short()}")
@@ -292,12 +292,13 @@ def _verify(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Seque
                        for f in aliasing + [f for _, f in broken] + final.findings]
     report.level = final.level.label
     if final.level.label == EVERY_SHAPE_LEVEL:
-        report.assumptions = ["integer arithmetic deciding what is accessed (addresses, masks, branches, loop bounds) does not wrap around: proved for every "
-                              "launch the contract admits" if a.startswith("integer index arithmetic") else a
+        report.assumptions = ["integer arithmetic deciding what is accessed (addresses, masks, branches, loop "
+                              "bounds) does not wrap around: proved for every launch the contract admits"
+                              if a.startswith("integer index arithmetic") else a
                               for a in report.assumptions]
     elif given.grid is not None and given.shapes is not None:
-        report.assumptions = [a + " (add, sub and mul deciding an address, a mask, a branch or a loop bound: checked at this case, with "
-                              "the given array contents; where a value the model does not track "
+        report.assumptions = [a + " (add, sub and mul deciding an address, a mask, a branch or a loop bound: "
+                              "checked at this case, with the given array contents; where a value the model does not track "
                               "takes part, a possible overflow is unknown)"
                               if a.startswith("integer index arithmetic") else a for a in report.assumptions]
     report.reasons += final.unknowns
