@@ -142,6 +142,45 @@ def continue_next_row(flag, x, y, K: ConstInt, N: ConstInt):
         ct.scatter(y, (row, cols), ct.gather(x, (row, cols)) + 1.0)
 
 
+def _labelled_rows() -> tuple:
+    labels = np.array([0, 3, 0, 1, 2, 0, 5, 0, 1, 0], np.int64)  # label 0: the row is ignored
+    return np.ones((10, 100), np.float32), np.zeros((10, 100), np.float32), labels, 10, 100, 64
+
+
+@tilecheck.case(grid=(4, 1, 1), args=_labelled_rows)
+@ct.kernel
+def skip_ignored_rows(p, g, label, ROWS: ConstInt, COLS: ConstInt, BLOCK: ConstInt):
+    # Race-free: persistent rows (Liger's TV distance form). An ignored row is zeroed and skipped
+    # with `continue`; the loop after the `if` runs only for the other rows, so its stores to the
+    # same row never meet the zeroing ones in one iteration.
+    n_chunks = (COLS + BLOCK - 1) // BLOCK
+    for row in range(ct.bid(0), ROWS, ct.num_blocks(0)):
+        if ct.load(label, row, shape=()) == 0:
+            for ci in range(n_chunks):
+                cols = ct.arange(BLOCK, dtype=ct.int32) + ci * BLOCK
+                ct.scatter(g, (row, cols), ct.full((BLOCK,), 0.0, dtype=ct.float32), check_bounds=True)
+            continue
+        for ci in range(n_chunks):
+            cols = ct.arange(BLOCK, dtype=ct.int32) + ci * BLOCK
+            ct.scatter(g, (row, cols), ct.gather(p, (row, cols), check_bounds=True) * 0.5, check_bounds=True)
+
+
+@tilecheck.case(grid=(4, 1, 1), args=_labelled_rows)
+@ct.kernel
+def skip_ignored_rows_next(p, g, label, ROWS: ConstInt, COLS: ConstInt, BLOCK: ConstInt):
+    # Racy: the same, but an ignored row zeroes the *next* row, which another block writes.
+    n_chunks = (COLS + BLOCK - 1) // BLOCK
+    for row in range(ct.bid(0), ROWS, ct.num_blocks(0)):
+        if ct.load(label, row, shape=()) == 0:
+            for ci in range(n_chunks):
+                cols = ct.arange(BLOCK, dtype=ct.int32) + ci * BLOCK
+                ct.scatter(g, ((row + 1) % ROWS, cols), ct.full((BLOCK,), 0.0, dtype=ct.float32), check_bounds=True)
+            continue
+        for ci in range(n_chunks):
+            cols = ct.arange(BLOCK, dtype=ct.int32) + ci * BLOCK
+            ct.scatter(g, (row, cols), ct.gather(p, (row, cols), check_bounds=True) * 0.5, check_bounds=True)
+
+
 @tilecheck.case(grid=(8, 1, 1), args=lambda: (np.arange(1024, dtype=np.int32) % 16,
                                               np.zeros(16, np.int32), 128))
 @ct.kernel

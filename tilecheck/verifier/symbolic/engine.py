@@ -267,9 +267,13 @@ class _Scope:
     def __enter__(self) -> State:
         self.saved, self.saved_skipped = self.state.ctx, self.state.skipped
         loops = self.saved.loops + ((self.loop,) if self.loop else ())
-        self.state.ctx = Context(smt.And(self.saved.path, self.path), loops)
-        if self.loop:  # break/continue skip the rest of one iteration of this loop, no more
+        outer = self.saved.path
+        if self.loop:  # break/continue skip the rest of one iteration of this loop, no more: an
+            # enclosing loop's iteration skipped before this loop began stays skipped in its body
+            if not smt.is_false(self.saved_skipped):
+                outer = smt.And(outer, smt.Not(self.saved_skipped))
             self.state.skipped = smt.BoolVal(False)
+        self.state.ctx = Context(smt.And(outer, self.path), loops)
         return self.state
 
     def __exit__(self, *exc: object) -> None:
