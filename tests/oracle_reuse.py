@@ -61,7 +61,7 @@ def new_process() -> None:
     proof_cache._OPEN.clear()
     proof_cache._DEFAULTS.clear()
     for table in (cutile._COMPILED, cutile._SPECIALIZED, cutile._DIGESTS, source_digest._FILES,
-                  launcher._VERIFIED, launcher._CHECKED, launcher._ON_DATA):
+                  launcher._VERIFIED, launcher._CHECKED, launcher._ON_DATA, launcher._PROVED, launcher._SEEN):
         table.clear()
 
 
@@ -122,11 +122,23 @@ def trial(base: Loaded, edited_source: str, questions: list[Question], cache: Pa
 
     found: list[Disagreement] = []
 
+    def launcher(kernel: Any, q: Question) -> Any:
+        from tilecheck.ir.cutile import module_for
+        from tilecheck.runtime.launcher import verified_report
+
+        return verified_report(module_for(kernel, q.args)[0], q.args, q.grid, tuple(base.assume))
+
     def compare(kernel: Any, q: Question, how: str) -> None:
         reused = _answer(lambda: ask(kernel, q, cache))
         fresh = _answer(lambda: ask(kernel, q, False))
         if not _agree(reused, fresh):
             found.append(Disagreement(q.label, how, reused, fresh))
+            return
+        # the launcher's memo (a contract proved at an earlier launch decides this one: data=False)
+        memo = _answer(lambda: launcher(kernel, q))
+        alone = _answer(lambda: tilecheck.verify(kernel, q.args, q.grid, assume=base.assume, data=False, cache=False))
+        if not _agree(memo, alone):
+            found.append(Disagreement(q.label, how + ", the launcher's memo", memo, alone))
             return
         if check_detect and reused.status == "verified":
             exact = tilecheck.detect(kernel, q.args, q.grid, assume=base.assume)

@@ -7,7 +7,7 @@ work on these layouts, so they hold for device arrays as they do for numpy ones.
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -30,17 +30,31 @@ class ArrayLayout:
     def itemsize(self) -> int:
         return typestr_itemsize(self.typestr)
 
+    # bytes from the lowest to one past the highest addressed byte, and the lowest address: computed
+    # once (the launcher compares every written array with every other at each launch); None for an
+    # element type without a size (asking then raises, as ``itemsize`` does)
+    _span: tuple[int, int] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        try:
+            size = self.itemsize
+        except ValueError:
+            object.__setattr__(self, "_span", None)
+            return
+        empty = any(n == 0 for n in self.shape)
+        object.__setattr__(self, "_span", (
+            0 if empty else size + sum((n - 1) * abs(s) for n, s in zip(self.shape, self.strides)),
+            self.ptr + sum((n - 1) * s for n, s in zip(self.shape, self.strides) if s < 0 and n > 0)))
+
     @property
     def extent(self) -> int:
         """Bytes from the lowest to one past the highest addressed byte (0 for an empty array)."""
-        if any(n == 0 for n in self.shape):
-            return 0
-        return self.itemsize + sum((n - 1) * abs(s) for n, s in zip(self.shape, self.strides))
+        return self._span[0] if self._span is not None else self.itemsize
 
     @property
     def lowest(self) -> int:
         """The lowest address the array touches (negative strides reach below ``ptr``)."""
-        return self.ptr + sum((n - 1) * s for n, s in zip(self.shape, self.strides) if s < 0 and n > 0)
+        return self._span[1] if self._span is not None else self.itemsize
 
     def address_view(self) -> np.ndarray:
         """A numpy array at this layout's addresses, for address arithmetic only (``np.shares_memory``):
@@ -57,7 +71,7 @@ class _AddressOnly:
 def layout_of(obj: Any) -> ArrayLayout | None:
     """The layout of an array argument, or None when ``obj`` is not an array (a scalar, a constant)."""
     if isinstance(obj, np.ndarray):
-        return ArrayLayout(obj.ctypes.data, tuple(obj.shape), tuple(obj.strides), obj.dtype.str, "host")
+        return ArrayLayout(obj.__array_interface__["data"][0], obj.shape, obj.strides, obj.dtype.str, "host")
     # torch before __cuda_array_interface__: torch's array interfaces raise on bfloat16; DLPack does
     # not (detached: torch refuses to export a tensor that requires grad)
     if is_torch_tensor(obj):

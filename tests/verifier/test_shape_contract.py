@@ -7,6 +7,8 @@ import re
 import cuda.tile as ct
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tilecheck
 from corpus.kernels.shape_contracts import rows_and_columns as rows
@@ -309,3 +311,28 @@ def test_the_search_under_the_contents_facts_follows_only_a_defect_that_reads_co
     searches.clear()
     walk = tilecheck.verify(L.expert_walk, L._experts(), (16, 1, 1))  # its defect reads the sizes
     assert searches == [True, False] and walk.status == "verified"
+
+
+_LEAVES = st.one_of(st.builds(lambda v: ["lit", v], st.integers(-5, 5)),
+                    st.builds(lambda n: ["sym", n], st.sampled_from(["x.shape[0]", "n", "absent"])))
+_TREES = st.recursive(_LEAVES, lambda sub: st.one_of(
+    st.builds(lambda k, a, b: [k, a, b], st.sampled_from(
+        ["add", "mul", "sub", "div", "mod", "le", "lt", "ge", "gt", "eq", "distinct", "and", "or", "implies", "xor"]),
+        sub, sub),
+    st.builds(lambda k, a: [k, a], st.sampled_from(["and", "or", "not", "uminus"]), sub),
+    st.builds(lambda a, b, c: ["ite", a, b, c], sub, sub, sub)), max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(tree=_TREES, x=st.integers(-4, 6), n=st.integers(-4, 6))
+def test_a_compiled_fact_gives_what_evaluating_its_tree_gives(tree, x, n):
+    # the launch check's shortcut (a contract's facts walked once into closures) against the tree
+    # walk the proof cache's entries are read with, on any launch, symbols it lacks included
+    env = {"x.shape[0]": x, "n": n}
+    try:
+        expected = sc.evaluate(tree, env)
+    except (TypeError, ZeroDivisionError) as exc:  # an ill-typed tree: both must fail alike
+        with pytest.raises(type(exc)):
+            sc.compiled(tree)(env)
+        return
+    assert sc.compiled(tree)(env) == expected

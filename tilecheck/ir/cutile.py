@@ -280,11 +280,24 @@ def _is_array(arg: Any) -> bool:
 
 
 def _dtype_name(arg: Any, where: str) -> str:
+    try:  # numpy's dtype.__str__ costs microseconds: once per dtype object
+        return _DTYPE_NAMES[arg.dtype]
+    except (KeyError, TypeError):
+        pass
     name = str(arg.dtype).removeprefix("torch.")
     if name not in _DTYPES:
         supported = ", ".join(sorted(k for k in _DTYPES if k not in ("half", "float", "double")))
         raise FrontendError(f"{where}: dtype {name} is not supported by cuTile (supported: {supported})")
-    return _DTYPES[name].rstrip("_") if name != "bool" else "bool"
+    found = _DTYPES[name].rstrip("_") if name != "bool" else "bool"
+    try:
+        if len(_DTYPE_NAMES) < 256:
+            _DTYPE_NAMES[arg.dtype] = found
+    except TypeError:  # an unhashable dtype
+        pass
+    return found
+
+
+_DTYPE_NAMES: dict[Any, str] = {}  # dtype object -> its cuda.tile name (supported ones only)
 
 
 def _element_strides(arg: Any, where: str) -> tuple[int, ...]:
@@ -334,10 +347,27 @@ def argument_signature(args: typing.Sequence[Any]) -> tuple[Any, ...]:
         elif isinstance(a, list):
             key.append(("list", argument_signature(a)))
         elif hasattr(a, "shape") and hasattr(a, "dtype") and getattr(a, "shape", ()) != ():
-            key.append(("array", str(a.dtype), tuple(a.shape), tuple(getattr(a, "strides", ()) or ())))
+            key.append(("array", _dtype_text(a.dtype), tuple(a.shape), tuple(getattr(a, "strides", ()) or ())))
         else:
             key.append((type(a).__name__, a if isinstance(a, (bool, int, float, str)) else id(a)))
     return tuple(key)
+
+
+def _dtype_text(dtype: Any) -> str:
+    """``str(dtype)``, once per dtype object (numpy's costs microseconds)."""
+    try:
+        return _DTYPE_TEXTS[dtype]
+    except (KeyError, TypeError):
+        text = str(dtype)
+    try:
+        if len(_DTYPE_TEXTS) < 256:
+            _DTYPE_TEXTS[dtype] = text
+    except TypeError:
+        pass
+    return text
+
+
+_DTYPE_TEXTS: dict[Any, str] = {}
 
 
 @functools.lru_cache(maxsize=256)

@@ -81,9 +81,16 @@ def verified_report(module: Module, args: Sequence[Any], grid: tuple[int, int, i
     """The verification report of this kernel + case under the preconditions ``assume``, computed
     once per process (and once more for each set of preconditions a launch's contents break)."""
     from tilecheck.verifier.api import verify
+    from tilecheck.verifier.arguments import aliasing_findings
 
     host = _on_host(args)
-    key = (*case_key(module, grid), tuple(assume), broken_preconditions(module, args, assume), host)
+    broken = broken_preconditions(module, args, assume)
+    proved = _PROVED.get((program_digest(module), module.name, tuple(assume), broken, host))
+    if proved and (module.distinct_arrays or not aliasing_findings(module, args)):  # (else verify decides)
+        decided = _decided_by_contract(proved, module, grid)
+        if decided is not None:
+            return decided
+    key = (*case_key(module, grid), tuple(assume), broken, host)
     if key not in _VERIFIED:
         # the launches of this Tile IR verified before: the contract over the shapes keeps only what
         # they share with this one, so it reaches the shapes a test suite launches, not one of them
@@ -96,10 +103,49 @@ def verified_report(module: Module, args: Sequence[Any], grid: tuple[int, int, i
                         observed=list(seen), data_follows=host)
         if not content_conditions(report):  # data=False: a contract on contents is not expected here,
             _VERIFIED[key] = report  # and a verdict that rests on them is never kept by signature
+            _remember_contract(report, (program_digest(module), module.name, tuple(assume), broken, host))
         if report.status == "verified" and module.params:
             seen[:] = [*seen[-(_SEEN_MAX - 1):], (module, grid)]
         return report
     return _VERIFIED[key]
+
+
+def _decided_by_contract(proved: list[Report], module: Module, grid: tuple[int, int, int]) -> Report | None:
+    """The report of a launch of a Tile IR proved before for every launch its contract admits, when
+    one admits this launch: integers evaluated, no solver, no compilation, no disk (what
+    ``verify``'s proof cache decides, without its lookup of the kernel and its digests; issue 51).
+    The caller checked what a proof cannot speak for: aliasing and the preconditions' contents."""
+    from tilecheck.verifier import shape_contract
+
+    env, widths = shape_contract.launch_of(module.params, grid)
+    for report in proved:
+        if report.launch_contract.admits(env, widths):
+            return report
+    return None
+
+
+def _remember_contract(report: Report, key: tuple[Any, ...]) -> None:
+    """Keep a report verified for every launch its contract admits (``_decided_by_contract``): only a
+    verdict with nothing but the verdict in it (no finding: a warning has a witness of its own launch)
+    whose contract rests on no contents (a memo by signature cannot read them)."""
+    from tilecheck.verifier.cached import EVERY_SHAPE_LEVEL
+
+    contract = report.launch_contract
+    if (report.status != "verified" or report.level != EVERY_SHAPE_LEVEL or contract is None or not contract.proved
+            or report.findings or contract.contents or contract.protocol):
+        return
+    if len(_PROVED) >= _PROVED_MAX:
+        _PROVED.clear()
+    known = _PROVED.setdefault(key, [])
+    if len(known) < _CONTRACTS_PER_PROGRAM and all(r.launch_contract != contract for r in known):
+        known.append(report)
+
+
+# per Tile IR (its digest, name, preconditions, the ones this launch's contents break, and whether it
+# runs on the host): the reports proved for every launch their contracts admit
+_PROVED: dict[tuple[Any, ...], list[Report]] = {}
+_PROVED_MAX = 4096
+_CONTRACTS_PER_PROGRAM = 8
 
 
 def content_conditions(report: Report) -> tuple[Precondition, ...]:

@@ -443,7 +443,8 @@ def _encode(value: Any) -> Any:
     if isinstance(value, Precondition):
         return {"$p": _spec(value)}
     if dataclasses.is_dataclass(value) and type(value).__name__ in _types():
-        fields = {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value) if f.name != "case"}
+        fields = {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)
+                  if f.name != "case" and f.init}  # (a field not given at construction is derived)
         return {"$": type(value).__name__, **fields}
     if isinstance(value, tuple):
         return {"$t": [_encode(v) for v in value]}

@@ -133,15 +133,19 @@ class ShapeContract:
     # what the launch protocol of a recognised lock needs of its array at launch (it holds only the
     # free and taken values): assumed by a proof in any mode, so evaluated at every launch decided
     protocol: tuple[Any, ...] = ()
+    # the facts as Python closures, made at the first launch checked (``compiled``)
+    _facts_at: Any = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def admits(self, env: Mapping[str, int], widths: Mapping[str, int],
                arrays: Mapping[str, Any] | None = None) -> bool:
         """Does a launch (its symbols' values, each array's index width in bits, and the host
         contents of its integer arrays where the contract is about contents) satisfy the contract
         and the kernel's assume facts? Integer arithmetic only, and a scan of those arrays."""
+        if self._facts_at is None:
+            object.__setattr__(self, "_facts_at", tuple(compiled(t) for t in self.facts))
         return (all(widths.get(name) == 32 for name in self.index32)
                 and all(rule.holds(env) is True for rule in self.rules)
-                and all(evaluate(t, env) is True for t in self.facts)
+                and all(fact(env) is True for fact in self._facts_at)
                 and all(arrays is not None and pre.array in arrays and pre.violation(arrays[pre.array]) is None
                         for pre in (*self.contents, *self.protocol)))
 
@@ -539,6 +543,35 @@ def _tree(i: int, nodes: Mapping[int, Any], names: Mapping[str, str]) -> Any:
 _BINARY = {"sub": lambda a, b: a - b, "div": lambda a, b: a // b if b else 0,
            "mod": lambda a, b: a % b if b else a, "le": lambda a, b: a <= b, "lt": lambda a, b: a < b,
            "ge": lambda a, b: a >= b, "gt": lambda a, b: a > b, "implies": lambda a, b: (not a) or b}
+
+
+def compiled(tree: Any) -> Callable[[Mapping[str, int]], Any]:
+    """``evaluate(tree, env)`` as a function of ``env``, the tree walked once (a contract's facts are
+    evaluated at every launch it decides); the same values, None included."""
+    kind = tree[0]
+    if kind == "lit":
+        value = tree[1]
+        return lambda env: value
+    if kind == "sym":
+        name = tree[1]
+        return lambda env: env.get(name)
+    parts = [compiled(a) for a in tree[1:]]
+    if kind in ("ge", "le", "gt", "lt", "eq") and len(parts) == 2:
+        a, b, test = parts[0], parts[1], _BINARY.get(kind, lambda x, y: x == y)
+
+        def compare(env: Mapping[str, int]) -> Any:
+            x, y = a(env), b(env)
+            return None if x is None or y is None else test(x, y)
+        return compare
+    if kind in ("and", "or"):
+        def logical(env: Mapping[str, int]) -> Any:
+            values = [p(env) for p in parts]
+            if any(v is None for v in values):
+                return None
+            return all(values) if kind == "and" else any(values)
+        return logical
+    return lambda env: evaluate([kind, *(["lit", v] for v in (p(env) for p in parts))], env) \
+        if all(p(env) is not None for p in parts) else None
 
 
 def evaluate(tree: Any, env: Mapping[str, int]) -> Any:
