@@ -38,6 +38,30 @@ def vector_add_clamped_tail(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, x + y)
 
 
+_MASK = lambda: dict(x_ptr=np.arange(_N) % 3 == 0, y_ptr=np.arange(_N) % 2 == 0,  # noqa: E731
+                     out_ptr=np.zeros(_N, bool), n=_N, BLOCK=128)
+
+
+@tilecheck.case(grid=(8,), args=_MASK)
+@triton.jit
+def mask_and(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # bool tensors: Triton loads and stores them through ptr<i8> (a bitcast of ptr<i1>)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    both = tl.load(x_ptr + offs, mask=mask, other=False) & tl.load(y_ptr + offs, mask=mask, other=False)
+    tl.store(out_ptr + offs, both, mask=mask)
+
+
+@tilecheck.case(grid=(8,), args=_MASK)
+@triton.jit
+def mask_and_shifted(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # racy: slices of BLOCK elements placed BLOCK - 1 apart, so neighbours share one element
+    offs = tl.program_id(0) * (BLOCK - 1) + tl.arange(0, BLOCK)
+    mask = offs < n
+    both = tl.load(x_ptr + offs, mask=mask, other=False) & tl.load(y_ptr + offs, mask=mask, other=False)
+    tl.store(out_ptr + offs, both, mask=mask)
+
+
 _B, _H, _M, _D = 2, 4, 8, 16
 _HEADS = lambda: dict(x_ptr=np.random.default_rng(0).standard_normal((_B, _H, _M, _D)).astype(np.float32),  # noqa: E731
                       out_ptr=np.zeros((_B, _M, _H, _D), np.float32), H=_H, M=_M, D=_D)

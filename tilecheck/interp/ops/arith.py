@@ -8,7 +8,7 @@ from tilecheck.ir import types as T
 from tilecheck.interp.wave import InterpreterError
 from tilecheck.interp.registry import interpret
 from tilecheck.interp.memory import NARROW_FLOATS
-from tilecheck.interp.values import numpy_dtype
+from tilecheck.interp.values import Pointer, numpy_dtype
 
 _UNSIGNED = {np.dtype(np.int8): np.uint8, np.dtype(np.int16): np.uint16, np.dtype(np.int32): np.uint32,
              np.dtype(np.int64): np.uint64, np.dtype(np.bool_): np.bool_}
@@ -250,4 +250,23 @@ def ftoi(interp, ctx, op, x):
 
 @interpret("bitcast")
 def bitcast(interp, ctx, op, x):
+    if isinstance(x, Pointer):  # a pointer to another element type of the same size: the same
+        # elements (Triton reads and writes a bool tensor through ptr<i8>: numpy's bool is a byte)
+        source, target = (_pointee_bytes(v.type) for v in (op.operands[0], op.results[0]))
+        if source is None or source != target:
+            raise InterpreterError(f"bitcast at {op.loc.outermost()}: {op.operands[0].type} to {op.results[0].type} "
+                                   "reinterprets memory as elements of another size, which the CPU interpreter "
+                                   "does not model", op.loc)
+        return (x,)
     return (np.ascontiguousarray(x).view(out_type(op)),)
+
+
+def _pointee_bytes(t: T.Type) -> int | None:
+    """Bytes per element of an integer pointee, as memory holds it (i1 in a byte); None for another
+    pointee (a float's bits read as an integer would need the memory's bytes, which the interpreter
+    keeps as values)."""
+    element = t.element if isinstance(t, T.TileType) else t
+    if not isinstance(element, T.PointerType) or not isinstance(element.pointee, T.ScalarType) \
+            or not element.pointee.is_integer:
+        return None
+    return max(element.pointee.bitwidth // 8, 1)

@@ -80,6 +80,24 @@ def tensor_shape(state, op: Op, view: SymValue):
     return tuple(IntTile(d, bounds=NON_NEGATIVE) for d in view.dims)
 
 
+@symbolic("bitcast")
+def bitcast(state, op: Op, x: SymValue):
+    """A pointer cast to a pointer of another element type of the same size points at the same
+    elements (Triton reads and writes a bool tensor through ``ptr<i8>``); any other bitcast's result
+    is an unknown of its type (an address never depends on a float's bits in the kernels we check)."""
+    if isinstance(x, Pointer) and _pointee_bits(op.operands[0].type) == _pointee_bits(op.result.type) is not None:
+        return (x,)
+    return (state.havoc(op.result.type, "bitcast"),)
+
+
+def _pointee_bits(t: T.Type) -> int | None:
+    element = t.element if isinstance(t, T.TileType) else t
+    if not isinstance(element, T.PointerType) or not isinstance(element.pointee, T.ScalarType):
+        return None
+    bits = element.pointee.bitwidth
+    return 8 if bits == 1 else bits or None  # an i1 element takes a byte in memory
+
+
 @symbolic("offset")
 def offset(state, op: Op, ptr: SymValue, off: SymValue):
     shape = op.result.type.shape if isinstance(op.result.type, T.TileType) else ()
