@@ -185,6 +185,15 @@ def cmpf(interp, ctx, op, lhs, rhs):
 
 @interpret("select")
 def select(interp, ctx, op, cond, yes, no):
+    if isinstance(yes, Pointer) or isinstance(no, Pointer):
+        if not (isinstance(yes, Pointer) and isinstance(no, Pointer)) or yes.array != no.array:
+            # (Triton's cat and stack: tl.where(c, a_ptr + i, b_ptr + j); a tile of pointers into two
+            # arrays has no form in the interpreter yet)
+            names = " and ".join(f"'{interp.memory(p.array, op).name}'" for p in (yes, no) if isinstance(p, Pointer))
+            raise InterpreterError(f"select at {op.loc.outermost()}: a tile of pointers into two arrays ({names}) "
+                                   "is not modelled by the CPU interpreter", op.loc)
+        shape = np.broadcast_shapes(np.shape(cond), yes.offsets.shape, no.offsets.shape)
+        return (Pointer(yes.array, np.where(cond, yes.offsets, no.offsets).reshape(shape)),)
     return (np.where(cond, yes, no),)
 
 

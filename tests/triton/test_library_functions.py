@@ -1,0 +1,76 @@
+"""Triton constructs real libraries use that have no Tile IR op of their own: libdevice's and
+``tl.math``'s erf (lowered to Tile IR arithmetic), correctly rounded division, integer powers, and
+tiles of pointers chosen per lane (``tl.where`` between pointers)."""
+import math
+
+import numpy as np
+import pytest
+
+triton = pytest.importorskip("triton")
+tl = pytest.importorskip("triton.language")
+libdevice = pytest.importorskip("triton.language.extra.libdevice")
+
+import tilecheck as tc  # noqa: E402
+
+
+@triton.jit
+def gelu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(y_ptr + offs, 0.5 * x * (1 + tl.math.erf(x * 0.7071067811865476)), mask=m)
+
+
+@triton.jit
+def library(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(y_ptr + offs, libdevice.erf(x) + libdevice.pow(x, 3) + libdevice.div_rn(x, 3.0), mask=m)
+
+
+@triton.jit
+def mirrored(a_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    src = tl.where(offs % 2 == 0, a_ptr + offs, a_ptr + (n - 1 - offs))
+    tl.store(y_ptr + offs, tl.load(src, mask=m), mask=m)
+
+
+@triton.jit
+def concatenated(a_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < 2 * n
+    src = tl.where(offs < n, a_ptr + offs, b_ptr + (offs - n))
+    tl.store(y_ptr + offs, tl.load(src, mask=m), mask=m)
+
+
+X = np.linspace(-4, 4, 100).astype(np.float32)
+
+
+@pytest.mark.parametrize("kernel, reference", [
+    (gelu, lambda v: 0.5 * v * (1 + math.erf(v / math.sqrt(2)))),
+    (library, lambda v: math.erf(v) + v ** 3 + v / 3),
+])
+def test_library_functions_are_verified_and_computed_as_the_gpu_would(kernel, reference):
+    assert tc.verify(kernel, (X, np.zeros_like(X), 100, 32), grid=(4,), cache=False).status == "verified"
+    y = np.zeros_like(X)
+    tc.launch((4,), kernel, (X.copy(), y, 100, 32))
+    expected = np.array([reference(v) for v in X.astype(float)])
+    assert np.allclose(y, expected, rtol=2e-6, atol=5e-7), np.abs(y - expected).max()
+
+
+def test_a_tile_of_pointers_into_one_array_is_modelled():
+    y = np.zeros_like(X)
+    assert tc.verify(mirrored, (X, y, 100, 32), grid=(4,), cache=False).status == "verified"
+    tc.launch((4,), mirrored, (X, y, 100, 32))
+    i = np.arange(100)
+    assert np.array_equal(y, np.where(i % 2 == 0, X, X[99 - i]))
+
+
+def test_a_tile_of_pointers_into_two_arrays_is_unknown_with_its_reason_not_a_crash():
+    args = (X[:50].copy(), X[50:].copy(), np.zeros_like(X), 50, 32)
+    report = tc.verify(concatenated, args, grid=(4,), cache=False)
+    assert report.status == "unknown"
+    assert any("pointers into different arrays" in r for r in report.reasons), report.reasons
+    assert tc.detect(concatenated, args, grid=(4,)).status == "unknown"
