@@ -1,6 +1,6 @@
 """Triton constructs real libraries use that have no Tile IR op of their own: libdevice's and
-``tl.math``'s erf (lowered to Tile IR arithmetic), correctly rounded division, integer powers, and
-tiles of pointers chosen per lane (``tl.where`` between pointers)."""
+``tl.math``'s erf (lowered to Tile IR arithmetic), correctly rounded division, integer powers, tiles
+of pointers chosen per lane (``tl.where`` between pointers), and a pointer tested at run time."""
 import math
 
 import numpy as np
@@ -45,6 +45,16 @@ def concatenated(a_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.load(src, mask=m), mask=m)
 
 
+@triton.jit
+def optional_bias(x_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    if b_ptr:  # a pointer tested at run time (ptr_to_int): batch norm's, layer norm backward's form
+        x += tl.load(b_ptr + offs, mask=m)
+    tl.store(y_ptr + offs, x, mask=m)
+
+
 X = np.linspace(-4, 4, 100).astype(np.float32)
 
 
@@ -74,3 +84,12 @@ def test_a_tile_of_pointers_into_two_arrays_is_unknown_with_its_reason_not_a_cra
     assert report.status == "unknown"
     assert any("pointers into different arrays" in r for r in report.reasons), report.reasons
     assert tc.detect(concatenated, args, grid=(4,)).status == "unknown"
+
+
+def test_a_pointer_tested_at_run_time_is_an_address_never_null():
+    y = np.zeros_like(X)
+    args = (X, np.ones_like(X), y, 100, 32)
+    assert tc.verify(optional_bias, args, grid=(4,), cache=False).status == "verified"
+    assert tc.detect(optional_bias, args, grid=(4,)).status == "verified"
+    tc.launch((4,), optional_bias, args)
+    assert np.array_equal(y, X + 1)

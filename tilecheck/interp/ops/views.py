@@ -60,6 +60,18 @@ def offset(interp, ctx, op, ptr, off):
     return (Pointer(ptr.array, broadcast(ptr.offsets, shape) + broadcast(off, shape).astype(np.int64)),)
 
 
+@interpret("ptr_to_int")
+def ptr_to_int(interp, ctx, op, ptr):
+    """A pointer's address: its array's (the host copy the interpreter runs on) plus its offset in
+    bytes. Never 0 for an argument's pointer, as on the GPU (Triton's ``if ptr:``); alignment tests
+    see the host copy's alignment."""
+    if not isinstance(ptr, Pointer):
+        raise InterpreterError(f"ptr_to_int at {op.loc.outermost()}: not a pointer the interpreter follows", op.loc)
+    mem = interp.memory(ptr.array, op).flat
+    base = mem.__array_interface__["data"][0]
+    return ((base + ptr.offsets * mem.itemsize).astype(np.int64),)
+
+
 @interpret("int_to_ptr")
 def int_to_ptr(interp, ctx, op, words):
     # the words cuTile reads from a list argument's table (``memory.LIST_HANDLE``); waves of lists are
