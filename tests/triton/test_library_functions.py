@@ -55,6 +55,31 @@ def optional_bias(x_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, x, mask=m)
 
 
+@triton.jit
+def row_argmax(x_ptr, v_ptr, i_ptr, N: tl.constexpr):
+    row = tl.program_id(0)
+    x = tl.load(x_ptr + row * N + tl.arange(0, N))
+    v, i = tl.max(x, axis=0, return_indices=True)  # a tt.reduce of two tensors: value and index
+    tl.store(v_ptr + row, v)
+    tl.store(i_ptr + row, i)
+
+
+@triton.jit
+def _welford(mean_a, m2_a, n_a, mean_b, m2_b, n_b):
+    n = n_a + n_b
+    delta = mean_b - mean_a
+    w = tl.where(n == 0, 0.0, n_b / tl.where(n == 0, 1.0, n))
+    return mean_a + delta * w, m2_a + m2_b + delta * delta * n_a * w, n
+
+
+@triton.jit
+def row_variance(x_ptr, out_ptr, N: tl.constexpr):
+    row = tl.program_id(0)
+    x = tl.load(x_ptr + row * N + tl.arange(0, N))
+    mean, m2, n = tl.reduce((x, tl.zeros_like(x), tl.full(x.shape, 1.0, tl.float32)), 0, _welford)
+    tl.store(out_ptr + row, m2 / n)
+
+
 X = np.linspace(-4, 4, 100).astype(np.float32)
 
 
@@ -93,3 +118,16 @@ def test_a_pointer_tested_at_run_time_is_an_address_never_null():
     assert tc.detect(optional_bias, args, grid=(4,)).status == "verified"
     tc.launch((4,), optional_bias, args)
     assert np.array_equal(y, X + 1)
+
+
+def test_reductions_of_several_tensors_together_are_modelled():
+    rows = np.random.default_rng(0).integers(0, 5, (4, 32)).astype(np.float32)  # ties: the first index wins
+    values, indices = np.zeros(4, np.float32), np.zeros(4, np.int32)
+    args = (rows, values, indices, 32)
+    assert tc.verify(row_argmax, args, grid=(4,), cache=False).status == "verified"
+    tc.launch((4,), row_argmax, args)
+    assert np.array_equal(values, rows.max(1)) and np.array_equal(indices, rows.argmax(1))
+    out = np.zeros(4, np.float32)
+    assert tc.verify(row_variance, (rows, out, 32), grid=(4,), cache=False).status == "verified"
+    tc.launch((4,), row_variance, (rows, out, 32))
+    assert np.allclose(out, rows.var(1), rtol=1e-5)

@@ -441,15 +441,15 @@ def reduction(L: Lowering, top: TOp) -> None:
     n = len(inputs)
     if len(region.args) != 2 * n:
         raise Unsupported(f"{top.name} with {len(region.args)} combine arguments for {n} operands")
-    if n != 1:
-        raise Unsupported(f"{top.name} of {n} tensors together (argmin/argmax-style combines)")
     element = scalar_of(tile_of(inputs[0]))
     try:
+        if n != 1:  # several tensors combined together (argmax with its index, Welford's mean and M2)
+            raise Unsupported("a combine of several tensors")
         identities: tuple[object, ...] = (typed_value(element, _identity(region.ops, [n for n, _ in region.args],
                                                                            element)),)
     except Unsupported:
-        # a combine of several ops (Liger's segmented add for tl.associative_scan): it has no
-        # identity to name, and needs none: the fold starts from the first element
+        # a combine of several ops (Liger's segmented add for tl.associative_scan), or of several
+        # tensors: it has no identity to name, and needs none: the fold starts from the first element
         identities = ()
     result_types = [tile_type(t) for t in types_of(type_text)[n:]]
     lhs = tuple(Value(T.TileType((), scalar_of(tile_of(v)))) for v in inputs)
