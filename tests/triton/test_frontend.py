@@ -102,12 +102,19 @@ def test_the_interpreter_computes_what_triton_means():
 
 @pytest.mark.parametrize("kernel, args, op", [
     (_histogram, dict(x_ptr=np.zeros(16, np.int32), out_ptr=np.zeros(8, np.int32), BLOCK=16), "tt.histogram"),
-    (_argmax_rows, dict(x_ptr=np.zeros(32, np.float32), out_ptr=np.zeros(2, np.int32), BLOCK=16), "tt.reduce"),
 ])
 def test_an_op_outside_the_map_is_unknown_and_named(kernel, args, op):
-    report = tc.verify(kernel, args, (2,) if kernel is _argmax_rows else (1,))
+    report = tc.verify(kernel, args, (1,))
     assert report.status == "unknown"
     assert any(op in reason for reason in report.reasons), report.reasons
+
+
+def test_an_argmax_is_verified_and_runs():  # (a tt.reduce of two tensors: tests/triton/test_library_functions.py)
+    x = np.random.default_rng(1).standard_normal(32).astype(np.float32)
+    args = dict(x_ptr=x, out_ptr=np.zeros(2, np.int32), BLOCK=16)
+    assert tc.verify(_argmax_rows, args, (2,)).status == "verified"
+    tc.launch((2,), _argmax_rows, args)
+    assert list(args["out_ptr"]) == [int(x[:16].argmax()), int(x[16:].argmax())]
 
 
 def test_triton_kernels_are_found_by_the_collector_with_their_cases(tmp_path):
