@@ -258,3 +258,20 @@ def test_constant_inputs_are_named_in_the_report():
     add = tilecheck.run_repeated(elementwise.vector_add, (np.ones(256, np.float32), np.ones(256, np.float32),
                                                           np.zeros(256, np.float32), 64), (4,), runs=1)
     assert add.constant_inputs == ["a", "b"] and "note: inputs a, b are constant" in str(add)
+
+
+def test_two_views_of_one_buffer_race_in_repeated_runs_as_on_a_gpu():
+    # copy_2d from a buffer into its own transpose: block (i, j) reads tile (i, j) and writes tile
+    # (j, i), which block (j, i) reads. Each run copies the arguments keeping their overlap, so the
+    # race shows (separate copies made every run bit-identical); the caller's buffer is untouched
+    buf = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    before = buf.copy()
+    args = (buf, buf.T, 16, 16)
+    assert tilecheck.verify(elementwise.copy_2d, args, (4, 4, 1), cache=False).status == "race"
+    report = tilecheck.run_repeated(elementwise.copy_2d, args, (4, 4, 1), runs=8, backend="cpu")
+    assert not report.deterministic
+    assert np.array_equal(buf, before)
+    # disjoint arrays: no overlap kept where there is none
+    clean = tilecheck.run_repeated(elementwise.copy_2d, (buf, np.zeros_like(buf), 16, 16), (4, 4, 1), runs=4,
+                                   backend="cpu")
+    assert clean.deterministic

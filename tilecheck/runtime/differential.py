@@ -17,7 +17,7 @@ import numpy as np
 from tilecheck.arrays import flat_arguments, space_of
 from tilecheck.errors import TilecheckError
 from tilecheck.interp.engine import Interpreter
-from tilecheck.interp.memory import as_host_array, copy_with_layout
+from tilecheck.interp.memory import as_host_array, copies_keeping_overlaps
 from tilecheck.interp.schedule import Schedule
 from tilecheck.ir import triton as triton_frontend
 from tilecheck.ir.opdefs import Effect
@@ -109,13 +109,18 @@ def argument_names(module: Any, args: Sequence[Any]) -> list[str]:
 
 def fresh_arguments(args: Sequence[Any], names: Sequence[str], pure_outputs: set[str],
                     second_sentinel: bool = False) -> tuple[Any, ...]:
-    """Copies of the array arguments; arrays the kernel only writes are filled with a sentinel
-    (written as bits, so no float conversion touches its NaN payload)."""
+    """Copies of the array arguments, overlapping one another as the arguments do (two views of one
+    buffer stay two views of one buffer: a race between them shows); arrays the kernel only writes
+    are filled with a sentinel (written as bits, so no float conversion touches its NaN payload),
+    unless they overlap another argument, whose contents they then are."""
+    hosts = [a for a in args if isinstance(a, np.ndarray)]
+    copies = iter(copies_keeping_overlaps(hosts))
+    shared = _overlapping(hosts)
     out = []
     for name, a in zip(names, args):
         if isinstance(a, np.ndarray):
-            copy = copy_with_layout(a)
-            if name in pure_outputs:
+            copy = next(copies)
+            if name in pure_outputs and id(a) not in shared:
                 bits = sentinel_bits(copy.dtype, second_sentinel)
                 if bits is not None and copy.size:
                     copy.view(f"u{copy.itemsize}")[...] = bits
@@ -123,6 +128,20 @@ def fresh_arguments(args: Sequence[Any], names: Sequence[str], pure_outputs: set
         else:
             out.append(a)
     return tuple(out)
+
+
+def _overlapping(arrays: Sequence[np.ndarray]) -> set[int]:
+    """The ids of the arrays that share memory with another one of ``arrays``."""
+    out = set()
+    for i, a in enumerate(arrays):
+        for b in arrays[i + 1:]:
+            try:
+                overlap = bool(a.size and b.size and np.shares_memory(a, b, max_work=10**6))
+            except np.exceptions.TooHardError:  # (unproven disjointness counts as sharing)
+                overlap = True
+            if overlap:
+                out |= {id(a), id(b)}
+    return out
 
 
 def constant_arrays(args: Sequence[Any], names: Sequence[str], arrays: set[str]) -> list[str]:
