@@ -87,6 +87,9 @@ def bind(kernel: Any, args: Any) -> Bound:
     canonical: list[Any] = []
     next_arg = 0
     index_types: list[str] = []
+    memory = {p.name: values[p.name].base if signature[p.name].startswith("tensordesc") else values[p.name]
+              for p in params if signature[p.name].startswith(("*", "tensordesc"))}
+    reach = _reach(memory)
     for p in params:
         v = values[p.name]
         if signature[p.name] == "constexpr":
@@ -94,7 +97,7 @@ def bind(kernel: Any, args: Any) -> Bound:
             canonical.append(v)
         elif signature[p.name].startswith(("*", "tensordesc")):
             descriptor = signature[p.name].startswith("tensordesc")
-            flat, span = _flat(name, p.name, v.base if descriptor else v)
+            flat, span = _flat(name, p.name, v.base if descriptor else v, reach.get(p.name))
             bits = index_bits((span,), (1,))
             index_types.append(f"i{bits}")
             kparams.append(KernelParam(p.name, "array", _dtype_name(flat), 1, next_arg, None, (span,), (1,)))
@@ -193,22 +196,80 @@ def _triton_type(kernel: str, param: str, v: Any) -> str:
                         "(expected a tensor or array, a Python int/float/bool, or a constexpr)")
 
 
-def _flat(kernel: str, param: str, v: Any) -> tuple[Any, int]:
-    """A 1-D view of the memory ``v`` spans, from the element its pointer points at, and its length."""
+def _flat(kernel: str, param: str, v: Any, reach: int | None = None) -> tuple[Any, int]:
+    """A 1-D view of the memory ``v``'s pointer may reach, from the element it points at, and its
+    length: the elements ``v`` spans, and past them the rest of its allocation up to the next
+    argument's memory (``_reach``, in bytes from the pointer): a row's padding, a padded tail, which
+    a Triton program may read and write as the GPU lets it (issue 52: memory, not views)."""
     if hasattr(v, "data_ptr") and callable(getattr(v, "stride", None)):  # torch.Tensor
         strides = tuple(int(s) for s in v.stride())
         if any(s < 0 for s in strides):
             raise FrontendError(f"kernel '{kernel}', argument '{param}': negative strides are not supported")
         span = 1 + sum((n - 1) * s for n, s in zip(v.shape, strides)) if v.numel() else 0
-        return v.as_strided((span,), (1,), v.storage_offset()), span
+        length = max(span, (reach or 0) // v.element_size())
+        return v.as_strided((length,), (1,), v.storage_offset()), length
     arr = np.asarray(v) if not isinstance(v, np.ndarray) else v
     itemsize = arr.itemsize
     if any(s % itemsize or s < 0 for s in arr.strides):
         raise FrontendError(f"kernel '{kernel}', argument '{param}': strides {arr.strides} are not "
                             "non-negative multiples of the element size")
     span = 1 + sum((n - 1) * (s // itemsize) for n, s in zip(arr.shape, arr.strides)) if arr.size else 0
-    flat = np.lib.stride_tricks.as_strided(arr, (span,), (itemsize,), writeable=arr.flags.writeable)
-    return flat, span
+    length = max(span, (reach or 0) // itemsize)
+    flat = np.lib.stride_tricks.as_strided(arr, (length,), (itemsize,), writeable=arr.flags.writeable)
+    return flat, length
+
+
+# how far past its own elements an argument's memory is extended into its allocation: at most three
+# times its span more, or 2**20 elements (the exact detector keeps a few bytes per element)
+_REACH_TIMES, _REACH_ELEMENTS = 4, 1 << 20
+
+
+def _reach(memory: dict[str, Any]) -> dict[str, int]:
+    """Per pointer argument, the bytes from its pointer to where its memory ends for tilecheck: the
+    end of its allocation (a numpy array's base array, a torch tensor's storage), or the start of
+    another argument's memory inside that allocation, whichever comes first (so that no argument's
+    memory reaches into another's, and the static model may keep them apart as before), within
+    ``_REACH_TIMES`` its span or ``_REACH_ELEMENTS`` elements. Absent where the allocation is not
+    known."""
+    spans = {name: _span_and_allocation(v) for name, v in memory.items()}
+    out = {}
+    for name, found in spans.items():
+        if found is None:
+            continue
+        (lo, hi, itemsize), end = found
+        others = [o[0][0] for other, o in spans.items() if other != name and o is not None and hi <= o[0][0] < end]
+        limit = min([end, *others])
+        cap = max(_REACH_TIMES * (hi - lo), (hi - lo) + _REACH_ELEMENTS * itemsize)
+        out[name] = max(0, min(limit, lo + cap) - lo)
+    return out
+
+
+def _span_and_allocation(v: Any) -> tuple[tuple[int, int, int], int] | None:
+    """``((first byte, one past the last byte, element size), end of the allocation)`` of an array
+    whose pointer is its lowest address, or None."""
+    try:
+        if hasattr(v, "data_ptr") and callable(getattr(v, "stride", None)):  # torch.Tensor
+            strides, itemsize = tuple(int(s) for s in v.stride()), v.element_size()
+            lo = v.data_ptr()
+            storage = v.untyped_storage()
+            end = storage.data_ptr() + storage.nbytes()
+        elif isinstance(v, np.ndarray):
+            strides, itemsize = tuple(s // v.itemsize for s in v.strides), v.itemsize
+            lo = v.__array_interface__["data"][0]
+            root = v
+            while isinstance(root.base, np.ndarray):
+                root = root.base
+            first = root.__array_interface__["data"][0]
+            end = first + root.itemsize + sum((n - 1) * s for n, s in zip(root.shape, root.strides) if s > 0) \
+                if root.size else first
+        else:
+            return None
+    except (AttributeError, RuntimeError, TypeError):
+        return None
+    if any(s < 0 for s in strides) or 0 in tuple(v.shape):
+        return None
+    hi = lo + itemsize * (1 + sum((n - 1) * s for n, s in zip(v.shape, strides)))
+    return (lo, hi, itemsize), max(end, hi)
 
 
 def _function(fn: Any, name: str, signature: dict[str, str], constexprs: dict[str, Any],

@@ -1,0 +1,48 @@
+"""Triton programs address memory, not tensor views (issue 52): an argument's memory runs past its
+view's last element to the end of its allocation (a row's padding, a padded tail), but never into
+another argument's memory, so the static model may still keep arguments apart."""
+import numpy as np
+import pytest
+
+triton = pytest.importorskip("triton")
+tl = pytest.importorskip("triton.language")
+
+import tilecheck as tc  # noqa: E402
+
+
+@triton.jit
+def row_sums_reading_the_padding(x_ptr, out_ptr, stride, WIDTH: tl.constexpr, BLOCK: tl.constexpr):
+    # each row is WIDTH wide in a BLOCK-wide buffer: the load reads the padding, the sum drops it
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols)
+    tl.store(out_ptr + row, tl.sum(tl.where(cols < WIDTH, x, 0.0)))
+
+
+@triton.jit
+def copy_one_too_far(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK) + 1  # the last program reads past x
+    tl.store(y_ptr + offs - 1, tl.load(x_ptr + offs))
+
+
+def test_a_read_of_a_rows_padding_is_inside_memory_verified_and_run():
+    buf = np.ones((8, 128), np.float32)
+    args = (buf[:, :100], np.zeros(8, np.float32), 128, 100, 128)
+    report = tc.verify(row_sums_reading_the_padding, args, (8,), cache=False)
+    assert report.status == "verified", report
+    assert tc.detect(row_sums_reading_the_padding, args, (8,)).status == "verified"
+    tc.launch((8,), row_sums_reading_the_padding, args)
+    assert np.array_equal(args[1], np.full(8, 100, np.float32))
+
+
+def test_past_the_allocation_or_into_another_arguments_memory_is_out_of_bounds():
+    # x alone in its allocation: the element past it is outside memory
+    x, y = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    assert tc.verify(copy_one_too_far, (x, y, 16), (4,), cache=False).status == "out-of-bounds"
+    # x followed by y in one buffer: x's memory ends where y's begins
+    buf = np.arange(128, dtype=np.float32)
+    assert tc.verify(copy_one_too_far, (buf[:64], buf[64:], 16), (4,), cache=False).status == "out-of-bounds"
+    # x followed by padding in its buffer: the element past x is memory (read, never written)
+    buf = np.arange(80, dtype=np.float32)
+    report = tc.verify(copy_one_too_far, (buf[:64], np.zeros(64, np.float32), 16), (4,), cache=False)
+    assert report.status == "verified", report
