@@ -176,6 +176,34 @@ def last_ticket_total_relaxed(partial_ptr, counter_ptr, out_ptr, NPROG: tl.const
     tl.store(out_ptr, total, mask=last)
 
 
+@tilecheck.case(grid=(8,), args=_TICKET)
+@triton.jit
+def last_ticket_total_reset(partial_ptr, counter_ptr, out_ptr, NPROG: tl.constexpr):
+    # CUDA's threadFenceReduction: the program with the last ticket sums the partials, then resets
+    # the counter for the next launch with a plain store; every other program's ticket (acq_rel,
+    # one chain of read-modify-writes) happens before it
+    pid = tl.program_id(0)
+    tl.store(partial_ptr + pid, pid + 1)
+    ticket = tl.atomic_add(counter_ptr, 1, sem="acq_rel")
+    if ticket == NPROG - 1:
+        tl.store(out_ptr, tl.sum(tl.load(partial_ptr + tl.arange(0, NPROG)), axis=0))
+        tl.store(counter_ptr, 0)
+
+
+@tilecheck.case(grid=(8,), args=_TICKET)
+@triton.jit
+def last_ticket_total_reset_early(partial_ptr, counter_ptr, out_ptr, NPROG: tl.constexpr):
+    # racy: the counter is reset by the *first* program to draw a ticket, while the others still
+    # draw theirs from it
+    pid = tl.program_id(0)
+    tl.store(partial_ptr + pid, pid + 1)
+    ticket = tl.atomic_add(counter_ptr, 1, sem="acq_rel")
+    if ticket == 0:
+        tl.store(counter_ptr, 0)
+    if ticket == NPROG - 1:
+        tl.store(out_ptr, tl.sum(tl.load(partial_ptr + tl.arange(0, NPROG)), axis=0))
+
+
 _MM = lambda: dict(a_ptr=np.random.default_rng(1).standard_normal((32, 64)).astype(np.float32),  # noqa: E731
                    b_ptr=np.random.default_rng(2).standard_normal((64, 32)).astype(np.float32),
                    c_ptr=np.zeros((32, 32), np.float32), M=32, N=32, K=64, BM=16, BN=16, BK=16)

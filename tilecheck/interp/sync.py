@@ -119,7 +119,7 @@ class Sync:
                 if visited > _WALK_LIMIT:
                     raise Undecided
                 for releaser, released in acquire.sequence[:acquire.length]:
-                    if releaser == source and released > after:
+                    if releaser == source and released >= after:  # (the release itself included: an RMW)
                         return True
                     if releaser != block:
                         frontier.append((releaser, released))

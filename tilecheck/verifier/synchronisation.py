@@ -40,7 +40,10 @@ class Synchronising:
         model), and a conflict the solver finds is not yet a race. None when no such pair exists."""
         for first, later in ((x, y), (y, x)):
             for acquire in (a for a in self.acquires if may_follow(a, later)):
-                release = next((r for r in self.releases if r.array == acquire.array and may_follow(first, r)), None)
+                # (the release may be the access itself: a block's acq_rel ticket, then the block
+                # that draws the last ticket resets the counter)
+                release = next((r for r in self.releases if r.array == acquire.array
+                                and (r is first or may_follow(first, r))), None)
                 if release is not None:
                     return release, acquire
         return None
