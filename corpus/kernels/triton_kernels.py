@@ -204,6 +204,43 @@ def last_ticket_total_reset_early(partial_ptr, counter_ptr, out_ptr, NPROG: tl.c
         tl.store(out_ptr, tl.sum(tl.load(partial_ptr + tl.arange(0, NPROG)), axis=0))
 
 
+_SCATTER = lambda: dict(x_ptr=np.full(8, 2, np.int32), idx_ptr=np.array([0, 1, 0, 1, 2, 2, 3, 3], np.int32),  # noqa: E731
+                        out_ptr=np.ones(4, np.int32), seen_ptr=np.zeros(8, np.int32))
+
+
+@tilecheck.case(grid=(8,), args=_SCATTER)
+@triton.jit
+def scatter_multiply(x_ptr, idx_ptr, out_ptr, seen_ptr):
+    # scatter-reduce by multiplication: CUDA's compare-and-swap retry. The plain load only guesses
+    # the value; a stale guess fails the compare and the loop tries again with what it found
+    pid = tl.program_id(0)
+    i = tl.load(idx_ptr + pid)
+    v = tl.load(x_ptr + pid)
+    old = tl.load(out_ptr + i)
+    done = False
+    while not done:
+        prev = tl.atomic_cas(out_ptr + i, old, old * v)
+        done = prev == old
+        old = prev
+
+
+@tilecheck.case(grid=(8,), args=_SCATTER)
+@triton.jit
+def scatter_multiply_keeps_guess(x_ptr, idx_ptr, out_ptr, seen_ptr):
+    # racy: the guess is also kept (stored) as what the program saw, which depends on which other
+    # programs had multiplied before its plain load
+    pid = tl.program_id(0)
+    i = tl.load(idx_ptr + pid)
+    v = tl.load(x_ptr + pid)
+    old = tl.load(out_ptr + i)
+    tl.store(seen_ptr + pid, old)
+    done = False
+    while not done:
+        prev = tl.atomic_cas(out_ptr + i, old, old * v)
+        done = prev == old
+        old = prev
+
+
 _MM = lambda: dict(a_ptr=np.random.default_rng(1).standard_normal((32, 64)).astype(np.float32),  # noqa: E731
                    b_ptr=np.random.default_rng(2).standard_normal((64, 32)).astype(np.float32),
                    c_ptr=np.zeros((32, 32), np.float32), M=32, N=32, K=64, BM=16, BN=16, BK=16)

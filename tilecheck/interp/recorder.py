@@ -129,6 +129,8 @@ class Recorder:
                  written: set[int | None] | None = None, sync: Sync | None = None,
                  in_block: Any = None) -> None:
         self.grid = grid
+        # plain loads a compare-and-swap retry validates (``ir.summary.validated_loads``): strong reads
+        self.guesses: frozenset[Op] = frozenset()
         # release/acquire synchronisation as executed (None: the kernel has none)
         self.sync = sync
         # arrays some op may write (None in it: a write the IR cannot trace): only they can conflict
@@ -256,6 +258,8 @@ class Recorder:
             code = WRITE  # a tile-block-scoped atomic is atomic within its block only
         elif code != ATOMIC and cross and op.attrs.get("memory_ordering_semantics", "weak") != "weak":
             code = ATOMIC  # a relaxed/acquire/release access at device scope is strong: no race with another
+        elif code == READ and op in self.guesses:
+            code = ATOMIC  # a CAS retry's guess (ir.summary.validated_loads): as strong as a relaxed read
         if array not in self.alias and self._untracked(array) and op not in self.detail_ops:
             return
         ids = linear_block_ids(ctx.blocks, self.grid)

@@ -307,6 +307,60 @@ def derived_values(function: Any, sources: list[Any]) -> set[int]:
 
 
 @functools.lru_cache(maxsize=64)
+def validated_loads(function: Any) -> frozenset[Any]:
+    """The plain pointer loads whose value is only a guess of what a compare-and-swap on the same
+    pointer will find: CUDA's retry loop (``old = *p; do { guess = old; old = atomicCAS(p, guess,
+    f(guess)); } while (old != guess)``, a scatter-reduce by multiplication). A stale guess makes
+    the CAS fail and the loop try again, so such a load racing with other blocks' atomics decides
+    nothing: the models count it as strong (a relaxed read), never as a data race with an atomic
+    (docs/semantics.md). The value, and everything computed from it, may reach only the CASes on
+    that pointer (their compare and new values) and pure ops; a branch or a loop that depends on
+    it may hold no memory op but those CASes and the load itself."""
+    ops = list(function.walk())
+    parents = {inner: op for op in ops for region in op.regions for block in region.blocks for inner in block.ops}
+    swaps: dict[int, list[Any]] = {}
+    for op in ops:
+        if op.name == "atomic_cas_tko":
+            swaps.setdefault(id(op.operand("pointers")), []).append(op)
+    out = set()
+    for load in ops:
+        if load.name != "load_ptr_tko" or load.attrs.get("memory_ordering_semantics", "weak") != "weak" \
+                or not load.results or id(load.operand("source")) not in swaps:
+            continue
+        cases = swaps[id(load.operand("source"))]
+        derived = derived_values(function, [load.results[0]])
+        allowed = {*cases, load}
+        if all(_uses_only_in(op, derived, cases, allowed, parents) for op in ops):
+            out.add(load)
+    return frozenset(out)
+
+
+def _uses_only_in(op: Any, derived: set[int], cases: list[Any], allowed: set[Any], parents: dict[Any, Any]) -> bool:
+    """``op`` uses the values ``derived`` (a guess) at most as ``validated_loads`` allows."""
+    if not any(id(v) in derived for v in op.operands):
+        return True
+    if op in cases:  # the compare and the new value, never where or whether it swaps
+        return id(op.operand("pointers")) not in derived and (
+            op.operand("mask") is None or id(op.operand("mask")) not in derived)
+    if op.opdef is None or op.opdef.effect is not Effect.NONE:
+        return False  # another memory op reads, writes or addresses with the guess
+    if not op.regions:
+        return True
+    # a branch or a loop on the guess: only the retry's memory ops inside it, and in the loop it
+    # leaves or continues early (how often that loop runs hangs on the guess)
+    scopes = [op]
+    if op.name == "if" and any(o.name in ("break", "continue") for region in op.regions for block in region.blocks
+                               for o in block.ops):
+        loop = parents.get(op)
+        while loop is not None and loop.name not in ("loop", "for"):
+            loop = parents.get(loop)
+        scopes += [loop] if loop is not None else []
+    return all(inner in allowed or inner.opdef is not None and inner.opdef.effect is Effect.NONE
+               for scope in scopes for region in scope.regions for block in region.blocks
+               for o in block.ops for inner in o.walk())
+
+
+@functools.lru_cache(maxsize=64)
 def steering_reads(function: Any) -> tuple[Any, ...]:
     """The atomics, and the loads with a memory order, whose returned value decides whether later
     work happens: a branch (a spin loop's exit, a ticket's test), or the mask of a memory access whose

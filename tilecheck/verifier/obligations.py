@@ -14,7 +14,7 @@ from typing import Any
 
 from tilecheck.ir.loc import Loc
 from tilecheck.ir.order import OrderGraph
-from tilecheck.ir.summary import CROSS_BLOCK_SCOPES
+from tilecheck.ir.summary import CROSS_BLOCK_SCOPES, validated_loads
 from tilecheck.report import Finding
 from tilecheck.verifier import (
     bits,
@@ -341,13 +341,14 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder, InB
             return
         self.check_locks()
         self.all_in_bounds()
+        validated = validated_loads(self.fp.function)  # a CAS retry's guess: strong (docs/semantics.md)
         for i, x in enumerate(accesses):
             if not x.checks_bounds and ("bounds", x.index) not in self.result.proved:
                 self.bounds(x)
             for y in accesses[i:]:
                 if x.array != y.array or not (x.writes or y.writes):
                     continue
-                if _strong(x) and _strong(y):
+                if (_strong(x) or x.op in validated) and (_strong(y) or y.op in validated):
                     # morally strong (memory model): atomics, or relaxed/acquire/release loads and
                     # stores, at a scope spanning blocks: no data race across blocks; the value may
                     # depend on the order. Inside one block, tokens must still order them.
