@@ -220,22 +220,67 @@ def _intercept_triton(state: _State) -> None:
         __tracebackhide__ = True
         if warmup:
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
-        names = list(self.arg_names)
-        bound = {**dict(zip(names, args)), **{k: v for k, v in kwargs.items() if k in names}}
-        grid3 = _grid(grid(bound) if callable(grid) else grid)
+        bound = _bound_as_triton_binds(self, args, kwargs)
+        for hook in getattr(self, "pre_run_hooks", ()):  # as Triton's run calls them, first
+            hook(*args, **kwargs)
+        shape = grid(bound) if callable(grid) else grid  # given what Triton's binder gives: defaults too
+        launched = _Launched(self, list(bound))  # what Triton returns: a kernel to launch again
+        if _no_blocks(shape):
+            return launched  # a grid with no block: Triton launches nothing
+        grid3 = _grid(shape)
         _check_launch(state, grid3, self, bound)
         if state.checking_only:
             return None  # a configuration the autotuner "times" on the cpu backend: checked, not run
         if state.backend == "cpu":
             from tilecheck.runtime import launch as cpu_launch
 
-            return cpu_launch(grid3, self, bound, unsafe=True)  # already verified above
+            cpu_launch(grid3, self, bound, unsafe=True)  # already verified above
+            return launched
         return original(self, *args, grid=grid, warmup=warmup, **kwargs)
 
     JITFunction.run = run
     if state.backend == "cpu":
         state.original_autotune_run = Autotuner.run
         Autotuner.run = _checked_autotune(state, Autotuner.run)
+
+
+def _bound_as_triton_binds(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The kernel's parameters bound to a launch as Triton's binder binds them: positional and
+    keyword arguments, then each missing parameter's default (a constexpr's too), in parameter
+    order. Launch options (num_warps, ...) are not parameters."""
+    import inspect
+
+    names = list(fn.arg_names)
+    given = {**dict(zip(names, args)), **{k: v for k, v in kwargs.items() if k in names}}
+    try:
+        defaults = {name: p.default for name, p in inspect.signature(fn.fn).parameters.items()
+                    if p.default is not inspect.Parameter.empty}
+    except (TypeError, ValueError):
+        defaults = {}
+    return {name: given[name] if name in given else defaults[name] for name in names
+            if name in given or name in defaults}
+
+
+def _no_blocks(grid: Any) -> bool:
+    """A grid with an extent of 0 (Triton launches nothing for it)."""
+    extents = grid if isinstance(grid, (tuple, list)) else (grid,)
+    return any(isinstance(n, int) and not isinstance(n, bool) and n == 0 for n in extents)
+
+
+class _Launched:
+    """What an intercepted ``kernel[grid](...)`` returns in place of Triton's compiled kernel: launch
+    wrappers keep it and launch it again as ``launched[grid](*args)`` (FlagGems' LibEntry), every
+    parameter's value in order, as Triton's compiled kernel takes them. Each such launch goes
+    through the same checks."""
+
+    def __init__(self, fn: Any, names: list[str]) -> None:
+        self.fn, self.names = fn, names
+
+    def __getitem__(self, grid: Any) -> Any:
+        def runner(*args: Any, stream: Any = None) -> Any:
+            __tracebackhide__ = True
+            return self.fn.run(**dict(zip(self.names, args)), grid=grid, warmup=False)
+        return runner
 
 
 def _checked_autotune(state: _State, original: Any) -> Any:

@@ -204,6 +204,27 @@ def test_a_triton_launch_runs_on_the_cpu():
     assert (dst == src).all()
 
 
+@triton.jit
+def copy_default(src_ptr, dst_ptr, n, BLOCK: tl.constexpr = 32):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def test_triton_s_launch_protocol():
+    src, dst = np.arange(100, dtype=np.float32), np.zeros(100, np.float32)
+    # the grid function is given what Triton's binder gives: the constexpr's default too
+    launched = copy_default[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](src, dst, 100)
+    assert (dst == src).all()
+    # what the launch returns launches again, every parameter in order (FlagGems' LibEntry)
+    dst[:] = 0
+    launched[(4,)](src, dst, 100, 32)
+    assert (dst == src).all()
+    # a grid without blocks launches nothing, as in Triton
+    dst[:] = 0
+    copy_default[(0,)](src, dst, 100)
+    assert not dst.any()
+
+
 def test_a_grid_function_and_a_racy_launch():
     src, dst = np.arange(128, dtype=np.float32), np.zeros(128, np.float32)
     copy_halved[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](src, dst, 128)
@@ -241,7 +262,7 @@ def test_an_autotuned_configuration_that_races():
 def test_the_plugin_checks_triton_launches_and_runs_them_on_the_cpu(pytester):
     pytester.makepyfile(test_triton_launches=TRITON_TESTS)
     result = pytester.runpytest_subprocess("--tilecheck-launches", "--tilecheck-backend=cpu")
-    result.assert_outcomes(passed=2, failed=2)
+    result.assert_outcomes(passed=3, failed=2)
     result.stdout.fnmatch_lines(["*RaceError*", "*write-write*"])
     # Triton's autotuner would time each configuration with a GPU driver: each is checked instead,
     # and the racy configuration fails its test even though another configuration is race-free
