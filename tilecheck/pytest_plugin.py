@@ -33,6 +33,7 @@ _STATE = pytest.StashKey["_State"]()
 # outcomes of a checked launch, in the order the summary lists them
 _OUTCOMES = {
     "refused": "refused",
+    "error": "tilecheck could not check it (not a verdict on the kernel)",
     "at-launch": "race-free at the launch only (on its own data, or run by tilecheck.detect)",
     "unknown": "unknown (not verified; launched: allowed by configuration)",
     "autotuned": "autotuned",
@@ -232,9 +233,14 @@ def _intercept_triton(state: _State) -> None:
         if state.checking_only:
             return None  # a configuration the autotuner "times" on the cpu backend: checked, not run
         if state.backend == "cpu":
+            from tilecheck.errors import TilecheckError
             from tilecheck.runtime import launch as cpu_launch
 
-            cpu_launch(grid3, self, bound, unsafe=True)  # already verified above
+            try:
+                cpu_launch(grid3, self, bound, unsafe=True)  # already verified above
+            except TilecheckError as exc:  # the interpreter could not run it: not a verdict
+                state.note(_kernel_name(self), "error", str(exc).splitlines()[0])
+                raise
             return launched
         return original(self, *args, grid=grid, warmup=warmup, **kwargs)
 
@@ -382,7 +388,12 @@ def _check_launch(state: _State, grid: tuple[int, int, int], kernel: Any, args: 
                                     "or [tool.tilecheck] allow-unknown")
         raise
     except TilecheckError as exc:
-        state.note(name, "refused", str(exc).splitlines()[0])
+        from tilecheck.runtime.launcher import AliasingError, RaceError
+
+        # a verdict (a defect, an aliasing argument) refuses the launch; any other error (the
+        # interpreter could not run it, an argument tilecheck cannot read) is tilecheck's own
+        verdict = isinstance(exc, (RaceError, AliasingError))
+        state.note(name, "refused" if verdict else "error", str(exc).splitlines()[0])
         raise
     if launch_only(report):
         text = str(caught[0].message) if caught else f"{report.kernel}: race-free at this launch"
