@@ -46,3 +46,31 @@ def test_past_the_allocation_or_into_another_arguments_memory_is_out_of_bounds()
     buf = np.arange(80, dtype=np.float32)
     report = tc.verify(copy_one_too_far, (buf[:64], np.zeros(64, np.float32), 16), (4,), cache=False)
     assert report.status == "verified", report
+
+
+class StridedBuffer:
+    """FlagGems' duck-typed tensor: a pointer, a dtype, a shape and strides, and nothing else."""
+
+    def __init__(self, base, shape, strides, offset=0):
+        self.base, self.shape, self._strides, self.offset = base, shape, strides, offset
+        self.dtype, self.device = base.dtype, "cpu"
+
+    def data_ptr(self):
+        return self.base.__array_interface__["data"][0] + self.offset * self.base.itemsize
+
+    def stride(self):
+        return self._strides
+
+
+@triton.jit
+def scale(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def test_any_object_triton_takes_as_a_pointer_is_read_in_place():
+    x, y = np.arange(100, dtype=np.float32), np.zeros(120, np.float32)
+    args = (StridedBuffer(x, (100,), (1,)), StridedBuffer(y, (100,), (1,), offset=20), 100, 32)
+    assert tc.verify(scale, args, (4,), cache=False).status == "verified"
+    tc.launch((4,), scale, args)
+    assert np.array_equal(y[20:], 2 * x) and not y[:20].any()

@@ -185,7 +185,7 @@ def _triton_type(kernel: str, param: str, v: Any) -> str:
         return "i32" if _INT32[0] <= v <= _INT32[1] else "i64"
     if isinstance(v, float):
         return "fp32"
-    if hasattr(v, "dtype") and hasattr(v, "shape"):
+    if hasattr(v, "dtype") and (hasattr(v, "shape") or callable(getattr(v, "data_ptr", None))):
         dtype = _dtype_name(v)
         if dtype not in _TRITON_TYPES:
             raise FrontendError(f"kernel '{kernel}', argument '{param}': dtype {dtype} is not supported")
@@ -201,6 +201,8 @@ def _flat(kernel: str, param: str, v: Any, reach: int | None = None) -> tuple[An
     length: the elements ``v`` spans, and past them the rest of its allocation up to the next
     argument's memory (``_reach``, in bytes from the pointer): a row's padding, a padded tail, which
     a Triton program may read and write as the GPU lets it (issue 52: memory, not views)."""
+    if callable(getattr(v, "data_ptr", None)) and not hasattr(v, "as_strided"):
+        return _duck_flat(kernel, param, v)
     if hasattr(v, "data_ptr") and callable(getattr(v, "stride", None)):  # torch.Tensor
         strides = tuple(int(s) for s in v.stride())
         if any(s < 0 for s in strides):
@@ -217,6 +219,39 @@ def _flat(kernel: str, param: str, v: Any, reach: int | None = None) -> tuple[An
     length = max(span, (reach or 0) // itemsize)
     flat = np.lib.stride_tricks.as_strided(arr, (length,), (itemsize,), writeable=arr.flags.writeable)
     return flat, length
+
+
+def _duck_flat(kernel: str, param: str, v: Any) -> tuple[Any, int]:
+    """What Triton accepts as a pointer besides tensors: any object with ``data_ptr()`` and a
+    ``dtype`` (FlagGems' ``StridedBuffer``), its elements described by ``shape`` and ``stride()`` (in
+    elements; one element without them). Read in place, as a numpy array over that memory: host
+    memory only (a CPU device, or tilecheck's CPU stand-in for CUDA)."""
+    import ctypes
+
+    device = getattr(v, "device", "cpu")
+    if str(getattr(device, "type", device)) != "cpu":
+        raise FrontendError(f"kernel '{kernel}', argument '{param}': a {type(v).__name__} on {device} (tilecheck "
+                            "reads pointer arguments other than tensors in host memory only)")
+    from tilecheck.interp.memory import NARROW_FLOATS
+
+    name = _dtype_name(v)
+    try:
+        dtype = np.dtype(NARROW_FLOATS[name] if name in NARROW_FLOATS else name)
+    except (TypeError, KeyError):
+        raise FrontendError(f"kernel '{kernel}', argument '{param}': dtype {name} is not supported") from None
+    shape = tuple(int(n) for n in getattr(v, "shape", (1,)))
+    stride = getattr(v, "stride", None)
+    strides = tuple(int(s) for s in (stride() if callable(stride) else stride or ()))
+    if not strides:  # contiguous
+        strides = tuple(int(np.prod(shape[d + 1:])) for d in range(len(shape)))
+    if any(s < 0 for s in strides) or len(strides) != len(shape):
+        raise FrontendError(f"kernel '{kernel}', argument '{param}': strides {strides} for shape {shape} are "
+                            "not supported (non-negative, one per dimension)")
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
+    if span == 0:
+        return np.zeros(0, dtype), 0
+    memory = (ctypes.c_char * (span * dtype.itemsize)).from_address(int(v.data_ptr()))
+    return np.frombuffer(memory, dtype, count=span), span
 
 
 # how far past its own elements an argument's memory is extended into its allocation: at most three
