@@ -124,3 +124,19 @@ def test_numpy_fp8_e5m2_round_trip():
     dst = np.zeros(64, ml_dtypes.float8_e5m2)
     tilecheck.launch((4, 1, 1), copy, (src, dst, 16))
     assert (dst.astype(np.float32) == src.astype(np.float32)).all()
+
+
+def test_a_cpu_tensor_is_written_in_place_even_where_numpy_imports_dlpack_read_only(monkeypatch):
+    # numpy before 2.2 (which FlagGems pins) returns read-only arrays from np.from_dlpack
+    from tilecheck.interp.memory import as_host_array
+
+    def read_only(obj, *args, **kw):
+        out = original(obj, *args, **kw)
+        out.flags.writeable = False
+        return out
+    original = np.from_dlpack
+    monkeypatch.setattr(np, "from_dlpack", read_only)
+    t = torch.zeros(4)
+    view = as_host_array("t", t)
+    view[1] = 3.0
+    assert t[1].item() == 3.0

@@ -153,6 +153,11 @@ def as_host_array(name: str, a: Any) -> np.ndarray:
         import torch
 
         return a.view(torch.uint8 if np.dtype(narrow).itemsize == 1 else torch.int16).numpy().view(narrow)
+    if is_torch_tensor(a) and getattr(a.device, "type", None) == "cpu":
+        try:  # (numpy before 2.2 makes a DLPack import read-only: a kernel could not write it)
+            return a.numpy()
+        except (TypeError, RuntimeError):
+            pass
     if hasattr(a, "__array__") or hasattr(a, "__dlpack__"):
         try:
             return np.from_dlpack(a) if hasattr(a, "__dlpack__") else np.asarray(a)
