@@ -233,6 +233,12 @@ def test_cpu_device_in_process():
         assert torch.equal(a, torch.rand(3, device="cuda"))
         with torch.cuda.device(0), torch.cuda.stream(torch.cuda.Stream()):
             assert torch.cuda.memory_allocated() == 0
+        # a bare ordinal is a CUDA device to torch; the device's generator is seeded as FlagGems does
+        assert torch.zeros(2, device=0).device.type == torch.ones(2).to(0).device.type == "cpu"
+        torch.cuda.default_generators[0].manual_seed(5)
+        b = torch.rand(3, device="cuda")
+        torch.cuda.manual_seed(5)
+        assert torch.equal(b, torch.rand(3, device="cuda"))
         # torch._dynamo maps each torch object to one rule: the stand-ins must be distinct objects
         from torch._dynamo import trace_rules
 

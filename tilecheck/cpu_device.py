@@ -154,10 +154,10 @@ def _cuda_to_cpu_mode(torch: Any) -> Any:
             kwargs = dict(kwargs or {})
             if func in identity:
                 return args[0]
-            if is_cuda_device(kwargs.get("device")):
-                kwargs["device"] = "cpu"
+            if is_cuda_device(kwargs.get("device")) or _ordinal(kwargs.get("device")):
+                kwargs["device"] = "cpu"  # (a bare ordinal, device=0, is a CUDA device to torch)
             if func is torch.Tensor.to:
-                args = tuple("cpu" if is_cuda_device(a) else a for a in args)
+                args = tuple("cpu" if is_cuda_device(a) or _ordinal(a) else a for a in args)
             return func(*args, **kwargs)
 
     return CudaToCpu()
@@ -237,6 +237,11 @@ class _DeviceContext(contextlib.nullcontext):
         self.idx = 0
 
 
+def _ordinal(device: Any) -> bool:
+    """A CUDA device given by its ordinal alone (``device=0``, ``tensor.to(0)``)."""
+    return isinstance(device, int) and not isinstance(device, bool)
+
+
 def _torch_cuda_api(torch: Any, gpu: GpuModel) -> dict[str, Any]:
     def seed(value: int) -> None:
         torch.default_generator.manual_seed(int(value))
@@ -281,11 +286,13 @@ def _torch_cuda_api(torch: Any, gpu: GpuModel) -> dict[str, Any]:
         "get_rng_state": lambda device="cuda": torch.get_rng_state(),
         "set_rng_state": lambda new_state, device="cuda": torch.set_rng_state(new_state),
         "_sleep": nothing,
+        # the one device's generator (torch.cuda.default_generators[i].manual_seed, FlagGems' seeding)
+        "default_generators": (torch.default_generator,),
     }
     # one function object per name: torch._dynamo keys its rules by the object, and refuses one
     # object that stands for two torch.cuda functions with different rules (torch.compile, and
     # whatever imports torch._dynamo, would fail)
-    return {name: fn if isinstance(fn, type) else _named(fn, name) for name, fn in api.items()}
+    return {name: fn if isinstance(fn, (type, tuple)) else _named(fn, name) for name, fn in api.items()}
 
 
 def _named(fn: Any, name: str) -> Any:
