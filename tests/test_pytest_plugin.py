@@ -46,6 +46,17 @@ def test_no_items_without_the_option(project):
     project.runpytest_subprocess().assert_outcomes(passed=1)
 
 
+def test_a_suite_that_launched_nothing_is_not_reported_as_checked(project):
+    # ops dispatched past the launch paths tilecheck intercepts: the tests pass, and the summary
+    # says that no launch was checked rather than saying nothing
+    project.makepyfile(test_plain="def test_plain():\n    assert 1 + 1 == 2\n")
+    result = project.runpytest_subprocess("--tilecheck-launches", "--tilecheck-backend=cpu", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*tilecheck*", "no kernel launch was checked*"])
+    quiet = project.runpytest_subprocess("-p", "no:cacheprovider")  # not asked to check: silent
+    assert "no kernel launch was checked" not in quiet.stdout.str()
+
+
 def test_launches_are_checked_and_run_on_the_cpu(project):
     project.makepyfile(test_launch='''
 import numpy as np

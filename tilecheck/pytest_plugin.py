@@ -439,7 +439,15 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
-    if state is None or not (state.verified or state.events):
+    if state is None:
+        return
+    if not (state.verified or state.events):
+        if state.check_all_launches or state.cpu_device is not None:
+            # a suite whose kernels never went through a checked launch (ops dispatched elsewhere,
+            # a launch path tilecheck does not intercept) must not look checked
+            terminalreporter.section("tilecheck")
+            terminalreporter.write_line("no kernel launch was checked: no test launched a cuTile or Triton kernel "
+                                        "through ct.launch or kernel[grid](...)", yellow=True, bold=True)
         return
     terminalreporter.section("tilecheck")
     if state.cpu_device is not None:
