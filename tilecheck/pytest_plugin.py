@@ -58,6 +58,7 @@ class _State:
     original_search: Any = None
     original_triton_run: Any = None  # JITFunction.run, while Triton launches are intercepted
     original_autotune_run: Any = None  # triton's Autotuner.run, likewise
+    original_do_bench: Any = None  # and its do_bench
     checking_only: int = 0  # >0 while Triton's autotuner "times" a configuration on the cpu backend
     active: int = 0  # >0 while launches are intercepted
 
@@ -225,7 +226,7 @@ def _intercept_triton(state: _State) -> None:
         for hook in getattr(self, "pre_run_hooks", ()):  # as Triton's run calls them, first
             hook(*args, **kwargs)
         shape = grid(bound) if callable(grid) else grid  # given what Triton's binder gives: defaults too
-        launched = _Launched(self, list(bound))  # what Triton returns: a kernel to launch again
+        launched = _Launched(self, bound)  # what Triton returns: a kernel to launch again
         if _no_blocks(shape):
             return launched  # a grid with no block: Triton launches nothing
         grid3 = _grid(shape)
@@ -248,6 +249,10 @@ def _intercept_triton(state: _State) -> None:
     if state.backend == "cpu":
         state.original_autotune_run = Autotuner.run
         Autotuner.run = _checked_autotune(state, Autotuner.run)
+        # an autotuner subclass with its own run (FlagGems' LibTuner) still times through do_bench:
+        # every autotuner's do_bench checks instead (the run above keeps a tally on its instance)
+        state.original_do_bench = Autotuner.__dict__.get("do_bench")
+        Autotuner.do_bench = property(lambda self: self.__dict__.get("do_bench") or _checking_bench(state, []))
 
 
 def _bound_as_triton_binds(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -275,18 +280,44 @@ def _no_blocks(grid: Any) -> bool:
 
 class _Launched:
     """What an intercepted ``kernel[grid](...)`` returns in place of Triton's compiled kernel: launch
-    wrappers keep it and launch it again as ``launched[grid](*args)`` (FlagGems' LibEntry), every
-    parameter's value in order, as Triton's compiled kernel takes them. Each such launch goes
-    through the same checks."""
+    wrappers keep it and launch it again as ``launched[grid](*args)`` (FlagGems' LibEntry), with
+    every parameter's value in order, or only the non-constexpr ones (the constexprs are compiled
+    in: this launch's). Each such launch goes through the same checks."""
 
-    def __init__(self, fn: Any, names: list[str]) -> None:
-        self.fn, self.names = fn, names
+    def __init__(self, fn: Any, bound: dict[str, Any]) -> None:
+        self.fn, self.bound = fn, dict(bound)
+        constexpr = {p.name for p in getattr(fn, "params", ()) if getattr(p, "is_constexpr", False)}
+        self.names = list(bound)
+        self.runtime = [name for name in self.names if name not in constexpr]
 
     def __getitem__(self, grid: Any) -> Any:
         def runner(*args: Any, stream: Any = None) -> Any:
             __tracebackhide__ = True
-            return self.fn.run(**dict(zip(self.names, args)), grid=grid, warmup=False)
+            names = self.names if len(args) == len(self.names) else self.runtime
+            values = {**self.bound, **dict(zip(names, args))}
+            return self.fn.run(**values, grid=tuple(grid), warmup=False)
         return runner
+
+
+def _checking_bench(state: _State, tally: list[bool]) -> Any:
+    """An autotuner's ``do_bench`` without a GPU: the configuration's launch is checked and not run;
+    one that passes "takes" 0.0, one Triton cannot compile inf (``tally`` records which)."""
+    from tilecheck.ir import FrontendError
+
+    def bench(kernel_call: Any, quantiles: Any = (0.5,), **_: Any) -> list[float]:
+        __tracebackhide__ = True
+        state.checking_only += 1
+        try:
+            kernel_call()
+        except FrontendError:
+            tally.append(False)
+            return [float("inf")] * len(quantiles)
+        finally:
+            state.checking_only -= 1
+        tally.append(True)
+        return [0.0] * len(quantiles)
+
+    return bench
 
 
 def _checked_autotune(state: _State, original: Any) -> Any:
@@ -295,26 +326,10 @@ def _checked_autotune(state: _State, original: Any) -> Any:
     checked search applies: the first configuration whose check passes is chosen (every one that
     passes "takes" 0.0; one Triton cannot compile, inf). A race or a refused unknown in any
     configuration fails the test, as on the GPU."""
-    from tilecheck.ir import FrontendError
-
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
         tally: list[bool] = []
-
-        def bench(kernel_call: Any, quantiles: Any = (0.5,), **_: Any) -> list[float]:
-            __tracebackhide__ = True
-            state.checking_only += 1
-            try:
-                kernel_call()
-            except FrontendError:
-                tally.append(False)
-                return [float("inf")] * len(quantiles)
-            finally:
-                state.checking_only -= 1
-            tally.append(True)
-            return [0.0] * len(quantiles)
-
-        self.__dict__["do_bench"] = bench  # Autotuner.do_bench is a cached_property: this instance's
+        self.__dict__["do_bench"] = _checking_bench(state, tally)  # (Autotuner.do_bench reads it)
         try:
             result = original(self, *args, **kwargs)
         finally:
@@ -340,6 +355,9 @@ def _release(state: _State) -> None:
 
             Autotuner.run = state.original_autotune_run
             state.original_autotune_run = None
+            if state.original_do_bench is not None:
+                Autotuner.do_bench = state.original_do_bench
+                state.original_do_bench = None
     if state.active == 0 and state.original_launch is not None:
         import cuda.tile as ct
         from cuda.tile import tune

@@ -219,6 +219,9 @@ def test_triton_s_launch_protocol():
     dst[:] = 0
     launched[(4,)](src, dst, 100, 32)
     assert (dst == src).all()
+    dst[:] = 0
+    launched[(4,)](src, dst, 100)  # the non-constexpr parameters only: BLOCK is compiled in
+    assert (dst == src).all()
     # a grid without blocks launches nothing, as in Triton
     dst[:] = 0
     copy_default[(0,)](src, dst, 100)
@@ -251,6 +254,26 @@ def test_an_autotuned_launch_without_a_gpu():
     copy_tuned[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](src, dst, 100)
     assert (dst == src).all()
     assert copy_tuned.best_config.kwargs == {"BLOCK": 16}  # the first that passes its check
+
+
+class OwnRun(triton.runtime.Autotuner):
+    # an autotuner subclass with its own run (FlagGems' LibTuner): it times through _bench / do_bench
+    def run(self, *args, **kwargs):
+        self.nargs = dict(zip(self.arg_names, args))
+        timings = {config: self._bench(*args, config=config, **kwargs)[0] for config in self.configs}
+        self.best_config = min(timings, key=timings.get)
+        return self.fn.run(*args, **kwargs, **self.best_config.all_kwargs())
+
+
+copy_own_tuner = triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64})],
+                                 key=["n"])(triton.jit(copy.fn))
+copy_own_tuner.__class__ = OwnRun
+
+
+def test_an_autotuner_subclass_with_its_own_run():
+    src, dst = np.arange(100, dtype=np.float32), np.zeros(100, np.float32)
+    copy_own_tuner[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](src, dst, 100)
+    assert (dst == src).all()
 
 
 def test_an_autotuned_configuration_that_races():
@@ -291,7 +314,7 @@ def test_what_tilecheck_cannot_run_is_an_error_in_the_summary_not_a_refusal(pyte
 def test_the_plugin_checks_triton_launches_and_runs_them_on_the_cpu(pytester):
     pytester.makepyfile(test_triton_launches=TRITON_TESTS)
     result = pytester.runpytest_subprocess("--tilecheck-launches", "--tilecheck-backend=cpu")
-    result.assert_outcomes(passed=3, failed=2)
+    result.assert_outcomes(passed=4, failed=2)
     result.stdout.fnmatch_lines(["*RaceError*", "*write-write*"])
     # Triton's autotuner would time each configuration with a GPU driver: each is checked instead,
     # and the racy configuration fails its test even though another configuration is race-free
