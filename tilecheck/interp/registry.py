@@ -9,5 +9,5 @@ RULES: dict[str, Rule] = {}
 interpret = registrar(RULES, "interpreter")
 
 # Ops the CPU interpreter does not run yet: executing one raises an error naming it and its line.
-UNSUPPORTED = frozenset({"alloca", "get_global", "ptr_to_int", "make_gather_scatter_view",
+UNSUPPORTED = frozenset({"alloca", "get_global", "make_gather_scatter_view",
                          "mmaf_scaled", "pack", "unpack"})

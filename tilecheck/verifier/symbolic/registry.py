@@ -14,6 +14,6 @@ symbolic = registrar(RULES, "symbolic")
 OPAQUE = frozenset({
     "absf", "addf", "subf", "mulf", "divf", "remf", "fma", "maxf", "minf", "negf", "pow", "fpowi", "atan2",
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor", "ceil",
-    "cmpf", "ftof", "itof", "ftoi", "bitcast", "mulhii", "mmaf", "mmai", "mmaf_scaled", "extract", "insert",
+    "cmpf", "ftof", "itof", "ftoi", "mulhii", "mmaf", "mmai", "mmaf_scaled", "extract", "insert",
     "pack", "unpack", "ptr_to_int", "int_to_ptr", "alloca", "get_global", "make_gather_scatter_view",
 })
