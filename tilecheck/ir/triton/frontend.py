@@ -232,12 +232,15 @@ def _duck_flat(kernel: str, param: str, v: Any) -> tuple[Any, int]:
     if str(getattr(device, "type", device)) != "cpu":
         raise FrontendError(f"kernel '{kernel}', argument '{param}': a {type(v).__name__} on {device} (tilecheck "
                             "reads pointer arguments other than tensors in host memory only)")
-    from tilecheck.interp.memory import NARROW_FLOATS
-
     name = _dtype_name(v)
     try:
-        dtype = np.dtype(NARROW_FLOATS[name] if name in NARROW_FLOATS else name)
-    except (TypeError, KeyError):
+        if name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):  # numpy has none: ml_dtypes' stand in
+            import ml_dtypes
+
+            dtype = np.dtype(getattr(ml_dtypes, name))
+        else:
+            dtype = np.dtype(name)
+    except (TypeError, KeyError, ImportError):
         raise FrontendError(f"kernel '{kernel}', argument '{param}': dtype {name} is not supported") from None
     shape = tuple(int(n) for n in getattr(v, "shape", (1,)))
     stride = getattr(v, "stride", None)
