@@ -233,6 +233,11 @@ def test_cpu_device_in_process():
         assert torch.equal(a, torch.rand(3, device="cuda"))
         with torch.cuda.device(0), torch.cuda.stream(torch.cuda.Stream()):
             assert torch.cuda.memory_allocated() == 0
+        # an op a kernel library registers for CUDA tensors runs for the CPU ones that stand in
+        lib = torch.library.Library("tilecheck_test", "DEF")
+        lib.define("twice(Tensor x) -> Tensor")
+        lib.impl("twice", lambda x: x * 2, "CUDA")
+        assert torch.equal(torch.ops.tilecheck_test.twice(torch.ones(2, device="cuda")), torch.full((2,), 2.0))
         # a bare ordinal is a CUDA device to torch; the device's generator is seeded as FlagGems does
         assert torch.zeros(2, device=0).device.type == torch.ones(2).to(0).device.type == "cpu"
         torch.cuda.default_generators[0].manual_seed(5)

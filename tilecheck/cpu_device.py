@@ -107,6 +107,8 @@ class CpuDevice:
         for module in (torch, torch.amp):
             self._saved.append((module, "autocast", module.autocast))
             module.autocast = autocast
+        self._saved.append((torch.library.Library, "impl", torch.library.Library.impl))
+        torch.library.Library.impl = _cpu_dispatch(torch.library.Library.impl)
 
     def uninstall(self) -> None:
         if self._mode is None:
@@ -135,6 +137,21 @@ def _cpu_autocast(torch: Any) -> Any:
             super().__init__("cpu" if is_cuda_device(device_type) else device_type, *args, **kwargs)
 
     return CpuAutocast
+
+
+# torch dispatch keys of CUDA tensors, and those of the CPU tensors that stand in for them
+_DISPATCH = {"CUDA": "CPU", "AutogradCUDA": "AutogradCPU", "AutocastCUDA": "AutocastCPU"}
+
+
+def _cpu_dispatch(impl: Any) -> Any:
+    """``torch.library.Library.impl`` registering for the CPU what a library registers for CUDA: a
+    kernel library's ops (FlagGems' ``use_gems``: aten ops on the CUDA key) must run for the CPU
+    tensors that stand in for CUDA ones, or torch's own CPU ops answer and no kernel is launched."""
+    def register(self: Any, op_name: Any, fn: Any, dispatch_key: str = "", *args: Any, **kwargs: Any) -> Any:
+        return impl(self, op_name, fn, _DISPATCH.get(dispatch_key, dispatch_key), *args, **kwargs)
+
+    register.__name__ = register.__qualname__ = "impl"
+    return register
 
 
 def is_cuda_device(device: Any) -> bool:
