@@ -300,6 +300,14 @@ def _mem_attrs(order: str = "weak", scope: str | None = None) -> dict[str, objec
     return attrs
 
 
+def _not_a_pointer(what: str, t: T.TileType, type_text: str) -> str:
+    """Why a load's or store's address is no tile of pointers: a block pointer (``!tt.ptr<tensor<``),
+    or a value the frontend could not follow (an op it does not map made it: named above)."""
+    if "!tt.ptr<tensor<" in type_text:
+        return f"{what} a block pointer"
+    return f"{what} a pointer whose array is not known (made by an op named above, e.g. a branch that chooses between arrays)"
+
+
 @handles("tt.load")
 def load(L: Lowering, top: TOp) -> None:
     operands, type_text = signature(top)
@@ -307,7 +315,7 @@ def load(L: Lowering, top: TOp) -> None:
     ptr = L.value(refs[0])
     t = tile_of(ptr)
     if not isinstance(t.element, T.PointerType):
-        raise Unsupported("tt.load of a block pointer")
+        raise Unsupported(_not_a_pointer("tt.load of", t, type_text))
     groups: dict[str, list[Value]] = {"source": [ptr]}
     if len(refs) > 1:
         groups["mask"] = [L.broadcast_to(L.value(refs[1]), t.shape)]
@@ -324,7 +332,7 @@ def store(L: Lowering, top: TOp) -> None:
     ptr, value = L.value(refs[0]), L.value(refs[1])
     t = tile_of(ptr)
     if not isinstance(t.element, T.PointerType):
-        raise Unsupported("tt.store to a block pointer")
+        raise Unsupported(_not_a_pointer("tt.store to", t, signature(top)[1]))
     groups: dict[str, list[Value]] = {"destination": [ptr], "value": [value]}
     if len(refs) > 2:
         groups["mask"] = [L.broadcast_to(L.value(refs[2]), t.shape)]
