@@ -28,6 +28,12 @@ def _histogram(x_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def _gathered(x_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
+    lanes = tl.arange(0, BLOCK)
+    tl.store(out_ptr + lanes, tl.gather(tl.load(x_ptr + lanes), tl.load(idx_ptr + lanes), 0))
+
+
+@triton.jit
 def _argmax_rows(x_ptr, out_ptr, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     tl.store(out_ptr + pid, tl.argmax(tl.load(x_ptr + pid * BLOCK + tl.arange(0, BLOCK)), axis=0))
@@ -101,12 +107,21 @@ def test_the_interpreter_computes_what_triton_means():
 
 
 @pytest.mark.parametrize("kernel, args, op", [
-    (_histogram, dict(x_ptr=np.zeros(16, np.int32), out_ptr=np.zeros(8, np.int32), BLOCK=16), "tt.histogram"),
+    (_gathered, dict(x_ptr=np.zeros(16, np.float32), idx_ptr=np.zeros(16, np.int32), out_ptr=np.zeros(16, np.float32),
+                     BLOCK=16), "tt.gather"),
 ])
 def test_an_op_outside_the_map_is_unknown_and_named(kernel, args, op):
     report = tc.verify(kernel, args, (1,))
     assert report.status == "unknown"
     assert any(op in reason for reason in report.reasons), report.reasons
+
+
+def test_a_histogram_is_verified_and_counts_as_triton_does():
+    x = np.array([0, 3, 3, 7, 9, -1, 2, 3] * 2, np.int32)  # 9 and -1 fall in no bin
+    args = dict(x_ptr=x, out_ptr=np.zeros(8, np.int32), BLOCK=16)
+    assert tc.verify(_histogram, args, (1,)).status == "verified"
+    tc.launch((1,), _histogram, args)
+    assert list(args["out_ptr"]) == [2, 0, 2, 6, 0, 0, 0, 2]
 
 
 def test_an_argmax_is_verified_and_runs():  # (a tt.reduce of two tensors: tests/triton/test_library_functions.py)

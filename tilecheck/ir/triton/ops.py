@@ -481,6 +481,45 @@ def reduction(L: Lowering, top: TOp) -> None:
     L.bind(top, op.results)
 
 
+@handles("tt.histogram")
+def histogram(L: Lowering, top: TOp) -> None:
+    """``tl.histogram(x, BINS[, mask])``: bin ``b`` counts the lanes of ``x`` equal to ``b`` (values
+    outside ``[0, BINS)`` and masked lanes count nowhere), as Tile IR: the lanes compared with every
+    bin (a ``len(x) x BINS`` tile), then summed over the lanes."""
+    operands, type_text = signature(top)
+    refs = operands_of(L, operands.split("{")[0])
+    x, mask = refs[0], (refs[1] if len(refs) > 1 else None)
+    source, result = tile_of(x), tile_type(types_of(type_text)[-1])
+    if len(source.shape) != 1 or len(result.shape) != 1:
+        raise Unsupported("tt.histogram of a tile of rank other than 1")
+    (lanes,), (bins,) = source.shape, result.shape
+    element = scalar_of(source)
+    grid = (lanes, bins)
+
+    def column(v: Value, t: T.TileType) -> Value:  # (lanes,) -> (lanes, bins)
+        return L.broadcast_to(L.emit("reshape", {"source": [v]}, [with_shape(t, (lanes, 1))]).result, grid)
+
+    numbers = L.emit("iota", {}, [T.TileType((bins,), element)]).result
+    row = L.broadcast_to(L.emit("reshape", {"source": [numbers]}, [T.TileType((1, bins), element)]).result, grid)
+    hit = L.emit("cmpi", {"lhs": [column(x, source)], "rhs": [row]}, [T.TileType(grid, T.I1)],
+                 {"comparison_predicate": "equal", "signedness": "signed"}).result
+    if mask is not None:
+        hit = L.emit("andi", {"lhs": [hit], "rhs": [column(mask, tile_of(mask))]}, [T.TileType(grid, T.I1)]).result
+    counts = T.TileType(grid, scalar_of(result))
+    ones = L.emit("select", {"cond": [hit], "val_if_true": [L.constant(1, counts)],
+                             "val_if_false": [L.constant(0, counts)]}, [counts]).result
+    scalar = T.TileType((), scalar_of(result))
+    a, b = Value(scalar), Value(scalar)
+    saved, L.ops = L.ops, []
+    total = L.emit("addi", {"lhs": [a], "rhs": [b]}, [scalar]).result
+    L.emit("yield", {"operands": [total]}, [])
+    body = Block((a, b), L.ops)
+    L.ops = saved
+    op = L.emit("reduce", {"operands": [ones]}, [result],
+                {"dim": 0, "identities": (typed_value(scalar_of(result), 0),)}, [Region((body,))])
+    L.bind(top, op.results)
+
+
 # ---- tensor descriptors ----------------------------------------------------------------------------
 @handles("tt.make_tensor_descriptor")
 def make_tensor_descriptor(L: Lowering, top: TOp) -> None:
