@@ -74,3 +74,28 @@ def test_any_object_triton_takes_as_a_pointer_is_read_in_place():
     assert tc.verify(scale, args, (4,), cache=False).status == "verified"
     tc.launch((4,), scale, args)
     assert np.array_equal(y[20:], 2 * x) and not y[:20].any()
+
+
+@triton.jit
+def reverse_rows(x_ptr, y_ptr, n, stride, BLOCK: tl.constexpr):
+    # FlagGems' flip: the input's strides are negative, its pointer at its first element in view order
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    tl.store(y_ptr + row * n + cols, tl.load(x_ptr + row * stride + cols, mask=cols < n), mask=cols < n)
+
+
+def test_negative_strides_reach_below_the_pointer_into_memory():
+    x = np.arange(4 * 8, dtype=np.float32).reshape(4, 8)
+    flipped = x[::-1]  # strides (-32, 4): the pointer is at the last row
+    y = np.zeros((4, 8), np.float32)
+    args = (flipped, y, 8, -8, 8)
+    assert tc.verify(reverse_rows, args, (4,), cache=False).status == "verified"
+    tc.launch((4,), reverse_rows, args)
+    assert np.array_equal(y, x[::-1])
+    # a StridedBuffer over the same memory, negative strides given as FlagGems gives them
+    y[:] = 0
+    duck = StridedBuffer(x, (4, 8), (-8, 1), offset=24)
+    tc.launch((4,), reverse_rows, (duck, y, 8, -8, 8))
+    assert np.array_equal(y, x[::-1])
+    # reading past the first row in memory (below the lowest element) is out of bounds
+    assert tc.verify(reverse_rows, (flipped, y, 8, -16, 8), (4,), cache=False).status == "out-of-bounds"

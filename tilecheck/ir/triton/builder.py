@@ -21,10 +21,13 @@ _OPAQUE = T.ScalarType("opaque")  # the type of a value whose TTIR type has no T
 class Param:
     """A parameter as the lowering sees it: a pointer (array) or a scalar, with its entry arguments."""
 
-    def __init__(self, name: str, type_text: str, index_type: T.ScalarType, descriptor: int = 0) -> None:
+    def __init__(self, name: str, type_text: str, index_type: T.ScalarType, descriptor: int = 0,
+                 origin: int = 0) -> None:
         self.name = name
         self.type_text = type_text
         self.index_type = index_type  # of an array's extent and stride arguments
+        # the element of its array the pointer points at (past those a negative stride reaches below it)
+        self.origin = origin
         # a host tensor descriptor of this rank (``!tt.tensordesc<BxT>``): an array over its base,
         # viewed through the shape and stride arguments that follow it
         self.descriptor = descriptor
@@ -141,6 +144,12 @@ class Lowering:
                 wide = self.emit("exti", {"source": [stride]}, [T.TileType((), T.I64)],
                                  {"signedness": "signed"}).result
             self.stride[i] = wide
+            origin = self.params[i].origin
+            if origin:  # the pointer points ``origin`` elements into its array (compiled in, per launch form)
+                shift = self.emit("muli", {"lhs": [self.constant(origin, T.TileType((), T.I64))], "rhs": [wide]},
+                                  [T.TileType((), T.I64)]).result
+                self.env[self.func.args[i][0]] = self.emit("offset", {"ptr": [ptr], "offset": [shift]},
+                                                           [ptr.type]).result
         i32 = T.TileType((), T.I32)
         self.block_ids = self.emit("get_tile_block_id", {}, [i32] * 3).results
         self.num_blocks = self.emit("get_num_tile_blocks", {}, [i32] * 3).results

@@ -90,6 +90,7 @@ def bind(kernel: Any, args: Any) -> Bound:
     memory = {p.name: values[p.name].base if signature[p.name].startswith("tensordesc") else values[p.name]
               for p in params if signature[p.name].startswith(("*", "tensordesc"))}
     reach = _reach(memory)
+    origins: list[int] = []  # per array, where its pointer points in its memory (negative strides)
     for p in params:
         v = values[p.name]
         if signature[p.name] == "constexpr":
@@ -97,7 +98,8 @@ def bind(kernel: Any, args: Any) -> Bound:
             canonical.append(v)
         elif signature[p.name].startswith(("*", "tensordesc")):
             descriptor = signature[p.name].startswith("tensordesc")
-            flat, span = _flat(name, p.name, v.base if descriptor else v, reach.get(p.name))
+            flat, span, origin = _flat(name, p.name, v.base if descriptor else v, reach.get(p.name))
+            origins.append(origin)
             bits = index_bits((span,), (1,))
             index_types.append(f"i{bits}")
             kparams.append(KernelParam(p.name, "array", _dtype_name(flat), 1, next_arg, None, (span,), (1,)))
@@ -115,7 +117,7 @@ def bind(kernel: Any, args: Any) -> Bound:
             kparams.append(KernelParam(p.name, "scalar", _SCALAR_DTYPES[signature[p.name]], 0, next_arg, v))
             canonical.append(v)
             next_arg += 1
-    function = _function(fn, name, signature, constexprs, tuple(index_types))
+    function = _function(fn, name, signature, constexprs, tuple(index_types), tuple(origins))
     module = Module((function,), name, (), "triton", tuple(kparams), distinct_arrays=False)
     return Bound(module, tuple(canonical))
 
@@ -196,32 +198,37 @@ def _triton_type(kernel: str, param: str, v: Any) -> str:
                         "(expected a tensor or array, a Python int/float/bool, or a constexpr)")
 
 
-def _flat(kernel: str, param: str, v: Any, reach: int | None = None) -> tuple[Any, int]:
-    """A 1-D view of the memory ``v``'s pointer may reach, from the element it points at, and its
-    length: the elements ``v`` spans, and past them the rest of its allocation up to the next
-    argument's memory (``_reach``, in bytes from the pointer): a row's padding, a padded tail, which
-    a Triton program may read and write as the GPU lets it (issue 52: memory, not views)."""
+def _flat(kernel: str, param: str, v: Any, reach: int | None = None) -> tuple[Any, int, int]:
+    """A 1-D view of the memory ``v``'s pointer may reach, its length, and the element its pointer
+    points at (the origin: 0, or past the elements a negative stride reaches below it: FlagGems'
+    flip). The memory is the elements ``v`` spans and, past them, the rest of its allocation up to
+    the next argument's memory (``_reach``, in bytes from the pointer): a row's padding, a padded
+    tail, which a Triton program may read and write as the GPU lets it (issue 52: memory, not views)."""
     if callable(getattr(v, "data_ptr", None)) and not hasattr(v, "as_strided"):
         return _duck_flat(kernel, param, v)
-    if hasattr(v, "data_ptr") and callable(getattr(v, "stride", None)):  # torch.Tensor
+    if hasattr(v, "data_ptr") and callable(getattr(v, "stride", None)):  # torch.Tensor (no negative strides)
         strides = tuple(int(s) for s in v.stride())
-        if any(s < 0 for s in strides):
-            raise FrontendError(f"kernel '{kernel}', argument '{param}': negative strides are not supported")
         span = 1 + sum((n - 1) * s for n, s in zip(v.shape, strides)) if v.numel() else 0
         length = max(span, (reach or 0) // v.element_size())
-        return v.as_strided((length,), (1,), v.storage_offset()), length
+        return v.as_strided((length,), (1,), v.storage_offset()), length, 0
     arr = np.asarray(v) if not isinstance(v, np.ndarray) else v
     itemsize = arr.itemsize
-    if any(s % itemsize or s < 0 for s in arr.strides):
+    if any(s % itemsize for s in arr.strides):
         raise FrontendError(f"kernel '{kernel}', argument '{param}': strides {arr.strides} are not "
-                            "non-negative multiples of the element size")
-    span = 1 + sum((n - 1) * (s // itemsize) for n, s in zip(arr.shape, arr.strides)) if arr.size else 0
+                            "multiples of the element size")
+    strides = [s // itemsize for s in arr.strides]
+    below = -sum((n - 1) * s for n, s in zip(arr.shape, strides) if s < 0) if arr.size else 0
+    span = 1 + sum((n - 1) * abs(s) for n, s in zip(arr.shape, strides)) if arr.size else 0
+    if below:  # the lowest element: where the flat view starts
+        lowest = arr[tuple(slice(n - 1, n) if s < 0 else slice(0, 1) for n, s in zip(arr.shape, strides))]
+        flat = np.lib.stride_tricks.as_strided(lowest, (span,), (itemsize,), writeable=arr.flags.writeable)
+        return flat, span, below
     length = max(span, (reach or 0) // itemsize)
     flat = np.lib.stride_tricks.as_strided(arr, (length,), (itemsize,), writeable=arr.flags.writeable)
-    return flat, length
+    return flat, length, 0
 
 
-def _duck_flat(kernel: str, param: str, v: Any) -> tuple[Any, int]:
+def _duck_flat(kernel: str, param: str, v: Any) -> tuple[Any, int, int]:
     """What Triton accepts as a pointer besides tensors: any object with ``data_ptr()`` and a
     ``dtype`` (FlagGems' ``StridedBuffer``), its elements described by ``shape`` and ``stride()`` (in
     elements; one element without them). Read in place, as a numpy array over that memory: host
@@ -247,14 +254,15 @@ def _duck_flat(kernel: str, param: str, v: Any) -> tuple[Any, int]:
     strides = tuple(int(s) for s in (stride() if callable(stride) else stride or ()))
     if not strides:  # contiguous
         strides = tuple(int(np.prod(shape[d + 1:])) for d in range(len(shape)))
-    if any(s < 0 for s in strides) or len(strides) != len(shape):
-        raise FrontendError(f"kernel '{kernel}', argument '{param}': strides {strides} for shape {shape} are "
-                            "not supported (non-negative, one per dimension)")
-    span = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
-    if span == 0:
-        return np.zeros(0, dtype), 0
-    memory = (ctypes.c_char * (span * dtype.itemsize)).from_address(int(v.data_ptr()))
-    return np.frombuffer(memory, dtype, count=span), span
+    if len(strides) != len(shape):
+        raise FrontendError(f"kernel '{kernel}', argument '{param}': strides {strides} for shape {shape} "
+                            "(one per dimension)")
+    if not all(shape):
+        return np.zeros(0, dtype), 0, 0
+    below = -sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
+    span = 1 + sum((n - 1) * abs(s) for n, s in zip(shape, strides))
+    memory = (ctypes.c_char * (span * dtype.itemsize)).from_address(int(v.data_ptr()) - below * dtype.itemsize)
+    return np.frombuffer(memory, dtype, count=span), span, below
 
 
 # how far past its own elements an argument's memory is extended into its allocation: at most three
@@ -311,10 +319,10 @@ def _span_and_allocation(v: Any) -> tuple[tuple[int, int, int], int] | None:
 
 
 def _function(fn: Any, name: str, signature: dict[str, str], constexprs: dict[str, Any],
-              index_types: tuple[str, ...]) -> Function:
+              index_types: tuple[str, ...], origins: tuple[int, ...] = ()) -> Function:
     """The lowered entry function, compiled once per specialisation."""
     key = (fn, tuple(sorted(signature.items())), repr(sorted(constexprs.items(), key=lambda kv: kv[0])),
-           index_types)
+           index_types, origins)
     cached = _FUNCTIONS.get(key)
     if cached is not None:
         return cached
@@ -322,7 +330,7 @@ def _function(fn: Any, name: str, signature: dict[str, str], constexprs: dict[st
         cached = _FUNCTIONS.get(key)
         if cached is None:
             text = ttir(fn, name, signature, constexprs)
-            cached = _FUNCTIONS[key] = _lower_text(text, name, signature, index_types)
+            cached = _FUNCTIONS[key] = _lower_text(text, name, signature, index_types, origins)
     return cached
 
 
@@ -384,7 +392,8 @@ def _ttir_stage(triton: Any, src: Any, target: Any) -> str:
     return str(make_ttir(module, {}))
 
 
-def _lower_text(text: str, name: str, signature: dict[str, str], index_types: tuple[str, ...]) -> Function:
+def _lower_text(text: str, name: str, signature: dict[str, str], index_types: tuple[str, ...],
+                origins: tuple[int, ...] = ()) -> Function:
     from tilecheck.ir.triton.lower import Param, lower
     from tilecheck.ir.triton.ttir import parse_ttir
 
@@ -401,10 +410,11 @@ def _lower_text(text: str, name: str, signature: dict[str, str], index_types: tu
     if len(func.args) != len(runtime):
         raise FrontendError(f"kernel '{name}': the TTIR takes {len(func.args)} arguments, the launch "
                             f"passes {len(runtime)} ({', '.join(n for n, _, _ in runtime)})")
-    widths = iter(index_types)
+    widths, starts = iter(index_types), iter(origins)
     params = []
     for (_, type_text), (pname, sig, rank) in zip(func.args, runtime):
-        index_type = T.ScalarType(next(widths)) if sig.startswith("*") or rank else T.I32
-        params.append(Param(pname, type_text, index_type, rank))
+        array = sig.startswith("*") or rank
+        index_type = T.ScalarType(next(widths)) if array else T.I32
+        params.append(Param(pname, type_text, index_type, rank, next(starts, 0) if array else 0))
     return lower(func, locs, params)
 
