@@ -297,33 +297,32 @@ def test_an_autotuned_configuration_that_races():
 '''
 
 
-CONCATENATED = '''
+GATHERED = '''
 import numpy as np
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def concatenated(a_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    src = tl.where(offs < n, a_ptr + offs, b_ptr + (offs - n))
-    tl.store(y_ptr + offs, tl.load(src, mask=offs < 2 * n), mask=offs < 2 * n)
+def gathered(x_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
+    lanes = tl.arange(0, BLOCK)
+    tl.store(out_ptr + lanes, tl.gather(tl.load(x_ptr + lanes), tl.load(idx_ptr + lanes), 0))
 
 
-def test_cat():
-    a, b, y = np.ones(32, np.float32), np.ones(32, np.float32), np.zeros(64, np.float32)
-    concatenated[(2,)](a, b, y, 32, BLOCK=32)
+def test_gather():
+    x, idx, out = np.ones(16, np.float32), np.zeros(16, np.int32), np.zeros(16, np.float32)
+    gathered[(1,)](x, idx, out, BLOCK=16)
 '''
 
 
 def test_what_tilecheck_cannot_run_is_an_error_in_the_summary_not_a_refusal(pytester):
-    # a tile of pointers into two arrays: unknown; allowed to launch, the interpreter cannot run it
-    pytester.makepyfile(test_cat=CONCATENATED)
+    # tl.gather: outside the map (unknown); allowed to launch, the interpreter cannot run it
+    pytester.makepyfile(test_gather=GATHERED)
     result = pytester.runpytest_subprocess("--tilecheck-launches", "--tilecheck-backend=cpu",
                                            "--tilecheck-allow-unknown", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["concatenated: 1 error, 1 unknown",
-                                 "*tilecheck could not check it (not a verdict on the kernel)*two arrays*"])
+    result.stdout.fnmatch_lines(["gathered: 1 error, 1 unknown",
+                                 "*tilecheck could not check it (not a verdict on the kernel)*tt.gather*"])
 
 
 def test_the_plugin_checks_triton_launches_and_runs_them_on_the_cpu(pytester):

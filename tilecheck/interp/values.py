@@ -31,6 +31,41 @@ class Pointer:
 
 
 @dataclass(frozen=True)
+class Pointers:
+    """A tile of pointers into several arrays, lane by lane: ``arrays`` (entry-argument indexes) and
+    ``offsets`` of one shape. What a select or a branch between pointers into different arrays makes
+    (Triton's ``tl.where(c, a_ptr + i, b_ptr + j)`` in cat and stack, ``in_ptr = a if pid == 0
+    else b``); a memory op through it touches each array with its own lanes."""
+
+    arrays: np.ndarray  # int64, shape (W, *tile_shape)
+    offsets: np.ndarray  # int64, the same shape
+
+    def parts(self, mask: np.ndarray | None) -> list[tuple[Pointer, np.ndarray]]:
+        """Per array its lanes: a plain pointer tile, and the mask that keeps only its lanes."""
+        out = []
+        for array in np.unique(self.arrays):
+            mine = self.arrays == array
+            out.append((Pointer(int(array), self.offsets), mine if mask is None else mine & broadcast(mask, mine.shape)))
+        return out
+
+
+def select_pointers(cond: np.ndarray, yes: Pointer | Pointers, no: Pointer | Pointers) -> Pointer | Pointers:
+    """Lane by lane ``yes`` where ``cond`` holds, else ``no`` (cond broadcasts to the tiles)."""
+    shape = np.broadcast_shapes(np.shape(cond), yes.offsets.shape, no.offsets.shape)
+    offsets = np.where(cond, yes.offsets, no.offsets).reshape(shape)
+    if isinstance(yes, Pointer) and isinstance(no, Pointer) and yes.array == no.array:
+        return Pointer(yes.array, offsets)
+    arrays = [np.broadcast_to(p.arrays if isinstance(p, Pointers) else np.int64(p.array), p.offsets.shape)
+              for p in (yes, no)]
+    return Pointers(np.where(cond, arrays[0], arrays[1]).reshape(shape).astype(np.int64), offsets)
+
+
+def pointer_parts(ptr: Pointer | Pointers, mask: np.ndarray | None) -> list[tuple[Pointer, np.ndarray | None]]:
+    """The plain pointer tiles a memory op goes through, each with its mask."""
+    return ptr.parts(mask) if isinstance(ptr, Pointers) else [(ptr, mask)]
+
+
+@dataclass(frozen=True)
 class TensorView:
     array: int
     shape: tuple[int, ...]

@@ -47,7 +47,14 @@ class WaveContext:
 
 
 def where(mask: np.ndarray, new: Any, old: Any) -> Any:
-    """Per-block select between two wave values (tokens and views pass through)."""
+    """Per-block select between two wave values (tokens and views pass through; pointer tiles lane
+    by lane, into several arrays where the two point into different ones)."""
+    from tilecheck.interp.values import Pointer, Pointers, select_pointers
+
+    if isinstance(new, (Pointer, Pointers)) and isinstance(old, (Pointer, Pointers)) and not mask.all():
+        if not mask.any():
+            return old
+        return select_pointers(mask.reshape(mask.shape + (1,) * (new.offsets.ndim - 1)), new, old)
     if new is None or old is None or not isinstance(new, np.ndarray):
         return new if mask.all() or old is None else old if not mask.any() else new
     shaped = mask.reshape(mask.shape + (1,) * (new.ndim - 1))

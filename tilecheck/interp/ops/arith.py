@@ -8,7 +8,7 @@ from tilecheck.ir import types as T
 from tilecheck.interp.wave import InterpreterError
 from tilecheck.interp.registry import interpret
 from tilecheck.interp.memory import NARROW_FLOATS
-from tilecheck.interp.values import Pointer, numpy_dtype
+from tilecheck.interp.values import Pointer, Pointers, numpy_dtype, select_pointers
 
 _UNSIGNED = {np.dtype(np.int8): np.uint8, np.dtype(np.int16): np.uint16, np.dtype(np.int32): np.uint32,
              np.dtype(np.int64): np.uint64, np.dtype(np.bool_): np.bool_}
@@ -185,15 +185,11 @@ def cmpf(interp, ctx, op, lhs, rhs):
 
 @interpret("select")
 def select(interp, ctx, op, cond, yes, no):
-    if isinstance(yes, Pointer) or isinstance(no, Pointer):
-        if not (isinstance(yes, Pointer) and isinstance(no, Pointer)) or yes.array != no.array:
-            # (Triton's cat and stack: tl.where(c, a_ptr + i, b_ptr + j); a tile of pointers into two
-            # arrays has no form in the interpreter yet)
-            names = " and ".join(f"'{interp.memory(p.array, op).name}'" for p in (yes, no) if isinstance(p, Pointer))
-            raise InterpreterError(f"select at {op.loc.outermost()}: a tile of pointers into two arrays ({names}) "
-                                   "is not modelled by the CPU interpreter", op.loc)
-        shape = np.broadcast_shapes(np.shape(cond), yes.offsets.shape, no.offsets.shape)
-        return (Pointer(yes.array, np.where(cond, yes.offsets, no.offsets).reshape(shape)),)
+    pointers = (Pointer, Pointers)
+    if isinstance(yes, pointers) or isinstance(no, pointers):
+        if not (isinstance(yes, pointers) and isinstance(no, pointers)):
+            raise InterpreterError(f"select at {op.loc.outermost()} between a pointer and another value", op.loc)
+        return (select_pointers(cond, yes, no),)  # (into two arrays: Triton's cat and stack)
     return (np.where(cond, yes, no),)
 
 
@@ -259,7 +255,7 @@ def ftoi(interp, ctx, op, x):
 
 @interpret("bitcast")
 def bitcast(interp, ctx, op, x):
-    if isinstance(x, Pointer):  # a pointer to another element type of the same size: the same
+    if isinstance(x, (Pointer, Pointers)):  # a pointer to another element type of the same size: the same
         # elements (Triton reads and writes a bool tensor through ptr<i8>: numpy's bool is a byte)
         source, target = (_pointee_bytes(v.type) for v in (op.operands[0], op.results[0]))
         if source is None or source != target:

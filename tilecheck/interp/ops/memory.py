@@ -7,7 +7,7 @@ from tilecheck.ir import Op
 from tilecheck.interp.wave import InterpreterError
 from tilecheck.interp.ops.arith import out_type, unsigned
 from tilecheck.interp.registry import interpret
-from tilecheck.interp.values import Pointer, TileView, broadcast
+from tilecheck.interp.values import Pointer, TileView, broadcast, pointer_parts
 
 _PADDING = {None: 0.0, "zero": 0.0, "neg_zero": -0.0, "nan": np.nan, "pos_inf": np.inf, "neg_inf": -np.inf}
 
@@ -157,19 +157,26 @@ def _pointer_lanes(interp, ctx, op: Op, ptr: Pointer, mask) -> tuple[np.ndarray,
 def load_ptr(interp, ctx, op, ptr, *rest):
     mask = rest[0] if op.operand("mask") is not None else None
     pad = rest[1 if mask is not None else 0] if op.operand("paddingValue") is not None else None
-    active, offsets = _pointer_lanes(interp, ctx, op, ptr, mask)
     dtype = out_type(op)
-    result = np.zeros(offsets.shape, dtype) if pad is None else np.array(broadcast(pad, offsets.shape),
-                                                                         dtype=dtype)
-    result[active] = interp.memory(ptr.array, op).flat[offsets[active]]
-    if interp.recorder is not None:
-        interp.recorder.access(ctx, op, ptr.array, offsets, active, "read")
+    shape = ptr.offsets.shape
+    result = np.zeros(shape, dtype) if pad is None else np.array(broadcast(pad, shape), dtype=dtype)
+    for part, lanes in pointer_parts(ptr, mask):  # (one part but through a tile into several arrays)
+        active, offsets = _pointer_lanes(interp, ctx, op, part, lanes)
+        result[active] = interp.memory(part.array, op).flat[offsets[active]]
+        if interp.recorder is not None:
+            interp.recorder.access(ctx, op, part.array, offsets, active, "read")
     return (result, None)
 
 
 @interpret("store_ptr_tko")
 def store_ptr(interp, ctx, op, ptr, value, *rest):
     mask = rest[0] if op.operand("mask") is not None else None
+    for part, lanes in pointer_parts(ptr, mask):
+        _store(interp, ctx, op, part, value, lanes)
+    return (None,)
+
+
+def _store(interp, ctx, op, ptr, value, mask):
     active, offsets = _pointer_lanes(interp, ctx, op, ptr, mask)
     if interp.recorder is not None:
         interp.recorder.access(ctx, op, ptr.array, offsets, active, "write")
@@ -180,7 +187,6 @@ def store_ptr(interp, ctx, op, ptr, value, *rest):
         lanes, values = lanes[order], values[order]
     interp.writes += 1
     interp.memory(ptr.array, op).flat[lanes] = values
-    return (None,)
 
 
 _RMW = {"add": np.add, "addf": np.add, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
@@ -200,6 +206,20 @@ def _apply(mode: str, old: np.ndarray, arg: np.ndarray) -> np.ndarray:
 @interpret("atomic_rmw_tko")
 def atomic_rmw(interp, ctx, op, ptr, arg, *rest):
     mask = rest[0] if op.operand("mask") is not None else None
+    parts = pointer_parts(ptr, mask)
+    results = [(lanes, _atomic_rmw(interp, ctx, op, part, arg, lanes)) for part, lanes in parts]
+    return (_joined(results), None)
+
+
+def _joined(results: list) -> np.ndarray:
+    """The old values of a read-modify-write through several arrays' lanes, lane by lane."""
+    out = results[0][1]
+    for lanes, old in results[1:]:
+        out = np.where(lanes, old, out)
+    return out
+
+
+def _atomic_rmw(interp, ctx, op, ptr, arg, mask):
     active, offsets = _pointer_lanes(interp, ctx, op, ptr, mask)
     flat = interp.memory(ptr.array, op).flat
     mode = op.attrs["mode"]
@@ -218,12 +238,17 @@ def atomic_rmw(interp, ctx, op, ptr, arg, *rest):
     old[active] = before
     if interp.recorder is not None:
         interp.recorder.access(ctx, op, ptr.array, offsets, active, "atomic", old=before, arg=args)
-    return (old, None)
+    return old
 
 
 @interpret("atomic_cas_tko")
 def atomic_cas(interp, ctx, op, ptr, cmp, val, *rest):
     mask = rest[0] if op.operand("mask") is not None else None
+    results = [(lanes, _atomic_cas(interp, ctx, op, part, cmp, val, lanes)) for part, lanes in pointer_parts(ptr, mask)]
+    return (_joined(results), None)
+
+
+def _atomic_cas(interp, ctx, op, ptr, cmp, val, mask):
     active, offsets = _pointer_lanes(interp, ctx, op, ptr, mask)
     flat = interp.memory(ptr.array, op).flat
     old = np.zeros(offsets.shape, flat.dtype)
@@ -239,7 +264,7 @@ def atomic_cas(interp, ctx, op, ptr, cmp, val, *rest):
     if interp.recorder is not None:
         interp.recorder.access(ctx, op, ptr.array, offsets, active, "atomic", old=seen, arg=vals,
                                expected=cmps)
-    return (old, None)
+    return old
 
 
 @interpret("atomic_red_view_tko")

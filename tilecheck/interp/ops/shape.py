@@ -8,7 +8,7 @@ from tilecheck.ir.attrs import DenseElements
 from tilecheck.interp.wave import InterpreterError
 from tilecheck.interp.ops.arith import out_type
 from tilecheck.interp.registry import interpret
-from tilecheck.interp.values import Pointer
+from tilecheck.interp.values import Pointer, Pointers
 
 
 def _shape(v) -> tuple[int, ...]:
@@ -19,6 +19,8 @@ def _map(x, fn):
     """Apply a layout change to a value or to a pointer tile's offsets."""
     if isinstance(x, Pointer):
         return Pointer(x.array, fn(x.offsets))
+    if isinstance(x, Pointers):
+        return Pointers(fn(x.arrays), fn(x.offsets))
     return fn(x)
 
 

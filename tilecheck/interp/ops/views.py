@@ -6,7 +6,7 @@ import numpy as np
 from tilecheck.ir import types as T
 from tilecheck.interp.wave import InterpreterError
 from tilecheck.interp.registry import interpret
-from tilecheck.interp.values import Pointer, TensorView, TileView, broadcast
+from tilecheck.interp.values import Pointer, Pointers, TensorView, TileView, broadcast, pointer_parts
 
 
 def _uniform(ctx, op, x) -> int:
@@ -54,10 +54,13 @@ def tensor_shape(interp, ctx, op, view):
 
 @interpret("offset")
 def offset(interp, ctx, op, ptr, off):
-    if not isinstance(ptr, Pointer):
+    if not isinstance(ptr, (Pointer, Pointers)):
         raise InterpreterError(f"offset of a non-pointer at {op.loc.outermost()}", op.loc)
     shape = (ctx.width, *op.result.type.shape)
-    return (Pointer(ptr.array, broadcast(ptr.offsets, shape) + broadcast(off, shape).astype(np.int64)),)
+    offsets = broadcast(ptr.offsets, shape) + broadcast(off, shape).astype(np.int64)
+    if isinstance(ptr, Pointers):
+        return (Pointers(np.broadcast_to(ptr.arrays, shape), offsets),)
+    return (Pointer(ptr.array, offsets),)
 
 
 @interpret("ptr_to_int")
@@ -65,11 +68,14 @@ def ptr_to_int(interp, ctx, op, ptr):
     """A pointer's address: its array's (the host copy the interpreter runs on) plus its offset in
     bytes. Never 0 for an argument's pointer, as on the GPU (Triton's ``if ptr:``); alignment tests
     see the host copy's alignment."""
-    if not isinstance(ptr, Pointer):
+    if not isinstance(ptr, (Pointer, Pointers)):
         raise InterpreterError(f"ptr_to_int at {op.loc.outermost()}: not a pointer the interpreter follows", op.loc)
-    mem = interp.memory(ptr.array, op).flat
-    base = mem.__array_interface__["data"][0]
-    return ((base + ptr.offsets * mem.itemsize).astype(np.int64),)
+    out = np.zeros(ptr.offsets.shape, np.int64)
+    for part, lanes in pointer_parts(ptr, None):
+        mem = interp.memory(part.array, op).flat
+        address = mem.__array_interface__["data"][0] + ptr.offsets * mem.itemsize
+        out = address if lanes is None else np.where(lanes, address, out)
+    return (out.astype(np.int64),)
 
 
 @interpret("int_to_ptr")

@@ -275,22 +275,28 @@ def addptr(L: Lowering, top: TOp) -> None:
     operands, type_text = signature(top)
     ptr_name, off_name = value_refs(operands)[:2]
     array = L.origin.get(ptr_name)
-    if array is None:
+    ptr = L.value(ptr_name)
+    if array is None and not isinstance(tile_of(ptr).element, T.PointerType):
         raise Unsupported("pointer arithmetic on a pointer whose array is not known (not derived from a "
                            "pointer parameter)")
-    L.bind(top, [pointer_plus(L, L.value(ptr_name), array, L.value(off_name))])
+    # (a pointer chosen between arrays, by a select or a branch: FlagGems' cat. Every array a Triton
+    # parameter points into is one of elements, stride 1, so the offset needs no array's stride)
+    L.bind(top, [pointer_plus(L, ptr, array, L.value(off_name))])
     for name in top.results:
-        L.origin[name] = array
+        if array is not None:
+            L.origin[name] = array
 
 
-def pointer_plus(L: Lowering, ptr: Value, array: int, off: Value) -> Value:
-    """``ptr + off`` elements of parameter ``array``: an ``offset`` by ``off`` times the array's stride."""
+def pointer_plus(L: Lowering, ptr: Value, array: int | None, off: Value) -> Value:
+    """``ptr + off`` elements of parameter ``array``: an ``offset`` by ``off`` times the array's
+    stride (1 where the array is one of several)."""
     t = tile_of(off)
     wide = with_element(t, T.I64)
     if scalar_of(t) != T.I64:
         off = L.emit("exti", {"source": [off]}, [wide], {"signedness": "signed"}).result
-    scaled = L.emit("muli", {"lhs": [off], "rhs": [L.broadcast_to(L.stride[array], t.shape)]}, [wide]).result
-    return L.emit("offset", {"ptr": [ptr], "offset": [scaled]}, [tile_of(ptr)]).result
+    if array is not None:
+        off = L.emit("muli", {"lhs": [off], "rhs": [L.broadcast_to(L.stride[array], t.shape)]}, [wide]).result
+    return L.emit("offset", {"ptr": [ptr], "offset": [off]}, [tile_of(ptr)]).result
 
 
 def _mem_attrs(order: str = "weak", scope: str | None = None) -> dict[str, object]:
