@@ -464,8 +464,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             # a suite whose kernels never went through a checked launch (ops dispatched elsewhere,
             # a launch path tilecheck does not intercept) must not look checked
             terminalreporter.section("tilecheck")
-            terminalreporter.write_line("no kernel launch was checked: no test launched a cuTile or Triton kernel "
-                                        "through ct.launch or kernel[grid](...)", yellow=True, bold=True)
+            terminalreporter.write_line("no kernel launch was checked: no ct.launch or kernel[grid](...) of the tests "
+                                        "reached a verdict (none was made, or none compiled)", yellow=True, bold=True)
         return
     terminalreporter.section("tilecheck")
     if state.cpu_device is not None:
