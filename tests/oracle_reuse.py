@@ -61,7 +61,8 @@ def new_process() -> None:
     proof_cache._OPEN.clear()
     proof_cache._DEFAULTS.clear()
     for table in (cutile._COMPILED, cutile._SPECIALIZED, cutile._DIGESTS, source_digest._FILES,
-                  launcher._VERIFIED, launcher._CHECKED, launcher._ON_DATA, launcher._PROVED, launcher._SEEN):
+                  launcher._VERIFIED, launcher._CHECKED, launcher._ON_DATA, launcher._PROVED, launcher._SEEN,
+                  launcher._PRECONDITIONS):
         table.clear()
 
 

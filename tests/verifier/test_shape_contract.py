@@ -336,3 +336,25 @@ def test_a_compiled_fact_gives_what_evaluating_its_tree_gives(tree, x, n):
             sc.compiled(tree)(env)
         return
     assert sc.compiled(tree)(env) == expected
+
+
+def test_a_launch_is_read_in_one_pass_as_the_two_readers_read_it():
+    # launch_of (the launcher's hot path) against launch_values and launch_widths, which the
+    # contract search and the proof cache use, on every cuTile kernel of the corpus with a case
+    from corpus.kernels import attention, elementwise, gemm, norms
+    from tilecheck.ir.cutile import module_for
+
+    seen = 0
+    for mod in (elementwise, gemm, norms, attention):
+        for name in dir(mod):
+            kernel = getattr(mod, name)
+            if not getattr(kernel, "__tilecheck_cases__", None):
+                continue
+            case = tilecheck.cases_of(kernel)[0]
+            module, _ = module_for(kernel, tuple(case.make_args()))
+            grid = tuple(case.grid) + (1,) * (3 - len(case.grid))
+            names = {p.first_arg: p.name for p in module.params if p.kind == "scalar"}
+            assert sc.launch_of(module.params, grid) == (sc.launch_values(module.params, grid, names),
+                                                         sc.launch_widths(module.params)), name
+            seen += 1
+    assert seen >= 20

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -194,7 +195,7 @@ def check_launch(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int],
     from tilecheck.verifier.arguments import aliasing_findings
 
     if assume is None:
-        assume = configured(kernel, *assume_table(Path.cwd()))
+        assume = launch_preconditions(kernel)
     kernel, args = triton_frontend.resolve(kernel, args)
     args = tuple(args)
     check_preconditions(kernel, args, assume)
@@ -222,6 +223,27 @@ def check_launch(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int],
     if report.status == "unknown" and refuse_unknown:
         raise UnverifiedError(report)
     return module, report
+
+
+def launch_preconditions(kernel: Any) -> tuple[Precondition, ...]:
+    """The preconditions a launch of ``kernel`` is checked under: its ``@tilecheck.requires`` and what
+    ``[tool.tilecheck.assume]`` of the working directory's pyproject.toml names for it (once per
+    kernel and directory: a launch loop asks this at every launch)."""
+    key = (kernel, os.getcwd())
+    try:
+        return _PRECONDITIONS[key]
+    except (KeyError, TypeError):  # (an unhashable kernel: asked every time)
+        pass
+    found = tuple(configured(kernel, *assume_table(Path.cwd())))
+    try:
+        if len(_PRECONDITIONS) < 4096:
+            _PRECONDITIONS[key] = found
+    except TypeError:
+        pass
+    return found
+
+
+_PRECONDITIONS: dict[tuple[Any, str], tuple[Precondition, ...]] = {}
 
 
 def assume_table(start: Path) -> tuple[dict[str, list[str]], Path | None]:
@@ -395,7 +417,7 @@ def checked_module(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int
     if unsafe:
         module = module_for(kernel, args)[0]
     else:
-        assume = configured(kernel, *assume_table(Path.cwd()))
+        assume = launch_preconditions(kernel)
         module, report = check_launch(kernel, args, grid, prefix=prefix, assume=assume)
         if launch_only(report):  # decided on this launch's data: decide the next one again
             key = None

@@ -196,8 +196,22 @@ def launch_values(params: Sequence[Any], grid: tuple[int, int, int], scalar_name
 def launch_of(params: Sequence[Any], grid: tuple[int, int, int]) -> tuple[dict[str, int], dict[str, int]]:
     """What a contract reads of a launch of a cuTile kernel: its symbols' values (``launch_values``,
     scalars by their parameter names) and its arrays' index widths (``launch_widths``)."""
-    names = {p.first_arg: p.name for p in params if p.kind == "scalar"}
-    return launch_values(params, grid, names), launch_widths(params)
+    from tilecheck.ir.cutile import index_bits
+
+    # (launch_values and launch_widths in one pass: the launcher asks this at every launch it decides)
+    env = {f"grid[{k}]": int(g) for k, g in enumerate(grid)}
+    widths = {}
+    for p in params:
+        if p.kind == "array":
+            shape, strides = p.shape, p.strides
+            for d, n in enumerate(shape):
+                env[f"{p.name}.shape[{d}]"] = int(n)
+            for d, s in enumerate(strides):
+                env[f"{p.name}.strides[{d}]"] = int(s)
+            widths[p.name] = 32 if index_bits(shape, strides) == 32 and all(0 <= s <= INT32_MAX for s in strides) else 64
+        elif p.kind == "scalar" and isinstance(p.value, int) and not isinstance(p.value, bool):
+            env[p.name] = int(p.value)
+    return env, widths
 
 
 def width_facts(fp: Any, index32: Sequence[str]) -> list[Any]:
