@@ -45,6 +45,9 @@ class Lowering:
         self.func, self.locs, self.params = func, locs, params
         self.env: dict[str, Value] = {}
         self.origin: dict[str, int] = {}  # TTIR pointer value -> index of its parameter
+        # TTIR pointer value chosen between two (a select: cat, stack) -> (condition, each side's value
+        # and where it points: a parameter's index, or a choice of the same form)
+        self.choices: dict[str, tuple[Value, tuple[Value, Any], tuple[Value, Any]]] = {}
         self.ops: list[Op] = []
         self.token: Value | None = None
         self.stride: dict[int, Value] = {}  # parameter index -> its stride as a 0-d i64 tile

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 from tilecheck.ir import types as T
 from tilecheck.ir.attrs import DenseElements, float_to_bits
@@ -222,6 +223,18 @@ def select(L: Lowering, top: TOp) -> None:
     t = tile_type(types_of(type_text)[-1])
     cond = L.broadcast_to(cond, t.shape)
     L.bind(top, L.emit("select", {"cond": [cond], "val_if_true": [yes], "val_if_false": [no]}, [t]).results)
+    names = value_refs(operands)[1:3]
+    sides = [_pointing(L, name) for name in names]
+    if len(names) == 2 and all(side is not None for side in sides):  # pointers: where each side points
+        L.choices[top.results[0]] = (cond, (yes, sides[0]), (no, sides[1]))
+
+
+def _pointing(L: Lowering, name: str) -> Any:
+    """Where the TTIR pointer ``name`` points: its parameter's index, a choice between two (the form
+    ``Lowering.choices`` keeps), or None when not known."""
+    if name in L.origin:
+        return L.origin[name]
+    return L.choices.get(name)
 
 
 _CASTS = {
@@ -276,15 +289,39 @@ def addptr(L: Lowering, top: TOp) -> None:
     ptr_name, off_name = value_refs(operands)[:2]
     array = L.origin.get(ptr_name)
     ptr = L.value(ptr_name)
+    if array is None and ptr_name in L.choices:  # a choice between arrays (cat, stack): each side moved
+        value, where = _choice_plus(L, L.choices[ptr_name], L.value(off_name))
+        L.bind(top, [value])
+        L.choices[top.results[0]] = where
+        return
     if array is None and not isinstance(tile_of(ptr).element, T.PointerType):
         raise Unsupported("pointer arithmetic on a pointer whose array is not known (not derived from a "
                            "pointer parameter)")
-    # (a pointer chosen between arrays, by a select or a branch: FlagGems' cat. Every array a Triton
+    # (a pointer chosen between arrays by a branch the lowering does not follow: every array a Triton
     # parameter points into is one of elements, stride 1, so the offset needs no array's stride)
     L.bind(top, [pointer_plus(L, ptr, array, L.value(off_name))])
     for name in top.results:
         if array is not None:
             L.origin[name] = array
+
+
+def _choice_plus(L: Lowering, choice: Any, off: Value) -> tuple[Value, Any]:
+    """``select(c, yes, no) + off`` as ``select(c, yes + off, no + off)``, each side scaled by its own
+    array's stride: the static model then knows each lane's array and coordinates."""
+    cond, (yes, yes_at), (no, no_at) = choice
+    sides = []
+    for value, at in ((yes, yes_at), (no, no_at)):
+        if isinstance(at, int):
+            moved = pointer_plus(L, L.broadcast_to(value, tile_of(off).shape) if tile_of(value).shape != tile_of(off).shape
+                                 else value, at, off)
+            sides.append((moved, at))
+        else:
+            moved, where = _choice_plus(L, at, off)
+            sides.append((moved, where))
+    t = tile_of(sides[0][0])
+    cond = L.broadcast_to(cond, t.shape)
+    value = L.emit("select", {"cond": [cond], "val_if_true": [sides[0][0]], "val_if_false": [sides[1][0]]}, [t]).result
+    return value, (cond, sides[0], sides[1])
 
 
 def pointer_plus(L: Lowering, ptr: Value, array: int | None, off: Value) -> Value:

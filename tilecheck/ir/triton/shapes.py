@@ -114,3 +114,8 @@ def _keep_origin(L: Lowering, top: TOp, operands: str) -> None:
     if refs and refs[0] in L.origin:
         for name in top.results:
             L.origin[name] = L.origin[refs[0]]
+    elif refs and refs[0] in L.choices and top.name == "tt.splat":
+        # a choice between two scalar pointers splat to a tile: the same choice for every lane
+        # (``ops._choice_plus`` broadcasts its sides and condition to the offset's shape)
+        for name in top.results:
+            L.choices[name] = L.choices[refs[0]]

@@ -74,6 +74,31 @@ class Pointer(SymValue):
 
 
 @dataclass(frozen=True)
+class Pointers(SymValue):
+    """A tile of pointers into one of several arrays, lane by lane: each choice a pointer tile into
+    one array and the condition (over the lanes) under which a lane points there; the conditions
+    exclude one another and cover every lane. What a select or a branch between pointers into
+    different arrays makes (Triton's ``tl.where(c, a_ptr + i, b_ptr + j)``, FlagGems' cat choosing
+    its input in a branch). A memory op through it is one access per array, each active under its
+    condition."""
+
+    choices: tuple[tuple[smt.BoolExpr, Pointer], ...]
+    shape: tuple[int, ...] = ()
+
+    def map(self, fn) -> Pointers:
+        """Each choice's pointer through ``fn`` (an offset, a relayout); the conditions kept."""
+        return Pointers(tuple((c, fn(p)) for c, p in self.choices), self.shape)
+
+
+def choose(cond: smt.BoolExpr, yes: Pointer | Pointers, no: Pointer | Pointers,
+           shape: tuple[int, ...]) -> Pointers:
+    """``yes`` where ``cond`` holds, else ``no``, for pointers into different arrays."""
+    def choices(p: Pointer | Pointers, guard: smt.BoolExpr) -> list[tuple[smt.BoolExpr, Pointer]]:
+        return [(smt.And(guard, c), q) for c, q in p.choices] if isinstance(p, Pointers) else [(guard, p)]
+    return Pointers(tuple(choices(yes, cond) + choices(no, smt.Not(cond))), shape)
+
+
+@dataclass(frozen=True)
 class TensorView(SymValue):
     """A view of array ``array``: coordinate v of the view is element ``v + origin`` of the array
     (a slice, ``arr.slice(...)``, is a view at a non-zero origin)."""

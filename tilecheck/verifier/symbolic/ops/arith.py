@@ -8,7 +8,8 @@ from tilecheck.verifier import smt
 from tilecheck.verifier.bits import FEW_BITS, with_constant
 from tilecheck.verifier.symbolic import bounds as B
 from tilecheck.verifier.symbolic.registry import symbolic
-from tilecheck.verifier.symbolic.values import LANES, BoolTile, IntTile, Pointer, StrideForm, SymValue, decided
+from tilecheck.verifier.symbolic.values import (LANES, BoolTile, IntTile, Pointer, Pointers, StrideForm, SymValue,
+                                                choose, decided)
 
 
 def _shape(op: Op) -> tuple[int, ...]:
@@ -319,8 +320,10 @@ def select(state, op: Op, cond: SymValue, yes: SymValue, no: SymValue):
         if yes.coords is not None and no.coords is not None and len(yes.coords) == len(no.coords):
             coords = tuple(smt.If(c, a, b) for a, b in zip(yes.coords, no.coords))
         return (Pointer(yes.array, coords, smt.If(c, yes.linear, no.linear), _shape(op)),)
-    if isinstance(yes, Pointer) or isinstance(no, Pointer):
-        state.unsupported_op(op, "select between pointers into different arrays")
+    if isinstance(yes, (Pointer, Pointers)) and isinstance(no, (Pointer, Pointers)):
+        return (choose(c, yes, no, _shape(op)),)  # into different arrays, lane by lane
+    if isinstance(yes, (Pointer, Pointers)) or isinstance(no, (Pointer, Pointers)):
+        state.unsupported_op(op, "select between a pointer and another value")
     return (state.havoc(op.results[0].type),)
 
 

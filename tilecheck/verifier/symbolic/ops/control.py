@@ -11,7 +11,7 @@ from tilecheck.verifier.symbolic.bounds import NON_NEGATIVE, UNKNOWN, add, join,
 from tilecheck.verifier.symbolic.ops.shape import reshaped, shape_of
 from tilecheck.verifier.symbolic.registry import symbolic
 from tilecheck.verifier.symbolic.values import (
-    LANES, BoolTile, IntTile, LoopVar, Pointer, SymValue, decided, in_range)
+    LANES, BoolTile, IntTile, LoopVar, Pointer, Pointers, SymValue, choose, decided, in_range)
 
 
 @symbolic("for")
@@ -246,6 +246,8 @@ def _merge(state, cond: smt.BoolExpr, result, a: SymValue, b: SymValue) -> SymVa
         if a.coords is not None and b.coords is not None and len(a.coords) == len(b.coords):
             coords = tuple(smt.If(cond, x, y) for x, y in zip(a.coords, b.coords))
         return Pointer(a.array, coords, smt.If(cond, a.linear, b.linear), a.shape)
+    if isinstance(a, (Pointer, Pointers)) and isinstance(b, (Pointer, Pointers)):
+        return choose(cond, a, b, a.shape)  # into different arrays: a branch choosing the array
     return state.havoc(result.type, "if")
 
 

@@ -15,6 +15,7 @@ from tilecheck.verifier.symbolic.values import (
     IntTile,
     Opaque,
     Pointer,
+    Pointers,
     SymValue,
     TileView,
     in_range,
@@ -141,7 +142,12 @@ def atomic_red_view(state, op: Op, view: SymValue, *rest: SymValue):
     return (Opaque(),)
 
 
-def _pointer_access(state, op: Op, effect: Effect, ptr: SymValue, mask: SymValue | None) -> int:
+def _pointer_access(state, op: Op, effect: Effect, ptr: SymValue, mask: SymValue | None,
+                    choice: smt.BoolExpr | None = None) -> int:
+    if isinstance(ptr, Pointers):  # one access per array, each where its lanes point there
+        for cond, part in ptr.choices:
+            _pointer_access(state, op, effect, part, mask, cond)
+        return -1
     if not isinstance(ptr, Pointer):
         state.unsupported_op(op, f"{op.name} through pointers of unknown origin")
         return -1
@@ -149,6 +155,8 @@ def _pointer_access(state, op: Op, effect: Effect, ptr: SymValue, mask: SymValue
     active = smt.BoolVal(True)
     if mask is not None:
         active = mask.term if isinstance(mask, BoolTile) else smt.fresh_bool("mask")
+    if choice is not None:
+        active = smt.And(active, choice)
     rank = len(op.operand(_POINTER_OPERAND[op.name]).type.shape)
     if ptr.coords is not None and info is not None and len(ptr.coords) == info.rank:
         inside = _bounds(ptr.coords, info.shape)

@@ -14,6 +14,7 @@ from tilecheck.verifier.symbolic.values import (
     IntTile,
     Opaque,
     Pointer,
+    Pointers,
     StrideForm,
     SymValue,
 )
@@ -39,6 +40,8 @@ def relane(x: SymValue, pairs: list[tuple[smt.IntExpr, smt.IntExpr]], shape: tup
     if isinstance(x, Pointer):
         coords = tuple(sub(c) for c in x.coords) if x.coords is not None else None
         return Pointer(x.array, coords, sub(x.linear), shape)
+    if isinstance(x, Pointers):
+        return Pointers(tuple((sub(c), relane(p, pairs, shape)) for c, p in x.choices), shape)
     return Opaque(shape)
 
 
@@ -109,7 +112,7 @@ def cat(state, op: Op, lhs: SymValue, rhs: SymValue):
 @symbolic("ptr_to_ptr")
 def ptr_to_ptr(state, op: Op, x: SymValue):
     # same element width: the same elements; another width would reinterpret the coordinates
-    if _pointee_bits(op.operands[0].type) != _pointee_bits(op.result.type) or not isinstance(x, Pointer):
+    if _pointee_bits(op.operands[0].type) != _pointee_bits(op.result.type) or not isinstance(x, (Pointer, Pointers)):
         state.unsupported_op(op, "pointer cast to an element type of another width")
         return (state.havoc(op.result.type),)
     return (x,)

@@ -7,7 +7,7 @@ from tilecheck.verifier import smt
 from tilecheck.verifier.symbolic.ops.arith import ceildiv
 from tilecheck.verifier.symbolic.bounds import NON_NEGATIVE
 from tilecheck.verifier.symbolic.registry import symbolic
-from tilecheck.verifier.symbolic.values import IntTile, Pointer, SymValue, TensorView, TileView
+from tilecheck.verifier.symbolic.values import IntTile, Pointer, Pointers, SymValue, TensorView, TileView
 
 
 @symbolic("make_tensor_view")
@@ -85,7 +85,7 @@ def bitcast(state, op: Op, x: SymValue):
     """A pointer cast to a pointer of another element type of the same size points at the same
     elements (Triton reads and writes a bool tensor through ``ptr<i8>``); any other bitcast's result
     is an unknown of its type (an address never depends on a float's bits in the kernels we check)."""
-    if isinstance(x, Pointer) and _pointee_bits(op.operands[0].type) == _pointee_bits(op.result.type) is not None:
+    if isinstance(x, (Pointer, Pointers)) and _pointee_bits(op.operands[0].type) == _pointee_bits(op.result.type) is not None:
         return (x,)
     return (state.havoc(op.result.type, "bitcast"),)
 
@@ -101,6 +101,8 @@ def _pointee_bits(t: T.Type) -> int | None:
 @symbolic("offset")
 def offset(state, op: Op, ptr: SymValue, off: SymValue):
     shape = op.result.type.shape if isinstance(op.result.type, T.TileType) else ()
+    if isinstance(ptr, Pointers):  # each array's pointers moved alike
+        return (ptr.map(lambda p: offset(state, op, p, off)[0]),)
     if not isinstance(ptr, Pointer):
         state.unsupported_op(op, "pointer arithmetic on a pointer of unknown origin")
         return (state.havoc(op.result.type),)
