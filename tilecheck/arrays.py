@@ -30,31 +30,32 @@ class ArrayLayout:
     def itemsize(self) -> int:
         return typestr_itemsize(self.typestr)
 
-    # bytes from the lowest to one past the highest addressed byte, and the lowest address: computed
-    # once (the launcher compares every written array with every other at each launch); None for an
-    # element type without a size (asking then raises, as ``itemsize`` does)
-    _span: tuple[int, int] | None = field(init=False, repr=False, compare=False)
+    # the lowest address the array touches, and the bytes from it to one past the highest (None for
+    # an element type without a size: ``extent`` then raises, as ``itemsize`` does): computed once, the
+    # launcher compares every written array with every other at each launch
+    _lowest: int = field(init=False, repr=False, compare=False)
+    _extent: int | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "_lowest", self.ptr + sum(
+            (n - 1) * s for n, s in zip(self.shape, self.strides) if s < 0 and n > 0))
         try:
             size = self.itemsize
         except ValueError:
-            object.__setattr__(self, "_span", None)
+            object.__setattr__(self, "_extent", None)
             return
-        empty = any(n == 0 for n in self.shape)
-        object.__setattr__(self, "_span", (
-            0 if empty else size + sum((n - 1) * abs(s) for n, s in zip(self.shape, self.strides)),
-            self.ptr + sum((n - 1) * s for n, s in zip(self.shape, self.strides) if s < 0 and n > 0)))
+        object.__setattr__(self, "_extent", 0 if any(n == 0 for n in self.shape) else size + sum(
+            (n - 1) * abs(s) for n, s in zip(self.shape, self.strides)))
 
     @property
     def extent(self) -> int:
         """Bytes from the lowest to one past the highest addressed byte (0 for an empty array)."""
-        return self._span[0] if self._span is not None else self.itemsize
+        return self._extent if self._extent is not None else self.itemsize
 
     @property
     def lowest(self) -> int:
         """The lowest address the array touches (negative strides reach below ``ptr``)."""
-        return self._span[1] if self._span is not None else self.itemsize
+        return self._lowest
 
     def address_view(self) -> np.ndarray:
         """A numpy array at this layout's addresses, for address arithmetic only (``np.shares_memory``):

@@ -338,23 +338,19 @@ def test_a_compiled_fact_gives_what_evaluating_its_tree_gives(tree, x, n):
     assert sc.compiled(tree)(env) == expected
 
 
-def test_a_launch_is_read_in_one_pass_as_the_two_readers_read_it():
-    # launch_of (the launcher's hot path) against launch_values and launch_widths, which the
-    # contract search and the proof cache use, on every cuTile kernel of the corpus with a case
-    from corpus.kernels import attention, elementwise, gemm, norms
-    from tilecheck.ir.cutile import module_for
+def test_a_launch_is_read_as_the_contract_names_it():
+    # the grid, each array's shape and strides, the integer scalars (not a bool), and per array its
+    # index width: 32 unless a dimension, a stride or the largest offset leaves int32, or a stride is
+    # negative
+    from tilecheck.ir.cutile import KernelParam
 
-    seen = 0
-    for mod in (elementwise, gemm, norms, attention):
-        for name in dir(mod):
-            kernel = getattr(mod, name)
-            if not getattr(kernel, "__tilecheck_cases__", None):
-                continue
-            case = tilecheck.cases_of(kernel)[0]
-            module, _ = module_for(kernel, tuple(case.make_args()))
-            grid = tuple(case.grid) + (1,) * (3 - len(case.grid))
-            names = {p.first_arg: p.name for p in module.params if p.kind == "scalar"}
-            assert sc.launch_of(module.params, grid) == (sc.launch_values(module.params, grid, names),
-                                                         sc.launch_widths(module.params)), name
-            seen += 1
-    assert seen >= 20
+    params = (KernelParam("x", "array", "float32", 2, 0, None, (4, 8), (8, 1)),
+              KernelParam("wide", "array", "float32", 1, 5, None, (3,), (2 ** 30,)),
+              KernelParam("back", "array", "float32", 1, 8, None, (3,), (-1,)),
+              KernelParam("n", "scalar", "int32", 0, 11, 7),
+              KernelParam("flag", "scalar", "int32", 0, 12, True))
+    env, widths = sc.launch_of(params, (2, 3, 1))
+    assert env == {"grid[0]": 2, "grid[1]": 3, "grid[2]": 1, "x.shape[0]": 4, "x.shape[1]": 8,
+                   "x.strides[0]": 8, "x.strides[1]": 1, "wide.shape[0]": 3, "wide.strides[0]": 2 ** 30,
+                   "back.shape[0]": 3, "back.strides[0]": -1, "n": 7}
+    assert widths == {"x": 32, "wide": 64, "back": 64}

@@ -99,19 +99,16 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
     undecided = False  # a happens-before question too large to answer
     failed: list[str] = []  # why some orders could not run to the end (a spin that never ends in them)
     guesses = validated_loads(function)
-
-    def recorder_for(watch: Any, details: Any, search: Any) -> Recorder:
-        made = Recorder(grid3, locks, watch, details, written, new_sync(function), search)
-        made.guesses = guesses
-        return made
     try:
         for seed in orders:
-            first = _run(module, args, grid3, seed, recorder_for(None, detail, InBlockSearch(pairs)), max_elements, failed)
+            first = _run(module, args, grid3, seed, Recorder(grid3, locks, None, detail, written, new_sync(function),
+                                                             InBlockSearch(pairs), guesses), max_elements, failed)
             runs += 1
             watch = conflicts(first)
             recorder = first
             if any(m.any() for m in watch.values()):
-                recorder = _run(module, args, grid3, seed, recorder_for(watch, (), None), max_elements, [])
+                recorder = _run(module, args, grid3, seed, Recorder(grid3, locks, watch, (), written,
+                                                                    new_sync(function), None, guesses), max_elements, [])
                 runs += 1
                 for f in witness.cross_block(module, recorder, grid3, case):
                     findings.setdefault(_key(f), f)

@@ -127,10 +127,10 @@ class Recorder:
     def __init__(self, grid: tuple[int, int, int], lock_arrays: set[int],
                  watch: dict[int, np.ndarray] | None = None, detail_ops: Iterable[Op] = (),
                  written: set[int | None] | None = None, sync: Sync | None = None,
-                 in_block: Any = None) -> None:
+                 in_block: Any = None, guesses: frozenset[Op] = frozenset()) -> None:
         self.grid = grid
         # plain loads a compare-and-swap retry validates (``ir.summary.validated_loads``): strong reads
-        self.guesses: frozenset[Op] = frozenset()
+        self.guesses = guesses
         # release/acquire synchronisation as executed (None: the kernel has none)
         self.sync = sync
         # arrays some op may write (None in it: a write the IR cannot trace): only they can conflict

@@ -86,7 +86,8 @@ def verified_report(module: Module, args: Sequence[Any], grid: tuple[int, int, i
 
     host = _on_host(args)
     broken = broken_preconditions(module, args, assume)
-    proved = _PROVED.get((program_digest(module), module.name, tuple(assume), broken, host))
+    program = (program_digest(module), module.name, tuple(assume), broken, host)
+    proved = _PROVED.get(program)
     if proved and (module.distinct_arrays or not aliasing_findings(module, args)):  # (else verify decides)
         decided = _decided_by_contract(proved, module, grid)
         if decided is not None:
@@ -104,7 +105,7 @@ def verified_report(module: Module, args: Sequence[Any], grid: tuple[int, int, i
                         observed=list(seen), data_follows=host)
         if not content_conditions(report):  # data=False: a contract on contents is not expected here,
             _VERIFIED[key] = report  # and a verdict that rests on them is never kept by signature
-            _remember_contract(report, (program_digest(module), module.name, tuple(assume), broken, host))
+            _remember_contract(report, program)
         if report.status == "verified" and module.params:
             seen[:] = [*seen[-(_SEEN_MAX - 1):], (module, grid)]
         return report

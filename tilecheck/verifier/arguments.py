@@ -94,12 +94,11 @@ def aliasing_in(module: Module | None, written: set[str], params: tuple[Any, ...
         return []
     from tilecheck.arrays import flat_arguments, layout_of, layouts_overlap
 
-    if _apart(params, flat_arguments(args), written):
+    flat = flat_arguments(args)
+    if _apart(params, flat, written):
         return []
-
-    arrays = [(p, layout) for p, a in zip(params, flat_arguments(args))
-              if p.kind == "array" and (layout := layout_of(a)) is not None]
-    for p, a in zip(params, flat_arguments(args)):  # each array of a list argument, as one argument
+    arrays = [(p, layout) for p, a in zip(params, flat) if p.kind == "array" and (layout := layout_of(a)) is not None]
+    for p, a in zip(params, flat):  # each array of a list argument, as one argument
         if p.kind == "list" and isinstance(a, (list, tuple)):
             for k, ((shape, strides), item) in enumerate(zip(p.items, a)):
                 if (layout := layout_of(item)) is not None:
@@ -107,8 +106,6 @@ def aliasing_in(module: Module | None, written: set[str], params: tuple[Any, ...
                     if "?" in written:  # a write the IR does not trace to an argument may be through the list
                         written = written | {f"{p.name}[{k}]"}
     out: list[Finding] = []
-    if not _any_written_overlap(arrays, written):  # (the common launch: no finding to describe)
-        return out
     loc = _entry_loc(module)
     side = Side("argument", loc, (), {}, (), "write")
     for i, (p, a) in enumerate(arrays):
@@ -164,21 +161,6 @@ def _apart(params: tuple[Any, ...], args: Sequence[Any], written: set[str]) -> b
             return None
     spans.sort()
     return all(spans[k][1] <= spans[k + 1][0] for k in range(len(spans) - 1))
-
-
-def _any_written_overlap(arrays: list[tuple[Any, Any]], written: set[str]) -> bool:
-    """Whether ``aliasing_in`` may find something: a written array overlapping another argument, or
-    overlapping itself (what it then asks exactly)."""
-    from tilecheck.arrays import layouts_overlap
-
-    for i, (p, a) in enumerate(arrays):
-        if p.name not in written:
-            continue
-        if _self_overlap(tuple(p.shape), tuple(p.strides)) is not None:
-            return True
-        if any(j != i and layouts_overlap(a, b) for j, (_, b) in enumerate(arrays)):
-            return True
-    return False
 
 
 @dataclasses.dataclass(frozen=True)

@@ -179,26 +179,14 @@ def symbols(fp: Any) -> dict[str, Any]:
     return out
 
 
-def launch_values(params: Sequence[Any], grid: tuple[int, int, int], scalar_names: Mapping[int, str]
-                  ) -> dict[str, int]:
-    """A launch's symbol values: the grid, each array argument's shape and strides (in elements),
-    the integer scalars (named as ``symbols`` names them)."""
-    env = {f"grid[{k}]": int(g) for k, g in enumerate(grid)}
-    for p in params:
-        if p.kind == "array":
-            env.update({f"{p.name}.shape[{d}]": int(n) for d, n in enumerate(p.shape)})
-            env.update({f"{p.name}.strides[{d}]": int(s) for d, s in enumerate(p.strides)})
-        elif p.kind == "scalar" and isinstance(p.value, int) and not isinstance(p.value, bool):
-            env[scalar_names.get(p.first_arg, f"arg{p.first_arg}")] = int(p.value)
-    return env
-
-
 def launch_of(params: Sequence[Any], grid: tuple[int, int, int]) -> tuple[dict[str, int], dict[str, int]]:
-    """What a contract reads of a launch of a cuTile kernel: its symbols' values (``launch_values``,
-    scalars by their parameter names) and its arrays' index widths (``launch_widths``)."""
+    """What a contract reads of a launch of a cuTile kernel, in one pass over its parameters (the
+    launcher asks this at every launch it decides): its symbols' values (the grid, each array's shape
+    and strides in elements, the integer scalars by their parameter names, as ``symbols`` names
+    them), and per array the index width ``width_facts`` stands for: 32 when its dimensions, strides
+    and largest linear offset fit in int32 and its strides are not negative, else 64."""
     from tilecheck.ir.cutile import index_bits
 
-    # (launch_values and launch_widths in one pass: the launcher asks this at every launch it decides)
     env = {f"grid[{k}]": int(g) for k, g in enumerate(grid)}
     widths = {}
     for p in params:
@@ -217,7 +205,7 @@ def launch_of(params: Sequence[Any], grid: tuple[int, int, int]) -> tuple[dict[s
 def width_facts(fp: Any, index32: Sequence[str]) -> list[Any]:
     """What 32-bit indexing of the arrays ``index32`` says of every launch compiled that way: each
     dimension and stride, and the largest linear offset ``sum((shape[d] - 1) * strides[d])``, is at
-    most 2**31 - 1 (``launch_widths`` holds a launch to the strides too: a dimension of extent 1
+    most 2**31 - 1 (``launch_of`` holds a launch to the strides too: a dimension of extent 1
     leaves its stride out of the compiler's test). Also each integer scalar lies in its type's range."""
     out = []
     for info in fp.arrays.values():
@@ -234,15 +222,6 @@ def width_facts(fp: Any, index32: Sequence[str]) -> list[Any]:
         if bits is not None:
             out.append(smt.And(sym >= -(1 << (bits - 1)), sym < (1 << (bits - 1))))
     return out
-
-
-def launch_widths(params: Sequence[Any]) -> dict[str, int]:
-    """Per array argument the width ``width_facts`` stands for: 32 when its dimensions, strides and
-    largest linear offset fit in int32 (and its strides are not negative), else 64."""
-    from tilecheck.ir.cutile import index_bits
-
-    return {p.name: 32 if index_bits(p.shape, p.strides) == 32 and all(0 <= s <= INT32_MAX for s in p.strides)
-            else 64 for p in params if p.kind == "array"}
 
 
 def _scalar_bits(fp: Any, index: int) -> int | None:

@@ -292,30 +292,27 @@ def _reach(memory: dict[str, Any]) -> dict[str, int]:
 
 def _span_and_allocation(v: Any) -> tuple[tuple[int, int, int], int] | None:
     """``((first byte, one past the last byte, element size), end of the allocation)`` of an array
-    whose pointer is its lowest address, or None."""
+    whose pointer is its lowest address (its layout: ``arrays.layout_of``), or None."""
+    from tilecheck.arrays import layout_of
+
     try:
-        if hasattr(v, "data_ptr") and callable(getattr(v, "stride", None)):  # torch.Tensor
-            strides, itemsize = tuple(int(s) for s in v.stride()), v.element_size()
-            lo = v.data_ptr()
+        layout = layout_of(v)
+        if hasattr(v, "data_ptr") and callable(getattr(v, "stride", None)):  # torch.Tensor: its storage
             storage = v.untyped_storage()
             end = storage.data_ptr() + storage.nbytes()
-        elif isinstance(v, np.ndarray):
-            strides, itemsize = tuple(s // v.itemsize for s in v.strides), v.itemsize
-            lo = v.__array_interface__["data"][0]
+        elif isinstance(v, np.ndarray):  # the array at the root of its views
             root = v
             while isinstance(root.base, np.ndarray):
                 root = root.base
-            first = root.__array_interface__["data"][0]
-            end = first + root.itemsize + sum((n - 1) * s for n, s in zip(root.shape, root.strides) if s > 0) \
-                if root.size else first
+            whole = layout_of(root)
+            end = whole.lowest + whole.extent
         else:
             return None
-    except (AttributeError, RuntimeError, TypeError):
+    except (AttributeError, RuntimeError, TypeError, ValueError):
         return None
-    if any(s < 0 for s in strides) or 0 in tuple(v.shape):
+    if layout is None or layout.extent == 0 or any(s < 0 for s in layout.strides):
         return None
-    hi = lo + itemsize * (1 + sum((n - 1) * s for n, s in zip(v.shape, strides)))
-    return (lo, hi, itemsize), max(end, hi)
+    return (layout.lowest, layout.lowest + layout.extent, layout.itemsize), max(end, layout.lowest + layout.extent)
 
 
 def _function(fn: Any, name: str, signature: dict[str, str], constexprs: dict[str, Any],

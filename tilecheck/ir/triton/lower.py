@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from tilecheck.ir.core import Function
 from tilecheck.ir.triton.builder import Lowering, Param
-from tilecheck.ir.triton import control, ops, shapes
+from tilecheck.ir.triton import control, library, ops, shapes
 from tilecheck.ir.triton.registry import mapped_ops
 from tilecheck.ir.triton.ttir import Locations, TFunc
 
@@ -28,7 +28,8 @@ __all__ = ["Param", "lower", "mapped_ops"]
 
 def lower(func: TFunc, locs: Locations, params: Sequence[Param]) -> Function:
     """The Tile IR entry function of a TTIR kernel function."""
-    assert control.__name__ and ops.__name__ and shapes.__name__  # the op map, registered by importing them
+    # the op map, registered by importing them
+    assert control.__name__ and library.__name__ and ops.__name__ and shapes.__name__
     return Lowering(func, locs, params).run()
 
 

@@ -100,76 +100,6 @@ def unary(L: Lowering, top: TOp) -> None:
     L.bind(top, L.emit(_UNARY[top.name], {"source": [x]}, [tile_type(type_text)]).results)
 
 
-# libdevice functions (``tt.extern_elementwise``, pure ones) that are Tile IR ops, by name without
-# the ``__nv_`` prefix and the ``f`` of the float version
-_LIBDEVICE = {"rsqrt": "rsqrt", "sqrt": "sqrt", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2",
-              "tanh": "tanh", "sin": "sin", "cos": "cos", "tan": "tan", "sinh": "sinh", "cosh": "cosh",
-              "fabs": "absf", "floor": "floor", "ceil": "ceil", "pow": "pow", "atan2": "atan2",
-              "fmax": "maxf", "fmin": "minf"}
-
-
-# libdevice functions that lower to other Tile IR ops: correctly rounded division, a float to an
-# integer power, the error function
-_LIBDEVICE_LOWERED = {"fdiv_rn": "divf", "div_rn": "divf", "powif": "fpowi", "powi": "fpowi", "erff": "erf",
-                      "erf": "erf"}
-
-
-@handles("tt.extern_elementwise")
-def extern_elementwise(L: Lowering, top: TOp) -> None:
-    operands, type_text = signature(top)
-    symbol = (attr_text(operands, "symbol") or "").strip('"')
-    pure = (attr_text(operands, "pure") or "").startswith("true")
-    base = symbol.removeprefix("__nv_")
-    name = _LIBDEVICE_LOWERED.get(base) or _LIBDEVICE.get(base) or (
-        _LIBDEVICE.get(base[:-1]) if base.endswith("f") else None)
-    if not pure or name is None:
-        raise Unsupported(f"the library function {symbol or '?'} (tt.extern_elementwise) has no Tile IR "
-                          "counterpart here")
-    args = operands_of(L, operands.split("{")[0])
-    result = tile_type(types_of(type_text)[-1])
-    if name == "erf" and len(args) == 1:
-        L.bind(top, [erf(L, args[0], result)])
-    elif len(args) == 1:
-        L.bind(top, L.emit(name, {"source": args}, [result]).results)
-    elif len(args) == 2:
-        L.bind(top, L.emit(name, {"lhs": [args[0]], "rhs": [args[1]]}, [result]).results)
-    else:
-        raise Unsupported(f"the library function {symbol} with {len(args)} arguments")
-
-
-# erfc(z) = t * exp(-z*z + P(t)), t = 1 / (1 + z/2), for z >= 0 (Numerical Recipes' Chebyshev fit:
-# fractional error below 1.2e-7): Tile IR has no erf, and Triton's erf is libdevice's
-_ERFC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807, -1.13520398, 1.48851587,
-         -0.82215223, 0.17087277)
-
-
-def erf(L: Lowering, x: Value, t: T.TileType) -> Value:
-    """``erf(x)`` in Tile IR ops: ``1 - erfc(|x|)``, its sign that of ``x``."""
-    def binary(name: str, a: Value, b: Value) -> Value:
-        return L.emit(name, {"lhs": [a], "rhs": [b]}, [t]).result
-
-    z = L.emit("absf", {"source": [x]}, [t]).result
-    one = L.constant(1.0, t)
-    u = binary("divf", one, binary("addf", one, binary("mulf", z, L.constant(0.5, t))))
-    poly = L.constant(_ERFC[-1], t)
-    for c in reversed(_ERFC[:-1]):  # Horner: c0 + t*(c1 + t*(...))
-        poly = binary("addf", L.constant(c, t), binary("mulf", u, poly))
-    exponent = binary("subf", poly, binary("mulf", z, z))
-    erfc = binary("mulf", u, L.emit("exp", {"source": [exponent]}, [t]).result)
-    positive = binary("subf", one, erfc)
-    below = L.emit("cmpf", {"lhs": [x], "rhs": [L.constant(0.0, t)]}, [with_element(t, T.I1)],
-                   {"comparison_predicate": "less_than", "comparison_ordering": "ordered"}).result
-    negative = L.emit("negf", {"source": [positive]}, [t]).result
-    return L.emit("select", {"cond": [below], "val_if_true": [negative], "val_if_false": [positive]}, [t]).result
-
-
-@handles("math.erf")
-def math_erf(L: Lowering, top: TOp) -> None:
-    operands, type_text = signature(top)
-    (x,) = operands_of(L, operands)[:1]
-    L.bind(top, [erf(L, x, tile_type(type_text))])
-
-
 @handles("tt.clampf")
 def clampf(L: Lowering, top: TOp) -> None:
     """``tl.clamp(x, lo, hi)``: ``minf(maxf(x, lo), hi)`` (NaN handling as its propagateNan says)."""
@@ -308,16 +238,9 @@ def addptr(L: Lowering, top: TOp) -> None:
 def _choice_plus(L: Lowering, choice: Any, off: Value) -> tuple[Value, Any]:
     """``select(c, yes, no) + off`` as ``select(c, yes + off, no + off)``, each side scaled by its own
     array's stride: the static model then knows each lane's array and coordinates."""
-    cond, (yes, yes_at), (no, no_at) = choice
-    sides = []
-    for value, at in ((yes, yes_at), (no, no_at)):
-        if isinstance(at, int):
-            moved = pointer_plus(L, L.broadcast_to(value, tile_of(off).shape) if tile_of(value).shape != tile_of(off).shape
-                                 else value, at, off)
-            sides.append((moved, at))
-        else:
-            moved, where = _choice_plus(L, at, off)
-            sides.append((moved, where))
+    cond, yes, no = choice
+    sides = [(pointer_plus(L, L.broadcast_to(value, tile_of(off).shape), at, off), at) if isinstance(at, int)
+             else _choice_plus(L, at, off) for value, at in (yes, no)]
     t = tile_of(sides[0][0])
     cond = L.broadcast_to(cond, t.shape)
     value = L.emit("select", {"cond": [cond], "val_if_true": [sides[0][0]], "val_if_false": [sides[1][0]]}, [t]).result
@@ -343,12 +266,13 @@ def _mem_attrs(order: str = "weak", scope: str | None = None) -> dict[str, objec
     return attrs
 
 
-def _not_a_pointer(what: str, t: T.TileType, type_text: str) -> str:
+def _not_a_pointer(what: str, type_text: str) -> str:
     """Why a load's or store's address is no tile of pointers: a block pointer (``!tt.ptr<tensor<``),
     or a value the frontend could not follow (an op it does not map made it: named above)."""
     if "!tt.ptr<tensor<" in type_text:
         return f"{what} a block pointer"
-    return f"{what} a pointer whose array is not known (made by an op named above, e.g. a branch that chooses between arrays)"
+    return (f"{what} a pointer whose array is not known (made by an op named above, e.g. a branch that chooses "
+            "between arrays)")
 
 
 @handles("tt.load")
@@ -358,7 +282,7 @@ def load(L: Lowering, top: TOp) -> None:
     ptr = L.value(refs[0])
     t = tile_of(ptr)
     if not isinstance(t.element, T.PointerType):
-        raise Unsupported(_not_a_pointer("tt.load of", t, type_text))
+        raise Unsupported(_not_a_pointer("tt.load of", type_text))
     groups: dict[str, list[Value]] = {"source": [ptr]}
     if len(refs) > 1:
         groups["mask"] = [L.broadcast_to(L.value(refs[1]), t.shape)]
@@ -375,7 +299,7 @@ def store(L: Lowering, top: TOp) -> None:
     ptr, value = L.value(refs[0]), L.value(refs[1])
     t = tile_of(ptr)
     if not isinstance(t.element, T.PointerType):
-        raise Unsupported(_not_a_pointer("tt.store to", t, signature(top)[1]))
+        raise Unsupported(_not_a_pointer("tt.store to", signature(top)[1]))
     groups: dict[str, list[Value]] = {"destination": [ptr], "value": [value]}
     if len(refs) > 2:
         groups["mask"] = [L.broadcast_to(L.value(refs[2]), t.shape)]
@@ -521,45 +445,6 @@ def reduction(L: Lowering, top: TOp) -> None:
     if name == "scan":
         attrs["reverse"] = (attr_text(operands, "reverse") or "false").startswith("true")
     op = L.emit(name, {"operands": inputs}, result_types, attrs, [Region((body,))])
-    L.bind(top, op.results)
-
-
-@handles("tt.histogram")
-def histogram(L: Lowering, top: TOp) -> None:
-    """``tl.histogram(x, BINS[, mask])``: bin ``b`` counts the lanes of ``x`` equal to ``b`` (values
-    outside ``[0, BINS)`` and masked lanes count nowhere), as Tile IR: the lanes compared with every
-    bin (a ``len(x) x BINS`` tile), then summed over the lanes."""
-    operands, type_text = signature(top)
-    refs = operands_of(L, operands.split("{")[0])
-    x, mask = refs[0], (refs[1] if len(refs) > 1 else None)
-    source, result = tile_of(x), tile_type(types_of(type_text)[-1])
-    if len(source.shape) != 1 or len(result.shape) != 1:
-        raise Unsupported("tt.histogram of a tile of rank other than 1")
-    (lanes,), (bins,) = source.shape, result.shape
-    element = scalar_of(source)
-    grid = (lanes, bins)
-
-    def column(v: Value, t: T.TileType) -> Value:  # (lanes,) -> (lanes, bins)
-        return L.broadcast_to(L.emit("reshape", {"source": [v]}, [with_shape(t, (lanes, 1))]).result, grid)
-
-    numbers = L.emit("iota", {}, [T.TileType((bins,), element)]).result
-    row = L.broadcast_to(L.emit("reshape", {"source": [numbers]}, [T.TileType((1, bins), element)]).result, grid)
-    hit = L.emit("cmpi", {"lhs": [column(x, source)], "rhs": [row]}, [T.TileType(grid, T.I1)],
-                 {"comparison_predicate": "equal", "signedness": "signed"}).result
-    if mask is not None:
-        hit = L.emit("andi", {"lhs": [hit], "rhs": [column(mask, tile_of(mask))]}, [T.TileType(grid, T.I1)]).result
-    counts = T.TileType(grid, scalar_of(result))
-    ones = L.emit("select", {"cond": [hit], "val_if_true": [L.constant(1, counts)],
-                             "val_if_false": [L.constant(0, counts)]}, [counts]).result
-    scalar = T.TileType((), scalar_of(result))
-    a, b = Value(scalar), Value(scalar)
-    saved, L.ops = L.ops, []
-    total = L.emit("addi", {"lhs": [a], "rhs": [b]}, [scalar]).result
-    L.emit("yield", {"operands": [total]}, [])
-    body = Block((a, b), L.ops)
-    L.ops = saved
-    op = L.emit("reduce", {"operands": [ones]}, [result],
-                {"dim": 0, "identities": (typed_value(scalar_of(result), 0),)}, [Region((body,))])
     L.bind(top, op.results)
 
 

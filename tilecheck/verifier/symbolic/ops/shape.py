@@ -90,7 +90,8 @@ def permute(state, op: Op, x: SymValue):
     return (relane(x, pairs, shape_of(op.results[0])),)
 
 
-def _pointee_bits(t) -> int:
+def pointee_bits(t) -> int:
+    """The bit width of the elements a pointer tile points at (-1: not a pointer to a scalar)."""
     element = t.element if isinstance(t, T.TileType) else t
     pointee = element.pointee if isinstance(element, T.PointerType) else None
     return pointee.bitwidth if isinstance(pointee, T.ScalarType) else -1
@@ -112,7 +113,7 @@ def cat(state, op: Op, lhs: SymValue, rhs: SymValue):
 @symbolic("ptr_to_ptr")
 def ptr_to_ptr(state, op: Op, x: SymValue):
     # same element width: the same elements; another width would reinterpret the coordinates
-    if _pointee_bits(op.operands[0].type) != _pointee_bits(op.result.type) or not isinstance(x, (Pointer, Pointers)):
+    if pointee_bits(op.operands[0].type) != pointee_bits(op.result.type) or not isinstance(x, (Pointer, Pointers)):
         state.unsupported_op(op, "pointer cast to an element type of another width")
         return (state.havoc(op.result.type),)
     return (x,)

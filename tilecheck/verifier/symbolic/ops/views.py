@@ -5,6 +5,7 @@ from tilecheck.ir import Op
 from tilecheck.ir import types as T
 from tilecheck.verifier import smt
 from tilecheck.verifier.symbolic.ops.arith import ceildiv
+from tilecheck.verifier.symbolic.ops.shape import pointee_bits
 from tilecheck.verifier.symbolic.bounds import NON_NEGATIVE
 from tilecheck.verifier.symbolic.registry import symbolic
 from tilecheck.verifier.symbolic.values import IntTile, Pointer, Pointers, SymValue, TensorView, TileView
@@ -85,17 +86,10 @@ def bitcast(state, op: Op, x: SymValue):
     """A pointer cast to a pointer of another element type of the same size points at the same
     elements (Triton reads and writes a bool tensor through ``ptr<i8>``); any other bitcast's result
     is an unknown of its type (an address never depends on a float's bits in the kernels we check)."""
-    if isinstance(x, (Pointer, Pointers)) and _pointee_bits(op.operands[0].type) == _pointee_bits(op.result.type) is not None:
+    sizes = [8 if bits == 1 else bits for bits in (pointee_bits(v.type) for v in (op.operands[0], op.result))]
+    if isinstance(x, (Pointer, Pointers)) and sizes[0] == sizes[1] > 0:  # (an i1 element takes a byte)
         return (x,)
     return (state.havoc(op.result.type, "bitcast"),)
-
-
-def _pointee_bits(t: T.Type) -> int | None:
-    element = t.element if isinstance(t, T.TileType) else t
-    if not isinstance(element, T.PointerType) or not isinstance(element.pointee, T.ScalarType):
-        return None
-    bits = element.pointee.bitwidth
-    return 8 if bits == 1 else bits or None  # an i1 element takes a byte in memory
 
 
 @symbolic("offset")
