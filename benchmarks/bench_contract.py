@@ -44,7 +44,7 @@ def main() -> None:
     import tilecheck
     from tilecheck.ir.cutile import module_for
     from tilecheck.runtime.launcher import check_launch
-    from tilecheck.verifier import shape_contract as sc
+    from tilecheck.verifier.contracts import shapes as sc
 
     start = time.perf_counter()
     cold = tilecheck.verify(scale, _args(1024), (8, 1, 1))

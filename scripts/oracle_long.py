@@ -1,6 +1,6 @@
 """Long run of the oracle test (issue 11): ``verify`` against ``detect`` on N generated kernels.
 
-    nice python scripts/oracle_long.py --examples 10000 --seed 1 --out oracle-runs/seed1
+    nice python scripts/oracle_long.py --examples 10000 --seed 1 --out build/oracle-runs/seed1
 
 The property and the grammar are the CI test's (tests/test_oracle.py, tests/oracle_kernels.py), run
 in one process under hypothesis with a fixed seed and generation only (no shrinking). Every
@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--examples", type=int, default=10000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None,
-                        help="folder for disagreements (default oracle-runs/seed<S>)")
+                        help="folder for disagreements (default build/oracle-runs/seed<S>, ignored by git)")
     parser.add_argument("--timeout", type=int, default=60,
                         help="seconds per example before it counts as a timeout")
     parser.add_argument("--repeat", type=int, default=8,
@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="disagreements minimised per set of detect's finding kinds (known classes: "
                         "none)")
     opts = parser.parse_args(argv)
-    out = opts.out or Path("oracle-runs") / f"seed{opts.seed}"
+    out = opts.out or Path("build") / "oracle-runs" / f"seed{opts.seed}"
     run = Run(out, opts.timeout, opts.repeat, opts.sample, opts.minimize)
     signal.signal(signal.SIGALRM, _alarm)
     signal.signal(signal.SIGINT, _stop)

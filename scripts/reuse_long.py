@@ -1,6 +1,6 @@
 """Long run of the reuse oracle (issue 49): the proof cache against fresh proofs on N generated kernels.
 
-    nice python scripts/reuse_long.py --examples 500 --seed 1 --out oracle-runs/reuse-seed1
+    nice python scripts/reuse_long.py --examples 500 --seed 1 --out build/oracle-runs/reuse-seed1
 
 The property and the grammar are the CI test's (tests/verifier/test_reuse_oracle.py, tests/oracle_reuse.py,
 tests/oracle_kernels.py), run in one process under hypothesis with a fixed seed and generation only (no
@@ -39,7 +39,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--examples", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=Path("oracle-runs/reuse"))
+    parser.add_argument("--out", type=Path, default=Path("build/oracle-runs/reuse"))
     opts = parser.parse_args()
     opts.out.mkdir(parents=True, exist_ok=True)
     counts: collections.Counter[str] = collections.Counter()

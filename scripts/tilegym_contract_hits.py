@@ -31,7 +31,7 @@ def main() -> None:
     opts = parser.parse_args()
     sys.path.insert(0, opts.src + "/src")
     import tilecheck as tc
-    from tilecheck.verifier import cached, proof_cache
+    from tilecheck.verifier.reuse import lookup as cached, proof_cache
     from tilecheck.verifier.api import WORK_BUDGET
 
     store = proof_cache.ProofCache(Path(opts.cache or tempfile.mkdtemp(prefix="tilecheck-hits-")))

@@ -68,8 +68,8 @@ def _array(a: np.ndarray, shape: tuple[int, ...], rng: np.random.Generator, fact
 def _launch(kernel, args, grid, contract, rng, tc):
     """Another launch the contract may admit: (args, grid), or None when it does not."""
     from tilecheck.ir.cutile import module_for
-    from tilecheck.verifier import shape_contract as sc
-    from tilecheck.verifier.arguments import given_integer_arrays
+    from tilecheck.verifier.contracts import shapes as sc
+    from tilecheck.verifier.obligations.arguments import given_integer_arrays
 
     dims = sorted({int(d) for a in args if isinstance(a, np.ndarray) for d in a.shape})
     frozen = _fixed(contract)
@@ -168,7 +168,7 @@ def main() -> None:
     sys.path.insert(0, opts.src + "/src")
     import tilecheck as tc
     from tilecheck.grid import normalize_grid
-    from tilecheck.verifier.api import EVERY_SHAPE_LEVEL
+    from tilecheck.verifier.contracts.levels import EVERY_SHAPE_LEVEL
 
     rows = []
     for r in compiled_records(opts.capture, only=opts.only):

@@ -56,7 +56,7 @@ def new_process() -> None:
     caches, compiled kernels, source digests and file digests (the disk entries stay)."""
     from tilecheck.ir import cutile, source_digest
     from tilecheck.runtime import launcher
-    from tilecheck.verifier import proof_cache
+    from tilecheck.verifier.reuse import proof_cache
 
     proof_cache._OPEN.clear()
     proof_cache._DEFAULTS.clear()

@@ -10,12 +10,12 @@ from tilecheck.ir.opdefs import OPS
 from tilecheck.interp import ops as _interp_ops  # noqa: F401
 from tilecheck.interp.registry import RULES as INTERP
 from tilecheck.interp.registry import UNSUPPORTED
-from tilecheck.verifier import smt
-from tilecheck.verifier.symbolic import ops as _symbolic_ops  # noqa: F401
-from tilecheck.verifier.symbolic.engine import State
-from tilecheck.verifier.symbolic.registry import OPAQUE
-from tilecheck.verifier.symbolic.registry import RULES as SYMBOLIC
-from tilecheck.verifier.symbolic.values import BoolTile, IntTile
+from tilecheck.verifier.solver import smt
+from tilecheck.verifier.model import ops as _symbolic_ops  # noqa: F401
+from tilecheck.verifier.model.engine import State
+from tilecheck.verifier.model.registry import OPAQUE
+from tilecheck.verifier.model.registry import RULES as SYMBOLIC
+from tilecheck.verifier.model.values import BoolTile, IntTile
 
 from tests.tiers import examples
 

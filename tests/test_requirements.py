@@ -62,8 +62,8 @@ def test_verify_assumes_the_kernels_own_precondition():
     dup = _args()
     dup[1][1] = dup[1][0]  # a launch whose contents break it is not admitted
     from tilecheck.ir.cutile import module_for
-    from tilecheck.verifier import shape_contract as sc
-    from tilecheck.verifier.arguments import given_integer_arrays
+    from tilecheck.verifier.contracts import shapes as sc
+    from tilecheck.verifier.obligations.arguments import given_integer_arrays
 
     module, _ = module_for(scatter_plain, dup)
     env, widths = sc.launch_of(module.params, GRID)

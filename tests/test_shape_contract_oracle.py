@@ -19,8 +19,8 @@ from tests.oracle_kernels import MAX_BLOCKS, cases
 from tests.oracle_relation import load
 from tests.tiers import examples
 from tilecheck.ir.cutile import module_for
-from tilecheck.verifier import shape_contract as sc
-from tilecheck.verifier.api import EVERY_SHAPE_LEVEL
+from tilecheck.verifier.contracts import shapes as sc
+from tilecheck.verifier.contracts.levels import EVERY_SHAPE_LEVEL
 
 
 @pytest.fixture(scope="module")

@@ -222,7 +222,7 @@ def _debug_traceback(args: argparse.Namespace, exc: BaseException) -> None:
 
 
 def _cache(args: argparse.Namespace) -> int:
-    from tilecheck.verifier.proof_cache import ProofCache, default_directory
+    from tilecheck.verifier.reuse.proof_cache import ProofCache, default_directory
 
     directory = default_directory()
     removed = ProofCache(directory).clear()

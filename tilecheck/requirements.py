@@ -8,7 +8,7 @@
 
 A precondition is a plain value: the array it is about, how a report lists it (``describe``), why
 concrete contents break it (``violation``), its text form (``parse``). Its Z3 encoding is the
-verifier's (``tilecheck.verifier.preconditions.constraints``): this module sits below the
+verifier's (``tilecheck.verifier.contracts.preconditions.constraints``): this module sits below the
 interpreter and the verifier and imports neither (DESIGN §2).
 
 The decorator may sit above or below ``@ct.kernel``. ``tilecheck.verify`` and ``tilecheck.detect``

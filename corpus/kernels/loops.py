@@ -1,7 +1,7 @@
 """Kernels whose addresses come from values a loop carries: a prefix sum of group sizes (where a
 ragged batch's rows start), a ``while`` loop's persistent cursor, and views sliced at a block's own
 offsets. Each has a racy twin. The verifier follows such values iteration by iteration
-(``verifier/carried.py``)."""
+(``verifier/model/carried.py``)."""
 import cuda.tile as ct
 import numpy as np
 

@@ -258,12 +258,12 @@ def test_ctrl_c_prints_interrupted_and_the_summary_and_exits_130():
 
 def test_an_internal_error_is_exit_3_not_a_verdict(monkeypatch, capsys):
     from tilecheck import cli
-    from tilecheck.verifier import api
+    from tilecheck.verifier import pipeline
 
     def bug(*args, **kwargs):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(api, "execute", bug)
+    monkeypatch.setattr(pipeline, "execute", bug)
     path = IR_DATA / "vector_add.tileir"
     assert cli.main(["verify", str(path), "-j", "1", "--format", "json"]) == 3
     captured = capsys.readouterr()
@@ -311,7 +311,7 @@ def test_witnesses_name_scalars_and_aliasing_is_reported_once_with_the_bytes(run
 def test_ctrl_c_inside_a_solver_query_is_an_interrupt_not_an_unknown_verdict():
     # z3 catches SIGINT during check() and answers unknown ("interrupted from keyboard"); the rlimit is
     # lifted so that the query is still running when the signal comes, on a fast machine too
-    script = ("import z3\nfrom tilecheck.verifier import smt\nx, y, z = z3.Ints('x y z')\n"
+    script = ("import z3\nfrom tilecheck.verifier.solver import smt\nx, y, z = z3.Ints('x y z')\n"
               "print('start', flush=True)\n"
               "try:\n    print(smt.check([x*x*x + y*y*y == z*z*z, x > 100, y > 100, z > 100], 10**12))\n"
               "except KeyboardInterrupt:\n    print('KeyboardInterrupt')\n")

@@ -1,5 +1,5 @@
 """Spies the verifier's tests share."""
-from tilecheck.verifier import obligations
+from tilecheck.verifier.obligations import checker as obligations
 
 
 def given_case_questions(monkeypatch) -> list[str]:

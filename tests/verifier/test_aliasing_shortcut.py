@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from corpus.kernels.elementwise import vector_add
 from tilecheck.errors import TilecheckError
 from tilecheck.ir.cutile import module_for
-from tilecheck.verifier import arguments
+from tilecheck.verifier.obligations import arguments
 
 
 def _exact(module, args):

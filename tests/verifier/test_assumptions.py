@@ -43,10 +43,11 @@ def _search_tier(rule):
     from tilecheck.ir.cutile import module_for
     from tilecheck.ir.order import order_graph
     from tilecheck.report import LEVELS
-    from tilecheck.verifier import shape_contract, smt
-    from tilecheck.verifier.levels import Level
-    from tilecheck.verifier.obligations import Checker
-    from tilecheck.verifier.symbolic.engine import execute
+    from tilecheck.verifier.contracts import shapes as shape_contract
+    from tilecheck.verifier.solver import smt
+    from tilecheck.verifier.contracts.levels import Level
+    from tilecheck.verifier.obligations.checker import Checker
+    from tilecheck.verifier.model.engine import execute
 
     x, y = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
     module, _ = module_for(K.same_tile_same_values, (x, y, 8))

@@ -1,4 +1,4 @@
-"""Bit-vector arithmetic written as integer arithmetic (verifier/bits.py): exact, by the solver, on the
+"""Bit-vector arithmetic written as integer arithmetic (verifier/solver/bits.py): exact, by the solver, on the
 terms the engine builds; and what it lets the given case decide without listing every lane."""
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
@@ -7,7 +7,9 @@ from hypothesis import strategies as st
 import tilecheck
 from tests.tiers import examples
 from tests.verifier.test_enumeration import partner_exchange, partner_exchange_unrouted
-from tilecheck.verifier import bits, enumeration, obligations, smt
+from tilecheck.verifier.concrete import enumeration
+from tilecheck.verifier.obligations import checker as obligations
+from tilecheck.verifier.solver import bits, smt
 
 X, Y, S = smt.Int("x"), smt.Int("y"), smt.Int("s")
 _OPS = {"and": lambda p, q: p & q, "or": lambda p, q: p | q, "xor": lambda p, q: p ^ q,

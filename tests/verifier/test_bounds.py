@@ -1,4 +1,4 @@
-"""Value bounds carried by the symbolic engine (``verifier/symbolic/bounds.py``): every bound holds
+"""Value bounds carried by the symbolic engine (``verifier/model/bounds.py``): every bound holds
 for every value its operands' bounds allow, and a division of non-negative operands is Z3's own
 ``div`` / ``mod``, with the sign fix-ups cuTile emits for Python's ``//`` and ``%`` folded away."""
 import cuda.tile as ct
@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 import tilecheck
 from tilecheck.ir.cutile import module_for
-from tilecheck.verifier import smt
-from tilecheck.verifier.symbolic import bounds as B
-from tilecheck.verifier.symbolic.engine import execute
+from tilecheck.verifier.solver import smt
+from tilecheck.verifier.model import bounds as B
+from tilecheck.verifier.model.engine import execute
 
 from tests.tiers import examples
 
@@ -145,8 +145,8 @@ def test_a_group_swizzle_is_decided_as_the_detector_decides_it(rows, grid, shift
 def test_a_small_divisor_split_into_its_values_is_the_division(a, b, lo):
     import z3
 
-    from tilecheck.verifier.symbolic.ops import arith
-    from tilecheck.verifier.symbolic.values import IntTile
+    from tilecheck.verifier.model.ops import arith
+    from tilecheck.verifier.model.values import IntTile
 
     x, y = z3.Int("x"), z3.Int("y")
     hi = 16

@@ -1,4 +1,4 @@
-"""Loop-carried scalars followed iteration by iteration (verifier/carried.py), and integer scans and
+"""Loop-carried scalars followed iteration by iteration (verifier/model/carried.py), and integer scans and
 reductions over a tile (symbolic/ops/control.py): verify's verdict on a launch agrees with the
 exact detector's, for generated data and grids."""
 import linecache
@@ -61,8 +61,9 @@ def test_a_prefix_sum_past_the_unrolled_iterations_is_not_a_proof():
 
 def test_carried_facts_are_unrolled_for_the_trip_count_the_level_fixes():
     from tilecheck.ir.cutile import module_for
-    from tilecheck.verifier import carried, smt
-    from tilecheck.verifier.symbolic.engine import execute
+    from tilecheck.verifier.model import carried
+    from tilecheck.verifier.solver import smt
+    from tilecheck.verifier.model.engine import execute
 
     case = tilecheck.cases_of(L.grouped_rows_prefix_sum)[0]
     module, _ = module_for(L.grouped_rows_prefix_sum, case.make_args())
@@ -81,7 +82,7 @@ def test_carried_values_that_read_one_another_are_computed_once_per_iteration(mo
     # 54 experts of -40M rows make the first row wrap at the 55th: the given case computes the carried
     # values iteration by iteration, each iteration once (about 6 terms per iteration; recomputing
     # each read from the first iteration took ~3,100 and ran out of this bound)
-    from tilecheck.verifier import given_case
+    from tilecheck.verifier.concrete import given_case
 
     monkeypatch.setattr(given_case, "EVALUATION_STEPS", 1000)
     sizes = np.full(60, -40_000_000, np.int32)
@@ -106,7 +107,7 @@ def test_an_overflow_in_a_loop_carried_address_is_checked():
 def test_an_evaluation_past_its_work_bound_is_unknown_not_verified(monkeypatch):
     # the same wrapping walk with a bound its evaluation cannot meet: the overflow claim stays
     # undecided (an unknown naming an untracked value), never a proof
-    from tilecheck.verifier import given_case
+    from tilecheck.verifier.concrete import given_case
 
     monkeypatch.setattr(given_case, "EVALUATION_STEPS", 10)
     sizes = np.full(60, -40_000_000, np.int32)
@@ -122,8 +123,9 @@ def test_past_the_unrolled_iterations_the_pinned_step_hands_over_to_the_detector
     # any value, so the solver's witnesses do not reproduce. The pinned step excludes them for the
     # data step's rounds only (8 rounds of 5-15M-unit queries on TileGym's 128-expert grouped GEMM
     # pinned nothing down), then the exact detector decides the launch
-    from tilecheck.verifier import data_step, witnesses
-    from tilecheck.verifier.obligations import Checker
+    from tilecheck.verifier.data import data_step
+    from tilecheck.verifier.obligations import witnesses
+    from tilecheck.verifier.obligations.checker import Checker
 
     asked = []
     real_pinned, real_solve = data_step.proved_pinned, Checker.solve
@@ -155,7 +157,9 @@ def test_the_pinned_runs_overflow_claims_keep_the_data_steps_budget(monkeypatch)
     # the data step's pinned run asks an overflow claim on contents within the level's budget for
     # such a query, not its own 20M: past 2M units one round of TileGym's 128-expert grouped GEMM ran
     # 580 s in Z3's Diophantine solver, which does not charge its big-number work to the limit
-    from tilecheck.verifier import data_step, given_case, smt
+    from tilecheck.verifier.concrete import given_case
+    from tilecheck.verifier.data import data_step
+    from tilecheck.verifier.solver import smt
 
     monkeypatch.setattr(given_case, "EVALUATION_STEPS", 10)  # the claims stay undecided at the level
     inside, limits = {"pinned": 0, "overflow": 0}, []
@@ -194,7 +198,7 @@ def test_overflow_claims_on_contents_that_none_wraps_are_proved_in_one_query(mon
     # with what each claim's own question starts from (the given contents' ranges and small arrays):
     # no model proves them all; a claim that wraps still gets its witness, asked on its own
     from tests.verifier import launch_data_kernels as K
-    from tilecheck.verifier import given_case
+    from tilecheck.verifier.concrete import given_case
 
     one_by_one = []
     solve = given_case.solve_with_given_contents
@@ -233,14 +237,14 @@ def test_a_ragged_persistent_store_is_proved_by_listing_its_tiles(monkeypatch):
     # given offsets its tiles are listed block by block (carried values computed by rows.Evaluator),
     # not asked of the solver with the offsets pinned (TileGym's ragged block-scaled BMM: 4.3M units)
     listed = []
-    compare = tilecheck.verifier.enumeration.compare
+    compare = tilecheck.verifier.concrete.enumeration.compare
 
     def seen(x, y, grid, concrete, memory=None, cache=None):
         found = compare(x, y, grid, concrete, memory, cache)
         listed.append((x.writes and y.writes, found, sorted(memory or {})))
         return found
 
-    monkeypatch.setattr(tilecheck.verifier.enumeration, "compare", seen)
+    monkeypatch.setattr(tilecheck.verifier.concrete.enumeration, "compare", seen)
     report = tilecheck.verify(L.ragged_persistent, L._ragged((0, 8, 8, 24, 36)), (3, 1, 1))
     assert report.status == "verified", str(report)
     # the store pair was listed with the offsets and the carried values, and found apart
@@ -252,7 +256,7 @@ def test_overflow_claims_on_given_contents_are_decided_by_listing(monkeypatch):
     # the schedule's arithmetic on the offsets (a segment's size, its tile count, the running sum)
     # is checked against the given contents: listed block by block with them, not asked of the solver
     # claim by claim; contents that make it wrap are still an overflow with a witness
-    from tilecheck.verifier import obligations
+    from tilecheck.verifier.obligations import checker as obligations
 
     asked = []
     solve = obligations.Checker.solve

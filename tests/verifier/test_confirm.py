@@ -100,7 +100,7 @@ def test_a_confirmation_run_stops_once_its_blocks_have_shown_the_witness():
 
 
 def test_the_exact_fallback_is_bounded_by_the_work_of_the_launch(monkeypatch):
-    import tilecheck.verifier.data_step as data_step
+    import tilecheck.verifier.data.data_step as data_step
 
     args = (np.arange(64, dtype=np.float32), np.zeros(64, np.float32), 8)
     exact = tilecheck.detect(K.float_offset_index, args, (8, 1, 1), max_elements=100)
@@ -123,7 +123,7 @@ def two_float_offset_stores(x, y, z, T: ConstInt):
 
 
 def test_models_that_do_not_reproduce_are_bounded_per_level_not_per_obligation(monkeypatch):
-    from tilecheck.verifier import confirm, witnesses
+    from tilecheck.verifier.obligations import confirm, witnesses
 
     runs = []
     real = confirm.reproduced
@@ -209,7 +209,7 @@ def test_a_witness_with_the_solvers_contents_gets_a_shorter_run():
     # launch's verdict
     from tilecheck.interp.runs import OTHER_CONTENTS_ITERATIONS
     from tilecheck.ir.cutile import module_for
-    from tilecheck.verifier.confirm import confirmer
+    from tilecheck.verifier.obligations.confirm import confirmer
 
     small = (np.array([3], np.int32), np.zeros(16, np.float32), np.zeros(16, np.float32), 4)
     races = tilecheck.verify(counted_then_write, small, (2, 1, 1), data=False).races

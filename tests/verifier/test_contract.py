@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import tilecheck
 from tests.tiers import examples
-from tilecheck.verifier.api import CONTRACT_LEVEL
+from tilecheck.verifier.contracts.levels import CONTRACT_LEVEL
 
 ConstInt = ct.Constant[int]
 

@@ -9,7 +9,7 @@ from tests.verifier import cf_kernels as C
 @pytest.mark.parametrize("kernel", [C.helper_early_return, C.helper_early_return_rmw])
 def test_an_early_return_in_a_helper_is_a_single_trip_loop(kernel):
     from tilecheck.ir.cutile import module_for
-    from tilecheck.verifier.symbolic.ops.control import single_trip
+    from tilecheck.verifier.model.ops.control import single_trip
 
     args = (np.ones(64, np.float32), np.zeros(64, np.float32), 8)
     module, _ = module_for(kernel, args)
@@ -22,7 +22,7 @@ def test_an_early_return_in_a_helper_is_a_single_trip_loop(kernel):
 def test_a_spin_loop_is_not_single_trip():
     from corpus.kernels import norms
     from tilecheck.ir.cutile import module_for
-    from tilecheck.verifier.symbolic.ops.control import single_trip
+    from tilecheck.verifier.model.ops.control import single_trip
 
     case = tilecheck.cases_of(norms.layer_norm_bwd)[0]
     module, _ = module_for(norms.layer_norm_bwd, case.make_args())

@@ -1,4 +1,4 @@
-"""Cross-block queries of a concrete case decided by enumerating tiles (verifier/enumeration.py):
+"""Cross-block queries of a concrete case decided by enumerating tiles (verifier/concrete/enumeration.py):
 the numpy evaluation agrees with Z3 term by term, a persistent kernel with a GEMM-style swizzle is
 proved without the solver, and its mis-swizzled twin is still a race that replays."""
 import cuda.tile as ct
@@ -11,7 +11,9 @@ import tilecheck
 from tests.tiers import examples
 from tests.interp.kernels import misswizzled_copy, swizzled_args, swizzled_copy
 from tests.verifier.spies import given_case_questions
-from tilecheck.verifier import enumeration, obligations, rows, smt
+from tilecheck.verifier.concrete import enumeration, rows
+from tilecheck.verifier.obligations import checker as obligations
+from tilecheck.verifier.solver import smt
 
 ConstInt = ct.Constant[int]
 
@@ -41,7 +43,7 @@ def test_enumeration_declines_what_it_cannot_evaluate():
 
     args = (np.array([0, 1, 2], np.int32), np.ones((96, 32), np.float32), np.zeros((96, 32), np.float32), 32)
     module = tilecheck.ir.from_cutile(indexed, args)
-    from tilecheck.verifier.symbolic.engine import execute
+    from tilecheck.verifier.model.engine import execute
 
     with smt.own_context():
         fp = execute(module)
@@ -62,7 +64,7 @@ def test_offsets_read_from_an_array_not_given_are_declined_before_any_lane_is_li
     array's end (an ite's branch no lane takes) left unevaluated."""
     args = (np.array([2, 0, 1], np.int32), np.ones(48, np.float32), np.zeros(48, np.float32), 16)
     module = tilecheck.ir.from_cutile(scatter_by_index, args)
-    from tilecheck.verifier.symbolic.engine import execute
+    from tilecheck.verifier.model.engine import execute
 
     listed = []
     blocks = enumeration._blocks
@@ -345,7 +347,7 @@ def test_bitwise_queries_at_symbolic_levels_get_a_short_try(monkeypatch):
 
 def test_only_kernels_with_bit_vector_arithmetic_are_marked_bitwise():
     from tilecheck.ir.cutile import module_for
-    from tilecheck.verifier.symbolic.engine import execute
+    from tilecheck.verifier.model.engine import execute
 
     work = np.zeros(64, np.float32)
     exchange, _ = module_for(partner_exchange, (work, 2, 1, 64, 16))
@@ -390,7 +392,7 @@ def test_bitwise_queries_the_exact_detector_decides_get_a_short_try(monkeypatch)
     """At a given case whose launch verify's exact detector runs, a query with bit-vector arithmetic
     (a radix digit: shifts and masks of loaded values) gets the short try as well: the detector
     decides the launch on its data (TileBench's radix scatter: 2M units and 2.8 s per query before)."""
-    from tilecheck.verifier import data_step
+    from tilecheck.verifier.data import data_step
 
     limits = _bitwise_limits(monkeypatch)
     ok = tilecheck.verify(digit_scatter, _digit_case([0, 16]), (2, 1, 1))
@@ -404,7 +406,7 @@ def test_bitwise_queries_no_detector_decides_get_the_bitwise_budget(monkeypatch)
     """Past the launches verify's detector runs, a question with bit-vector arithmetic still gets
     no more than ``BITWISE_RLIMIT`` (TileBench's radix scatter at 19,532 blocks: four 2M-unit
     queries, 1.6-2.1 s each, all unknown): the verdict is unknown sooner, with the reason."""
-    from tilecheck.verifier import data_step
+    from tilecheck.verifier.data import data_step
 
     monkeypatch.setattr(data_step, "DATA_DETECT_BLOCKS", 1)  # the launch is past what verify runs
     limits = _bitwise_limits(monkeypatch)
@@ -435,7 +437,7 @@ def test_a_clashs_rows_come_from_its_blocks_alone():
     for every block of the grid: the same rows as listing the whole grid gives."""
     work = np.zeros(256, np.float32)
     module = tilecheck.ir.from_cutile(partner_exchange_unrouted, (work, 256, 128, 256, 16))
-    from tilecheck.verifier.symbolic.engine import execute
+    from tilecheck.verifier.model.engine import execute
 
     with smt.own_context():
         fp = execute(module)
@@ -515,9 +517,9 @@ def _given_case_listing(kernel, args, grid):
     """``enumeration.compare`` of the kernel's store with itself at the given case, with the given
     contents of its small index arrays (what a pinned question is listed by)."""
     from tilecheck.ir.cutile import module_for
-    from tilecheck.verifier.api import _levels
-    from tilecheck.verifier.confirm import confirmer
-    from tilecheck.verifier.symbolic.engine import execute
+    from tilecheck.verifier.pipeline import levels_of as _levels
+    from tilecheck.verifier.obligations.confirm import confirmer
+    from tilecheck.verifier.model.engine import execute
 
     module, _ = module_for(kernel, args)
     with smt.own_context():

@@ -6,7 +6,9 @@ import numpy as np
 
 import tilecheck
 from tests.interp.kernels import misswizzled_copy, swizzled_args, swizzled_copy
-from tilecheck.verifier import footprints, obligations, smt
+from tilecheck.verifier.model import footprints
+from tilecheck.verifier.obligations import checker as obligations
+from tilecheck.verifier.solver import smt
 
 ConstInt = ct.Constant[int]
 

@@ -10,7 +10,7 @@ import tilecheck
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tilecheck.verifier.symbolic.ops import arith
+from tilecheck.verifier.model.ops import arith
 
 from tests.tiers import examples
 

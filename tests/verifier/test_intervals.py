@@ -1,4 +1,4 @@
-"""Interval bounds (verifier/intervals.py): sound for every value the variables can take, and tight
+"""Interval bounds (verifier/solver/intervals.py): sound for every value the variables can take, and tight
 enough to prove the overflow obligations of ordinary index arithmetic without the solver."""
 import random
 
@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.tiers import examples
-from tilecheck.verifier import intervals, smt
-from tilecheck.verifier.intervals import INF
+from tilecheck.verifier.solver import intervals, smt
+from tilecheck.verifier.solver.intervals import INF
 
 NAMES = ("x", "y", "z")
 

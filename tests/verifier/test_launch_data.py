@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import tilecheck
 from tests.tiers import examples
-from tilecheck.verifier.launch_data import LEVEL
+from tilecheck.verifier.data.launch_data import LEVEL
 
 from . import launch_data_kernels as K
 
@@ -27,8 +27,8 @@ def _scatter(idx, kernel=K.scatter, **kw):
 def _question_limits(monkeypatch, shortcuts: bool = False) -> list[int]:
     """The work limits of the solver queries that follow, in order: with ``shortcuts`` those of the
     shortcut (tentative) queries at a level the data step follows, else all but shortcuts."""
-    from tilecheck.verifier import smt
-    from tilecheck.verifier.obligations import Checker
+    from tilecheck.verifier.solver import smt
+    from tilecheck.verifier.obligations.checker import Checker
 
     inside, limits = [False], []
     check, solve = smt.check, Checker.solve
@@ -112,7 +112,7 @@ def test_a_suggested_range_is_widened_to_an_index_range_of_the_arrays():
 
 
 def test_the_static_check_with_the_given_index_contents_decides_before_the_detector(monkeypatch):
-    import tilecheck.verifier.data_step as data_step
+    import tilecheck.verifier.data.data_step as data_step
 
     def no_detector(*a, **k):
         raise AssertionError("the pinned static check should have decided this launch")
@@ -137,7 +137,8 @@ def test_a_content_query_the_given_contents_settle_is_not_asked_with_its_whole_b
     within ``PROBE_RLIMIT`` first; past it, the given contents are tried, and when they prove it the
     query stays undecided for other contents (the data step decides the launch) instead of running
     on to its whole budget. A race in the given data is still found."""
-    from tilecheck.verifier import data_step, given_case
+    from tilecheck.verifier.concrete import given_case
+    from tilecheck.verifier.data import data_step
 
     monkeypatch.setattr(given_case, "PROBE_RLIMIT", 1)  # every probe undecided
     limits = _question_limits(monkeypatch)
@@ -167,8 +168,8 @@ def test_the_pinned_run_does_not_ask_again_what_a_probe_proved_pinned(monkeypatc
     """A probe that proved its obligation with the small index arrays at their given contents
     records it (``LevelResult.proved_pinned``); the data step's pinned run of the same level asks
     only the others."""
-    from tilecheck.verifier import given_case
-    from tilecheck.verifier.obligations import Checker
+    from tilecheck.verifier.concrete import given_case
+    from tilecheck.verifier.obligations.checker import Checker
 
     monkeypatch.setattr(given_case, "PROBE_RLIMIT", 1)  # every probe undecided: each tries the pins
     probed, asked_pinned = set(), []
@@ -198,8 +199,9 @@ def test_a_pinned_question_takes_the_pinned_runs_budget_from_one_allowance_per_l
     budget, and so does every question once an obligation is open that the pins do not settle."""
     from types import SimpleNamespace
 
-    from tilecheck.verifier import given_case, smt
-    from tilecheck.verifier.levels import LevelResult
+    from tilecheck.verifier.concrete import given_case
+    from tilecheck.verifier.solver import smt
+    from tilecheck.verifier.contracts.levels import LevelResult
 
     asked = []
     monkeypatch.setattr(smt, "check", lambda terms, rlimit, tracked=(): asked.append(rlimit) or smt.Unknown("out"))
@@ -224,8 +226,8 @@ def test_the_data_steps_runs_only_decide_whether_the_launch_is_proved(monkeypatc
     """The runs under a candidate precondition and with the index arrays pinned keep no witness:
     a model there ends the run as it comes (not confirmed, not made canonical, not looked for in
     the given contents), whether or not it would reproduce: either way the run is no proof."""
-    from tilecheck.verifier import data_step
-    from tilecheck.verifier.obligations import Checker
+    from tilecheck.verifier.data import data_step
+    from tilecheck.verifier.obligations.checker import Checker
 
     inside, polished = [False], []
     given_again = data_step.given_again
@@ -261,8 +263,8 @@ def test_a_model_that_does_not_reproduce_is_not_excluded_when_the_given_contents
     """At a given case the data step follows, a model about contents that does not reproduce on the
     interpreter is answered by the pinned question: when the given contents settle the obligation,
     no other model is looked for (each a query and a run) and the data step does not ask it again."""
-    from tilecheck.verifier import confirm
-    from tilecheck.verifier.obligations import Checker
+    from tilecheck.verifier.obligations import confirm
+    from tilecheck.verifier.obligations.checker import Checker
 
     monkeypatch.setattr(confirm, "reproduced", lambda *a, **k: False)  # no model reproduces
     asked = []
@@ -286,7 +288,7 @@ def test_a_shortcut_about_contents_gets_no_more_than_a_probe(monkeypatch):
     """At a given case the data step follows, a shortcut query about array contents (all bounds of
     a level at once) is asked within a late probe's budget, not the shortcut's own larger one: each
     of its questions is asked alone after it anyway, with a probe of its own."""
-    from tilecheck.verifier import given_case
+    from tilecheck.verifier.concrete import given_case
 
     limits = _question_limits(monkeypatch, shortcuts=True)
     x, y = np.arange(64, dtype=np.float32), np.zeros(128, np.float32)
@@ -300,8 +302,9 @@ def test_the_pinned_question_after_a_model_that_does_not_reproduce_is_asked_once
     """When the given contents do not settle it, the obligation's other models are excluded one at a
     time as before, and the pinned question (up to the pinned run's whole budget) is not asked again
     in each round."""
-    from tilecheck.verifier import confirm, smt
-    from tilecheck.verifier.obligations import Checker
+    from tilecheck.verifier.obligations import confirm
+    from tilecheck.verifier.solver import smt
+    from tilecheck.verifier.obligations.checker import Checker
 
     monkeypatch.setattr(confirm, "reproduced", lambda *a, **k: False)  # no model reproduces
     asked = []
@@ -320,8 +323,8 @@ def test_data_follows_gives_content_queries_the_data_steps_budget_without_runnin
     """``verify(..., data=False, data_follows=True)`` (the launcher's cached verdict, whose launches
     on the host it decides on their own data afterwards): queries about contents at the given case
     get the data step's budget, and the step itself is not run."""
-    from tilecheck.verifier import data_step
-    from tilecheck.verifier.obligations import Checker
+    from tilecheck.verifier.data import data_step
+    from tilecheck.verifier.obligations.checker import Checker
 
     budgets = []
     init = Checker.__init__
@@ -347,8 +350,8 @@ def test_a_witness_the_data_step_replaces_is_confirmed_but_not_minimised(monkeyp
     its model is confirmed on the interpreter, but its blocks are not made least (the step replaces
     the witness and keeps only its contents). Without the data step, the same race's witness is
     canonical."""
-    from tilecheck.verifier import smt
-    from tilecheck.verifier.obligations import Checker
+    from tilecheck.verifier.solver import smt
+    from tilecheck.verifier.obligations.checker import Checker
 
     minimised, runs = [], []
     minimize, confirmed = smt.minimize, Checker.confirmed
@@ -381,8 +384,9 @@ def test_once_an_unsettled_obligation_is_open_the_detector_decides_and_queries_g
     whatever they answer, the data step decides the launch (TileBench's stream-K GEMM: twelve
     2M-unit queries in turn ran out before the detector decided). Without the detector to follow
     (``data=False``), the queries keep their budgets."""
-    from tilecheck.verifier import given_case, smt
-    from tilecheck.verifier.obligations import Checker
+    from tilecheck.verifier.concrete import given_case
+    from tilecheck.verifier.solver import smt
+    from tilecheck.verifier.obligations.checker import Checker
 
     limits, forced, level = [], [False], [None]
     check, solve = smt.check, Checker.solve
@@ -437,7 +441,7 @@ def test_the_widest_range_tried_first_ends_as_the_whole_refinement_does(data, si
     same verdict and suggestion, and in one verify when that range suffices."""
     from tilecheck.report import Report
     from tilecheck.requirements import Bounded, Distinct, Nondecreasing
-    from tilecheck.verifier import launch_data
+    from tilecheck.verifier.data import launch_data
 
     arrays = {"idx": np.array(data, np.int32)}
 
@@ -473,8 +477,8 @@ def test_a_race_with_no_witness_in_the_given_contents_is_not_asked_again_pinned(
     the data step's pinned run, which asks the obligation no more (enumeration is turned off: with
     the small array's contents it decides these launches before any query, as it cannot in a loop
     over carried values, TileGym's LPT prefills)."""
-    from tilecheck.verifier import enumeration
-    from tilecheck.verifier.obligations import Checker
+    from tilecheck.verifier.concrete import enumeration
+    from tilecheck.verifier.obligations.checker import Checker
 
     monkeypatch.setattr(enumeration, "compare", lambda *a, **kw: None)
     asked_pinned = []
@@ -501,8 +505,10 @@ def test_past_the_detector_an_open_question_leaves_only_a_probe_for_the_rest(mon
     19,532 blocks: its in-block question ran to 0.5M units, unknown, after its across-blocks one)."""
     from types import SimpleNamespace
 
-    from tilecheck.verifier import api, data_step, given_case
-    from tilecheck.verifier.contents import ContentQuestions
+    from tilecheck.verifier import pipeline
+    from tilecheck.verifier.concrete import given_case
+    from tilecheck.verifier.data import data_step
+    from tilecheck.verifier.concrete.contents import ContentQuestions
 
     late = given_case.PROBE_OPEN_RLIMIT
     for follows, final, may_prove, want in [(False, True, False, late), (True, False, False, late),
@@ -511,13 +517,13 @@ def test_past_the_detector_an_open_question_leaves_only_a_probe_for_the_rest(mon
         assert ContentQuestions.after_open(ch, 2_000_000) == want, (follows, final, may_prove)
     # verify's given case is told which: a launch past the detector's blocks, or one it runs
     seen = []
-    real = api.Checker
+    real = pipeline.Checker
 
     def spy(*a, **kw):
         seen.append((kw.get("detector_follows"), kw.get("open_is_final")))
         return real(*a, **kw)
 
-    monkeypatch.setattr(api, "Checker", spy)
+    monkeypatch.setattr(pipeline, "Checker", spy)
     args = (np.ones(32, np.float32), np.zeros(32, np.float32), np.array([3, 1, 2, 0], np.int32), 8)
     tilecheck.verify(K.scatter, args, (4, 1, 1), every_shape=False)
     runs, seen[:] = list(seen), []

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 import tilecheck
 from tests.tiers import examples
-from tilecheck.verifier import smt
-from tilecheck.verifier.preconditions import Distinct, Nondecreasing, Precondition, constraints, parse
+from tilecheck.verifier.solver import smt
+from tilecheck.verifier.contracts.preconditions import Distinct, Nondecreasing, Precondition, constraints, parse
 
 VALUES = st.integers(-2, 3)
 

@@ -9,8 +9,8 @@ import numpy as np
 
 import tilecheck
 from tests.verifier.test_shape_contract import copy_tiles, same_tile
-from tilecheck.verifier import proof_cache
-from tilecheck.verifier.api import EVERY_SHAPE_LEVEL
+from tilecheck.verifier.reuse import proof_cache
+from tilecheck.verifier.contracts.levels import EVERY_SHAPE_LEVEL
 
 
 def _args(n):
@@ -170,7 +170,7 @@ def test_a_verdict_with_a_warning_is_kept_per_launch_not_by_contract(tmp_path):
 
 
 def _write_many(directory, n):
-    from tilecheck.verifier import proof_cache as pc
+    from tilecheck.verifier.reuse import proof_cache as pc
 
     store = pc.ProofCache(directory)
     for i in range(n):

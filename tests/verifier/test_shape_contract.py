@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 import tilecheck
 from corpus.kernels.shape_contracts import rows_and_columns as rows
 from tests.verifier.test_contract import copy_tiles, same_tile
-from tilecheck.verifier import shape_contract as sc
-from tilecheck.verifier.api import EVERY_SHAPE_LEVEL
+from tilecheck.verifier.contracts import shapes as sc
+from tilecheck.verifier.contracts.levels import EVERY_SHAPE_LEVEL
 
 ConstInt = ct.Constant[int]
 
@@ -185,7 +185,7 @@ def test_the_search_bounds_each_overflow_claim_by_intervals_once(monkeypatch):
     # the search's levels differ only in their rules, which interval arithmetic does not read: a
     # claim's interval answer (and the level's variable ranges) are computed once per search
     from corpus.kernels.shape_contracts import swizzled_tiles_wrap2
-    from tilecheck.verifier.obligations import Checker
+    from tilecheck.verifier.obligations.checker import Checker
 
     calls, levels = [], []
     real, run = Checker.never_wraps, Checker.run

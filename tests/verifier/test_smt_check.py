@@ -5,7 +5,7 @@ import z3
 from hypothesis import given, settings, strategies as st
 
 from tests.tiers import examples
-from tilecheck.verifier import smt
+from tilecheck.verifier.solver import smt
 
 
 def test_a_core_names_the_tracked_rules_a_proof_used_inside_nested_conjunctions():

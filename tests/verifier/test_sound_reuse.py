@@ -14,8 +14,8 @@ import pytest
 import tilecheck
 from tests.verifier import launch_data_kernels as K
 from tilecheck.errors import TilecheckError
-from tilecheck.verifier import proof_cache
-from tilecheck.verifier.api import EVERY_SHAPE_LEVEL
+from tilecheck.verifier.reuse import proof_cache
+from tilecheck.verifier.contracts.levels import EVERY_SHAPE_LEVEL
 
 
 def _same(a, b):
@@ -270,7 +270,7 @@ def test_an_entry_copied_under_another_key_is_not_trusted(tmp_path):
     # the racy kernel's contracts entry, filled with the race-free kernel's contract
     from tilecheck.ir.cutile import module_for
     from tilecheck.ir.identity import access_digest, program_digest
-    from tilecheck.verifier.cached import CacheCase
+    from tilecheck.verifier.reuse.lookup import CacheCase
 
     module, _ = module_for(same_tile, (y, 16))
     racy_name = proof_cache.key(*CacheCase(program_digest(module), access_digest(module), [], module.name, (), (2, 1, 1), {}).proof_parts())
@@ -369,8 +369,8 @@ def test_a_lock_counted_on_zeroed_contents_is_not_reused_for_other_contents(tmp_
 
 
 def test_a_contracts_protocol_is_evaluated_at_every_launch_in_any_mode():
-    from tilecheck.verifier import shape_contract
-    from tilecheck.verifier.cached import admissible
+    from tilecheck.verifier.contracts import shapes as shape_contract
+    from tilecheck.verifier.reuse.lookup import admissible
 
     contract = shape_contract.ShapeContract((), proved=True, protocol=(tilecheck.bounded("lk", 0, 1),))
     assert admissible(contract, {"every_shape": True, "data": False})  # the lock's protocol, not index data

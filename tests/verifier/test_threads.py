@@ -102,16 +102,16 @@ def test_a_verify_leaves_the_older_objects_out_of_the_collector_and_hands_them_b
     is left as it was."""
     import gc
 
-    from tilecheck.verifier import api
+    from tilecheck.verifier import pipeline
 
     inside = []
-    real = api._verify
+    real = pipeline.prove
 
     def spy(*a, **kw):
         inside.append(gc.get_freeze_count())
         return real(*a, **kw)
 
-    monkeypatch.setattr(api, "_verify", spy)
+    monkeypatch.setattr(pipeline, "prove", spy)
     args, grid = _case(elementwise.vector_add)
     assert gc.get_freeze_count() == 0
     tilecheck.verify(elementwise.vector_add, args, grid, cache=False)

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import tilecheck
-from tilecheck.verifier.api import EVERY_SHAPE_LEVEL
+from tilecheck.verifier.contracts.levels import EVERY_SHAPE_LEVEL
 from corpus.kernels import atomics, attention, elementwise, gemm, inplace, norms
 from tests.conftest import ROOT, source_line
 from tilecheck import ir
-from tilecheck.verifier import smt
+from tilecheck.verifier.solver import smt
 
 
 def check(kernel, **kw):
@@ -331,7 +331,7 @@ def test_loop_carried_index_with_a_constant_increment():
 
 
 def test_bounded_with_marker_values_and_its_text_form():
-    from tilecheck.verifier.preconditions import parse
+    from tilecheck.verifier.contracts.preconditions import parse
 
     spec = parse("bounded:target:0:63:-100")
     assert spec == tilecheck.bounded("target", 0, 63, also=(-100,))

@@ -82,7 +82,7 @@ def verified_report(module: Module, args: Sequence[Any], grid: tuple[int, int, i
     """The verification report of this kernel + case under the preconditions ``assume``, computed
     once per process (and once more for each set of preconditions a launch's contents break)."""
     from tilecheck.verifier.api import verify
-    from tilecheck.verifier.arguments import aliasing_findings
+    from tilecheck.verifier.obligations.arguments import aliasing_findings
 
     host = _on_host(args)
     broken = broken_preconditions(module, args, assume)
@@ -117,7 +117,7 @@ def _decided_by_contract(proved: list[Report], module: Module, grid: tuple[int, 
     one admits this launch: integers evaluated, no solver, no compilation, no disk (what
     ``verify``'s proof cache decides, without its lookup of the kernel and its digests; issue 51).
     The caller checked what a proof cannot speak for: aliasing and the preconditions' contents."""
-    from tilecheck.verifier import shape_contract
+    from tilecheck.verifier.contracts import shapes as shape_contract
 
     env, widths = shape_contract.launch_of(module.params, grid)
     for report in proved:
@@ -130,7 +130,7 @@ def _remember_contract(report: Report, key: tuple[Any, ...]) -> None:
     """Keep a report verified for every launch its contract admits (``_decided_by_contract``): only a
     verdict with nothing but the verdict in it (no finding: a warning has a witness of its own launch)
     whose contract rests on no contents (a memo by signature cannot read them)."""
-    from tilecheck.verifier.cached import EVERY_SHAPE_LEVEL
+    from tilecheck.verifier.contracts.levels import EVERY_SHAPE_LEVEL
 
     contract = report.launch_contract
     if (report.status != "verified" or report.level != EVERY_SHAPE_LEVEL or contract is None or not contract.proved
@@ -193,7 +193,7 @@ def check_launch(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int],
     ``assume``: the preconditions to check under; None: the kernel's ``@tilecheck.requires`` and
     those ``[tool.tilecheck.assume]`` in the working directory's pyproject.toml names for it."""
     __tracebackhide__ = True
-    from tilecheck.verifier.arguments import aliasing_findings
+    from tilecheck.verifier.obligations.arguments import aliasing_findings
 
     if assume is None:
         assume = launch_preconditions(kernel)
@@ -278,9 +278,9 @@ def _verified_on_data(kernel: Any, module: Module, args: Sequence[Any], grid: tu
     """The launch verified on its own contents by verify's data step, for a static verdict that
     rests on them (a defect that needs other contents, or an undecided query); None otherwise.
     Remembered per launch contents (``_ON_DATA``), not per signature: it holds for them only."""
-    from tilecheck.verifier import launch_data
+    from tilecheck.verifier.data import launch_data
     from tilecheck.verifier.api import verify
-    from tilecheck.verifier.cached import contents_digest
+    from tilecheck.verifier.reuse.lookup import contents_digest
 
     exact = importlib.import_module("tilecheck.interp.detect")  # the module: the package exports the function
 
@@ -317,7 +317,7 @@ _ON_DATA_MAX = 256
 
 def launch_only(report: Report) -> bool:
     """A verdict that holds for one launch only: its data, or its exact run."""
-    from tilecheck.verifier import launch_data
+    from tilecheck.verifier.data import launch_data
 
     return report.level in (EXACT_LEVEL, launch_data.LEVEL)
 

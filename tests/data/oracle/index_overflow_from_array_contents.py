@@ -10,7 +10,7 @@ between blocks 0 and 1; run_repeated gives differing y. Triage: the verifier is 
 the contents are given (verify already checks the precondition against them), so the product is
 checkable; assuming it away proves a racing launch safe. Issue 12 item 10: a verdict that depends on
 a known simplification is unknown, never verified. Fixed: index arithmetic on array contents is
-checked for overflow against the given contents (verifier/given_case.py), an ``overflow`` finding.
+checked for overflow against the given contents (verifier/concrete/given_case.py), an ``overflow`` finding.
 """
 import cuda.tile as ct
 import numpy as np

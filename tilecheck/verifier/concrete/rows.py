@@ -1,0 +1,344 @@
+"""Z3 terms evaluated as numpy arrays over rows of variable values: the enumeration's arithmetic
+(``enumeration.py``). Shape, stride, scalar and grid symbols take the case's values; reads of
+given arrays take their elements; loop-carried values (``carried.Carried``) are computed iteration
+by iteration, for every row at once; bit-vectors are held as their unsigned values. Anything it
+cannot evaluate exactly (a read of other contents, a carried value whose loop does not proceed to
+the iteration asked or runs past ``carried.MAX_ITERATIONS``, a division by zero, a sum or product
+past int64's exact range, a bit-vector wider than ``BV_BITS``) raises ``Unsupported``: the caller
+leaves the question to the solver."""
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+
+from tilecheck.verifier.model.carried import MAX_ITERATIONS, Carried
+from tilecheck.verifier.solver import smt
+
+# values past this are out of the arithmetic the kernel can do in int64 without wrapping around
+LIMIT = 1 << 62
+
+
+class Unsupported(Exception):
+    """A term the rows cannot evaluate exactly."""
+
+
+class Evaluator:
+    """Z3 integer and boolean terms as numpy arrays over the rows of ``env`` (variable name ->
+    values); shape, stride, scalar and grid symbols take the case's values (``concrete``); an
+    application of a function in ``memory`` (by name) takes its value: an array's element (the
+    contents given), or a loop-carried value (a ``Carried``, computed from its defining facts)."""
+
+    def __init__(self, env: dict[str, np.ndarray], concrete: list[tuple[smt.Expr, smt.Expr]],
+                 memory: dict[str, np.ndarray | Carried] | None = None, dags: dict[Any, Any] | None = None) -> None:
+        self.env = env
+        self.concrete = concrete
+        self.memory = memory or {}
+        # each term's DAG with the case's values, by the term's id (``dags``: shared with evaluators
+        # of other rows of the same case, which evaluate the same terms), and the carried values
+        # computed so far (``_carried``)
+        self._dags: dict[Any, Any] = {} if dags is None else dags
+        # values by node id, shared by the terms evaluated over the same rows (an access's active
+        # lanes, bounds and offset compute one partner index ``i ^ j``)
+        self._memo: dict[int, Any] = {}
+        self._magnitudes: dict[int, int] = {}
+
+    def rows_changed(self) -> None:
+        """``env`` now has other rows: what was computed over the old ones no longer applies."""
+        self._memo.clear()
+        self._magnitudes.clear()
+
+    def ints(self, term: smt.Expr, rows: int) -> np.ndarray:
+        root, nodes = self._dag(term)
+        value = self._eval(root, nodes, self._memo)
+        return np.broadcast_to(np.asarray(value, np.int64), (rows,))
+
+    def truth(self, term: smt.BoolExpr, rows: int) -> np.ndarray:
+        """Where ``term`` holds, exactly (``Unsupported`` when any part cannot be evaluated)."""
+        root, nodes = self._dag(term)
+        return self.holds(root, nodes, rows)
+
+    def condition(self, term: smt.BoolExpr, rows: int) -> np.ndarray:
+        """Where ``term`` may hold: its conjuncts that can be evaluated (the others: anywhere)."""
+        mask = np.ones(rows, bool)
+        root, nodes = self._dag(term)
+        for part in _conjuncts(root, nodes):
+            try:
+                value = self._eval(part, nodes, self._memo)
+            except Unsupported:
+                continue
+            mask &= np.broadcast_to(np.asarray(value, bool), (rows,))
+        return mask
+
+    def conjuncts(self, term: smt.BoolExpr) -> tuple[list[int], dict[int, smt.Node]]:
+        """``term``'s top-level conjuncts, as keys of its DAG's nodes (the case's values in it), and
+        those nodes: for ``holds``, here or in an evaluator of other rows of the same case."""
+        root, nodes = self._dag(term)
+        return _conjuncts(root, nodes), nodes
+
+    def holds(self, key: int, nodes: dict[int, smt.Node], rows: int) -> np.ndarray:
+        """Where the node ``key`` of ``nodes`` (from ``conjuncts``) holds, exactly (``Unsupported``
+        when it cannot be evaluated)."""
+        return np.broadcast_to(np.asarray(self._eval(key, nodes, self._memo), bool), (rows,))
+
+    def _dag(self, term: smt.Expr) -> tuple[int, dict[int, smt.Node]]:
+        key = smt.term_id(term)
+        if key not in self._dags:  # the term and its substitution kept alive, so that ids name them
+            fixed = smt.substituted(term, self.concrete)
+            self._dags[key] = (term, fixed, *smt.dag(fixed))
+        return self._dags[key][2:]
+
+    def _eval(self, key: int, nodes: dict[int, smt.Node], memo: dict[int, Any]) -> Any:
+        if key in memo:
+            return memo[key]
+        value = self._compute(nodes[key], nodes, memo)
+        memo[key] = value
+        return value
+
+    def _compute(self, node: smt.Node, nodes: dict[int, smt.Node], memo: dict[int, Any]) -> Any:
+        if node.kind == "literal":
+            return node.value
+        if node.kind == "symbol":
+            name = node.value
+            if node.args and name in self.memory:
+                known, args = self.memory[name], [self._eval(a, nodes, memo) for a in node.args]
+                return self._carried(known, args) if isinstance(known, Carried) else self._read(known, args)
+            if node.args or name not in self.env:
+                raise Unsupported  # other contents, a loop-carried value, a lane, a free symbol
+            return self.env[name]
+        if node.kind == "ite":  # a branch only where it is taken: the other may not evaluate
+            taken = np.asarray(self._eval(node.args[0], nodes, memo), bool)
+            if taken.all():
+                return self._eval(node.args[1], nodes, memo)
+            if not taken.any():
+                return self._eval(node.args[2], nodes, memo)
+        values = [self._eval(a, nodes, memo) for a in node.args]
+        if node.width or node.kind == "bvliteral":
+            return _bitvector(node, values)
+        if node.kind in _GROWING:  # only sums and products grow past their operands: bounded first
+            bounds = [self._magnitude(a, v) for a, v in zip(node.args, values)]
+            if (math.prod(bounds) if node.kind == "mul" else sum(bounds)) >= LIMIT:
+                raise Unsupported  # past the arithmetic int64 does without wrapping around
+        return _apply(node.kind, values)
+
+    def _magnitude(self, key: int, value: Any) -> int:
+        """The largest absolute value of a node's value (each node's once, over the same rows)."""
+        if key not in self._magnitudes:
+            array = np.asarray(value)
+            self._magnitudes[key] = max(abs(int(array.max())), abs(int(array.min()))) if array.size else 0
+        return self._magnitudes[key]
+
+    def _carried(self, loop: Carried, args: list[Any]) -> np.ndarray:
+        """A loop-carried value at each row's arguments (the block, enclosing iterations and, for a
+        carried value, its iteration; a loop's exit iteration takes no iteration argument)."""
+        columns = [np.asarray(a, np.int64).reshape(-1) for a in args]
+        rows = np.broadcast_shapes(*(c.shape for c in columns))[0] if columns else 1
+        table = np.stack([np.broadcast_to(c, (rows,)) for c in columns]) if columns else np.zeros((0, 1), np.int64)
+        # each run of equal argument rows once: the lanes of one instance share theirs (listed one
+        # after the other: ``enumeration._elements``), and computing a grouped GEMM's scatter lane
+        # by lane took seconds
+        if rows > 1:
+            starts = np.flatnonzero(np.concatenate([[True], (table[:, 1:] != table[:, :-1]).any(axis=0)]))
+            if len(starts) < rows:
+                runs = np.diff(np.append(starts, rows))
+                return np.repeat(self._carried(loop, list(table[:, starts])), runs)
+        columns = list(table)
+        # computed once per case and arguments: a loop's values are asked again by the loops they
+        # lead to (a ``for``'s cursor at iteration k, by the ``while`` exits of every iteration after)
+        key = ("carried", loop.func.name(), *(c.tobytes() for c in columns))
+        if key not in self._dags:
+            # None while under way (a value its own computation asks for is not defined), and for
+            # good once it cannot be computed (asked again, it fails again)
+            self._dags[key] = None
+            outer = {v.decl().name(): c for v, c in zip(loop.outer, columns)}
+            self._dags[key] = self._exit(loop, outer, rows) if loop.init is None else \
+                self._iterated(loop, outer, columns[len(loop.outer)], rows)
+        if self._dags[key] is None:
+            raise Unsupported
+        return self._dags[key]
+
+    def _rows_of(self, outer: dict[str, np.ndarray], which: np.ndarray, **more: Any) -> Evaluator:
+        """An evaluator over the rows ``which`` of ``outer`` (with ``more`` variables), sharing this
+        one's case, memory and DAGs."""
+        return Evaluator({**{n: c[which] for n, c in outer.items()}, **more}, self.concrete, self.memory,
+                         self._dags)
+
+    def _iterated(self, loop: Carried, outer: dict[str, np.ndarray], target: np.ndarray, rows: int) -> np.ndarray:
+        """``loop``'s carried value at iteration ``target`` of each row: its ``init`` at the first
+        iteration, then ``following`` at each one that proceeds, only over the rows that have not
+        reached theirs (past it a row's loop may stop, and its terms not evaluate)."""
+        everyone = np.arange(rows)
+        start = self._rows_of(outer, everyone)
+        first, step = start.ints(loop.first, rows), start.ints(loop.step, rows)
+        if (step <= 0).any() or ((target - first) % step).any() or (target < first).any():
+            raise Unsupported  # not an iteration of the loop
+        needed = (target - first) // step
+        if needed.max(initial=0) > MAX_ITERATIONS:
+            raise Unsupported
+        value = np.array(np.broadcast_to(start._value(loop.init, rows), (rows,)))
+        following, proceeds, this = self._own(loop)
+        for k in range(int(needed.max(initial=0))):
+            which = np.flatnonzero(needed > k)
+            ev = self._rows_of(outer, which, **{loop.var.decl().name(): first[which] + k * step[which],
+                                                this: value[which]})
+            if not ev.truth(proceeds, len(which)).all():
+                raise Unsupported  # the loop stops before the iteration asked
+            value[which] = ev._value(following, len(which))
+        return value
+
+    def _exit(self, loop: Carried, outer: dict[str, np.ndarray], rows: int) -> np.ndarray:
+        """A ``loop``'s exit iteration for each row: the first iteration that breaks, each before it
+        proceeding."""
+        everyone = np.arange(rows)
+        if not self._rows_of(outer, everyone).truth(loop.reached, rows).all():
+            raise Unsupported  # the loop is not reached: no facts define its exit
+        exit_at = np.full(rows, -1, np.int64)
+        pending = everyone
+        for j in range(MAX_ITERATIONS):
+            ev = self._rows_of(outer, pending, **{loop.var.decl().name(): np.int64(j)})
+            broke = ev.truth(loop.broke, len(pending))
+            exit_at[pending[broke]] = j
+            if not broke.all() and not ev.truth(loop.proceeds, len(pending))[~broke].all():
+                raise Unsupported  # neither breaks nor proceeds: no iteration is defined past it
+            pending = pending[~broke]
+            if not len(pending):
+                return exit_at
+        raise Unsupported
+
+    def _own(self, loop: Carried) -> tuple[smt.Expr, smt.BoolExpr, str]:
+        """``following`` and ``proceeds`` with the carried value's own application at the iteration
+        (``func(*outer, var)``) as a variable, and that variable's name: once per loop and case."""
+        key = ("own", loop.func.name())
+        if key not in self._dags:
+            name = f"{loop.func.name()}!this"
+            this = smt.Int(name) if loop.func.range() == smt.IntSort() else smt.Bool(name)
+            own = (loop.func(*loop.outer, loop.var), this)
+            self._dags[key] = (smt.substitute(loop.following, own), smt.substitute(loop.proceeds, own),
+                               this.decl().name())
+        return self._dags[key]
+
+    def _value(self, term: smt.Expr, rows: int) -> np.ndarray:
+        """``term``'s value at every row, integer or boolean, exactly."""
+        return self.truth(term, rows) if smt.is_bool(term) else self.ints(term, rows)
+
+    @staticmethod
+    def _read(contents: np.ndarray, coords: list[Any]) -> np.ndarray:
+        """The elements at ``coords`` (one array per dimension); a read outside the array is not
+        evaluated (the model's value there is any value)."""
+        if len(coords) != contents.ndim:
+            raise Unsupported
+        arrays = np.broadcast_arrays(*[np.asarray(c, np.int64) for c in coords])
+        for c, n in zip(arrays, contents.shape):
+            if c.size and (c.min() < 0 or c.max() >= n):
+                raise Unsupported
+        return contents[tuple(arrays)].astype(np.int64)
+
+
+def _apply(kind: str, v: list[Any]) -> Any:
+    if kind == "add":
+        return sum(v[1:], np.int64(0) + v[0])
+    if kind == "sub":
+        out = v[0]
+        for x in v[1:]:
+            out = out - x
+        return out
+    if kind == "mul":
+        out = v[0]
+        for x in v[1:]:
+            out = out * x
+        return out
+    if kind == "uminus":
+        return -v[0]
+    if kind in ("div", "mod"):
+        x, y = np.asarray(v[0], np.int64), np.asarray(v[1], np.int64)
+        if (y == 0).any():
+            raise Unsupported
+        q = np.floor_divide(x, np.abs(y)) * np.sign(y)  # SMT-LIB: 0 <= x mod y < |y|
+        return q if kind == "div" else x - y * q
+    if kind == "ite":
+        return np.where(v[0], v[1], v[2])
+    if kind in _COMPARE:
+        return _COMPARE[kind](v[0], v[1])
+    if kind == "distinct" and len(v) == 2:
+        return v[0] != v[1]
+    if kind == "and":
+        # pairwise: the operands broadcast against one another (a block's value and a lane tile)
+        return functools.reduce(np.logical_and, v, np.True_)
+    if kind == "or":
+        return functools.reduce(np.logical_or, v, np.False_)
+    if kind == "not":
+        return np.logical_not(v[0])
+    if kind == "xor":
+        return np.logical_xor(v[0], v[1])
+    if kind == "implies":
+        return np.logical_or(np.logical_not(v[0]), v[1])
+    raise Unsupported  # bit-vector ops and anything else: the solver's
+
+
+# bit-vectors as their unsigned values in int64: widths up to this many bits (int32 patterns)
+BV_BITS = 32
+
+
+def _bitvector(node: Any, v: list[Any]) -> Any:
+    """A bit-vector node's value (``smt.Node``: ``width`` and parameters), each bit-vector held as
+    its unsigned value; wider than ``BV_BITS`` bits, or an operation not listed, is the solver's."""
+    width, kind = node.width, node.kind
+    if width > BV_BITS or kind == "concat" and sum(node.value) > BV_BITS:
+        raise Unsupported
+    mask = (1 << width) - 1
+    if kind == "bvliteral":
+        return np.int64(node.value)
+    if kind == "int2bv":
+        return np.bitwise_and(np.asarray(v[0], np.int64), mask)  # two's complement, mod 2^width
+    if kind == "bv2int":
+        return v[0]
+    if kind == "sbv2int":
+        return _signed(v[0], width)
+    if kind in ("bvxor", "bvand", "bvor"):
+        fn = {"bvxor": np.bitwise_xor, "bvand": np.bitwise_and, "bvor": np.bitwise_or}[kind]
+        return functools.reduce(fn, v[1:], np.asarray(v[0], np.int64))
+    if kind == "bvnot":
+        return np.bitwise_xor(v[0], mask)
+    if kind in ("bvadd", "bvsub"):
+        out = v[0] + sum(v[1:]) if kind == "bvadd" else v[0] - v[1]
+        return np.bitwise_and(np.asarray(out, np.int64), mask)
+    if kind == "extract":
+        high, low = node.value
+        return np.bitwise_and(np.right_shift(v[0], low), (1 << (high - low + 1)) - 1)
+    if kind == "concat":
+        out = np.asarray(v[0], np.int64)
+        for value, bits in zip(v[1:], node.value[1:]):
+            out = np.bitwise_or(np.left_shift(out, bits), value)
+        return out
+    if kind in _BV_COMPARE:
+        signed, relation = _BV_COMPARE[kind]
+        a, b = (_signed(v[0], width), _signed(v[1], width)) if signed else (v[0], v[1])
+        return _COMPARE[relation](a, b)
+    raise Unsupported
+
+
+_BV_COMPARE = {"bvslt": (True, "lt"), "bvsle": (True, "le"), "bvsgt": (True, "gt"), "bvsge": (True, "ge"),
+               "bvult": (False, "lt"), "bvule": (False, "le"), "bvugt": (False, "gt"), "bvuge": (False, "ge")}
+
+
+def _signed(value: Any, width: int) -> Any:
+    """A ``width``-bit pattern's two's-complement value."""
+    value = np.asarray(value, np.int64)
+    return np.where(value >= 1 << (width - 1), value - (1 << width), value)
+
+
+_GROWING = frozenset({"add", "sub", "mul", "uminus"})
+_COMPARE = {"le": np.less_equal, "lt": np.less, "ge": np.greater_equal, "gt": np.greater, "eq": np.equal}
+
+
+def _conjuncts(root: int, nodes: dict[int, smt.Node]) -> list[int]:
+    out, todo = [], [root]
+    while todo:
+        key = todo.pop()
+        if nodes[key].kind == "and":
+            todo.extend(nodes[key].args)
+        else:
+            out.append(key)
+    return out
