@@ -92,7 +92,7 @@ class Finding:
 class Contract:
     """The launch contract of a kernel at the given shapes (``verify``): the grids, a box of
     per-axis extents, under which it is race-free and in bounds, and the first launch outside it
-    that is not (DESIGN §4; docs/semantics.md, "Contracts")."""
+    that is not (DESIGN §4; docs/semantics/levels-and-contracts.md, "Grid contracts")."""
 
     extents: tuple[int | None, int | None, int | None]  # largest race-free extent per axis (None: any)
     reads: tuple[bool, bool, bool]  # the kernel reads the axis (its block id or grid size)

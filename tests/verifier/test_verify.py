@@ -222,7 +222,7 @@ def test_a_work_budget_that_runs_out_is_unknown_deterministically():
     """The solver work of a whole verify is bounded (issue 21): past the budget the verdict is
     unknown, never verified, with a reason naming the budget. Z3's rlimit counts work, not time;
     the work one formula takes still varies with what the process solved before
-    (docs/semantics.md, "Reproducible verdicts": up to a quarter on one TileGym kernel), so a second
+    (docs/semantics/reproducible-verdicts.md: up to a quarter on one TileGym kernel), so a second
     run is compared by its answer."""
     full = check(gemm.matmul)
     assert full.status == "verified" and 0 < full.stats["work"]

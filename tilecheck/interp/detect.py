@@ -147,7 +147,7 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
 # Trips of one loop after which the detector calls a block order one that does not end: blocks that
 # wait for others are stepped in turn, so a legitimate spin lasts about as many trips as the other
 # blocks have memory operations before they release it. Past it the order's races still count; with
-# none found anywhere the launch is unknown (docs/semantics.md), never verified.
+# none found anywhere the launch is unknown (docs/semantics/synchronisation.md), never verified.
 DETECT_TRIPS = 20_000
 def _run(module: Module, args: tuple[Any, ...], grid: tuple[int, int, int], seed: int | None,
          recorder: Recorder, max_elements: int | None = None, failed: list[str] | None = None) -> Recorder:

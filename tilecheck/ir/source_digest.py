@@ -16,7 +16,7 @@ A value the digest cannot pin down (an object without a stable text form, a func
 source file) gives no digest: that kernel is compiled in every process, as without a cache.
 What it cannot see is state a compilation reads some other way (an environment variable read at
 trace time, a monkeypatched attribute of an imported package): ``--no-cache`` or ``tilecheck
-cache clear`` after changing such state (docs/semantics.md, "The proof cache").
+cache clear`` after changing such state (docs/semantics/reuse.md, "The proof cache").
 """
 from __future__ import annotations
 

@@ -313,8 +313,8 @@ def validated_loads(function: Any) -> frozenset[Any]:
     f(guess)); } while (old != guess)``, a scatter-reduce by multiplication). A stale guess makes
     the CAS fail and the loop try again, so such a load racing with other blocks' atomics decides
     nothing: the models count it as strong (a relaxed read), never as a data race with an atomic
-    (docs/semantics.md). The value, and everything computed from it, may reach only the CASes on
-    that pointer (their compare and new values) and pure ops; a branch or a loop that depends on
+    (docs/semantics/synchronisation.md). The value, and everything computed from it, may reach only
+    the CASes on that pointer (their compare and new values) and pure ops; a branch or a loop that depends on
     it may hold no memory op but those CASes and the load itself."""
     ops = list(function.walk())
     parents = {inner: op for op in ops for region in op.regions for block in region.blocks for inner in block.ops}

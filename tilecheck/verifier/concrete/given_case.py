@@ -163,7 +163,7 @@ def check_overflow(ch: Checker) -> None:
         constraints = [*ch.base(("b1",)), claim]
         contract = ch.level.grid is None  # a contract's box: the smallest block that wraps, per op
         if contract and smt.reads_data(term):
-            continue  # not checked for a box (docs/semantics.md, "Grid contracts")
+            continue  # not checked for a box (docs/semantics/levels-and-contracts.md, "Grid contracts")
         if n in pins:  # the instance enumeration found: its model, the least block among those pinned
             result = ch.solve([*constraints, *pins[n]], "integer overflow", (op.loc,), tentative=True,
                               limit=ch.rlimit)

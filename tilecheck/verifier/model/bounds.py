@@ -13,7 +13,7 @@ build the simpler, equal term.
 A bound holds for every execution of the kernel (block ids within the grid, lanes within the tile,
 a loop variable within its loop's range, dimensions non-negative, the kernel's own ``assume``
 facts). A term built from it equals the general one on every such execution, which is all a query
-needs: its variables take only those values (docs/semantics.md, "Division").
+needs: its variables take only those values (docs/semantics/how-it-works.md, "Division").
 """
 from __future__ import annotations
 

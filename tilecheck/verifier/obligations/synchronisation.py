@@ -1,5 +1,5 @@
-"""What the static check knows of synchronisation between blocks (docs/semantics.md, "Synchronisation
-between blocks"): which conflicts release/acquire edges may order (deferred to the exact detector
+"""What the static check knows of synchronisation between blocks (docs/semantics/synchronisation.md):
+which conflicts release/acquire edges may order (deferred to the exact detector
 at a launch, never reported as races), which compare-and-swaps only read, and which atomics'
 returned values steer what the kernel writes (``order-dependent-atomic`` warnings)."""
 from __future__ import annotations

@@ -57,7 +57,7 @@ class CacheCase:
 
 
 def admissible(contract: shape_contract.ShapeContract, options: dict[str, Any]) -> bool:
-    """The reuse rule (docs/semantics.md, "The proof cache"): a stored contract may decide a question
+    """The reuse rule (docs/semantics/reuse.md, "The proof cache"): a stored contract may decide a question
     only where a fresh proof of exactly that question would have assumed no more. Its Tile IR, its
     kernel and its preconditions are in its key; what is left is the mode: a contract that rests on
     index contents (``contents``: facts the proving launch's data satisfied) answers a question about

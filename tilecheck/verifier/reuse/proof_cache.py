@@ -7,7 +7,7 @@ preconditions it was proved under, and the versions of tilecheck and z3 (and thi
 entry records that description (``about``) and is read only when the description hashes to its name,
 so an entry copied or renamed under another key is ignored. An entry holds every contract proved for
 its key (launches of other shapes may prove other ones). Which stored verdict may decide which
-question is ``cached.py``'s rule (docs/semantics.md, "The proof cache").
+question is ``cached.py``'s rule (docs/semantics/reuse.md, "The proof cache").
 
 What the cache does to a user's files (issue 49): it writes only inside its own directory, marked
 with a ``CACHEDIR.TAG`` that names tilecheck; a directory that exists, holds files and carries no such
@@ -45,7 +45,7 @@ _TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
 _TAG_MARK = "created by tilecheck"
 _SUPPORT = {"CACHEDIR.TAG": _TAG, ".gitignore": "# Created by tilecheck: its proof cache\n*\n",
             "README.md": ("# tilecheck's proof cache\n\nProofs of kernels' contracts over the shapes "
-                          "(docs/semantics.md, \"The proof cache\"). Safe to delete: `tilecheck cache clear`.\n")}
+                          "(docs/semantics/reuse.md). Safe to delete: `tilecheck cache clear`.\n")}
 _ENTRY = re.compile(r"[0-9a-f]{64}\.json")
 _TEMP = re.compile(r"tilecheck-.*\.tmp")
 
