@@ -3,7 +3,11 @@ frontend: per row, ``verify`` at its launch and ``detect``, whether a race's wit
 racing lines, and the time (frontend included: TTIR compile, lowering, the check).
 
     git -C <triton-viz clone> archive race-detector-z3-demo | tar -x -C /tmp/tviz-full
-    python benchmarks/bench_tritonracebench.py /tmp/tviz-full [--rows trb012,trb025] [--markdown]
+    python benchmarks/bench_tritonracebench.py /tmp/tviz-full [--rows trb012,trb025] [--markdown] [--runs R]
+
+With ``--runs R``, each row is also run R times on the CPU interpreter (``tilecheck.run_repeated``,
+adversarial schedules): whether it runs (the stock Triton interpreter cannot run three rows) and
+whether its outputs differ between runs.
 
 The rows come from ../shared/tools/tritonracebench_rows.py (or $TRITONRACEBENCH_ROWS), which imports
 the corpus from the exported tree. Each row runs in this one process, in corpus order, with the
@@ -62,12 +66,14 @@ def main() -> int:
     parser.add_argument("tree", help="an exported triton-viz tree (branch race-detector-z3-demo)")
     parser.add_argument("--rows", default="", help="comma-separated substrings of row names to run")
     parser.add_argument("--markdown", action="store_true", help="print the per-row table as markdown")
+    parser.add_argument("--runs", type=int, default=0, help="also run each row this many times (run_repeated)")
     parser.add_argument("--corpus", default="tritonracebench",
                         help="another corpus of the tree, e.g. liger (needs liger-kernel==0.8.0, as the peer ran)")
     opts = parser.parse_args()
     rows = _rows_module().load_rows(opts.tree, corpus=opts.corpus)
     wanted = [w for w in opts.rows.split(",") if w]
     out = []
+    ran_by_row: dict[str, str] = {}
     for row in rows:
         if wanted and not any(w in row.name for w in wanted):
             continue
@@ -86,9 +92,18 @@ def main() -> int:
         except (tilecheck.TilecheckError, RuntimeError) as exc:
             detected = f"error: {exc}".splitlines()[0][:80]
         detect_s = time.perf_counter() - start
+        ran = ""
+        if opts.runs:
+            try:
+                runs = tilecheck.run_repeated(row.fn, row.kwargs(0), row.grid, runs=opts.runs, progress=False)
+                ran = "nondeterministic" if not runs.deterministic else "deterministic"
+            except (tilecheck.TilecheckError, RuntimeError) as exc:
+                ran = f"error: {exc}".splitlines()[0][:80]
+            ran_by_row[row.name] = ran
         out.append((row, verdict, named, verify_s, detected, detect_s))
         print(f"{row.name:42s} {str(row.label):9s} verify={verdict:9s} {verify_s:6.2f}s  "
-              f"detect={detected:9s} {detect_s:6.2f}s  witness-on-planted-lines={named}", flush=True)
+              f"detect={detected:9s} {detect_s:6.2f}s  witness-on-planted-lines={named}"
+              + (f"  runs={ran}" if ran else ""), flush=True)
     labelled = [o for o in out if o[0].label in VERDICT]
     decided = [o for o in out if o[1] in ("race", "verified", "out-of-bounds")]
     said_race = [o for o in labelled if o[1] in ("race", "out-of-bounds")]
@@ -103,6 +118,13 @@ def main() -> int:
           f"detect agrees with the label on {sum(1 for o in labelled if o[4] == VERDICT[o[0].label])}"
           f"/{len(labelled)}; race witnesses on the planted lines {sum(1 for o in named if o[2])}/{len(named)}; "
           f"verify time per row: median {statistics.median(times):.2f} s, p95 {p95:.2f} s, max {times[-1]:.2f} s")
+    if ran_by_row:
+        failed = sorted(n for n, r in ran_by_row.items() if r.startswith("error"))
+        shown = sum(1 for o in out if o[4] == "race" and ran_by_row.get(o[0].name) == "nondeterministic")
+        print(f"run_repeated ({opts.runs} runs): ran {len(ran_by_row) - len(failed)}/{len(ran_by_row)} rows"
+              + (f" (not: {', '.join(failed)})" if failed else "")
+              + f"; outputs differ between runs on {shown} of the {sum(1 for o in out if o[4] == 'race')} rows "
+              f"detect finds racy")
     if opts.markdown:
         print("\n| row | label | verify | witness on planted lines | verify s | detect | detect s |")
         print("|---|---|---|---|---|---|---|")

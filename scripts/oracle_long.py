@@ -13,7 +13,11 @@ reports a defect and ``detect`` none (false alarms, allowed) are counted. A thir
 ``--repeat R``, every false alarm and every ``--sample``-th launch both call safe is also run R times
 under adversarial schedules; a nondeterministic output where ``detect`` found nothing at all is
 reported as a detector miss (kernels whose outputs legitimately depend on the order, through
-tickets, CAS or xchg results or relaxed accesses, are left out).
+tickets, CAS or xchg results or relaxed accesses, are left out). And the other way (issue 52): a
+cross-block race ``detect`` finds whose two orders leave different values (its witness replayed in
+both orders, on the given arguments) must show as nondeterminism in ``run_repeated``'s 20 runs (its
+default); one that does not is written
+as ``race_not_shown_*.py``. ``--grammar triton`` draws the Triton grammar (tests/oracle_triton.py).
 
 At the end it prints (and writes to ``summary.json``): examples, the verify x detect status matrix,
 disagreements by class, the false-alarm count and rate, unknown reasons, generator errors, time.
@@ -37,6 +41,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 
 import tilecheck
 from tests.oracle_kernels import cases
+from tests.oracle_triton import triton_cases
 from tests.oracle_relation import Outcome, known_class, load
 from tests.oracle_minimize import minimize, source_features
 
@@ -77,6 +82,9 @@ class Run:
         self.unknown: collections.Counter[str] = collections.Counter()
         self.errors: collections.Counter[str] = collections.Counter()
         self.detector_misses = 0
+        self.races_replayed = 0  # detect's races whose orders leave different values, run repeatedly
+        self.races_not_shown = 0  # ... that run_repeated showed no difference for
+        self.order_free_races = 0  # detect's races whose two orders leave the same values
         self.repeated = 0
         self.times: list[float] = []
         self.phase: collections.Counter[str] = collections.Counter()
@@ -146,6 +154,8 @@ class Run:
         sampled = v.status == d.status == "verified" and self.sample and self.agreed_safe % self.sample == 0
         if self.repeat and (outcome.false_alarm or sampled) and not case.features & _ORDER_DEPENDENT:
             self._repeat(case, outcome)
+        if self.repeat and d.status == "race" and not case.features & _ORDER_DEPENDENT:
+            self._shown(case, outcome)
         if not outcome.disagreement:
             return
         kinds = sorted({f.kind for f in d.findings if f.kind in _DEFECT_KINDS})
@@ -189,6 +199,33 @@ class Run:
             self._write(f"detector_miss_{case.digest}.py", case.source, f"{outcome.describe()}\n\n{runs}")
             print(f"detector miss {case.digest}", flush=True)
 
+    def _shown(self, case: Any, outcome: Outcome) -> None:
+        """A race ``detect`` found, whose orders leave different values, shows in repeated runs."""
+        from tilecheck.runtime.replay import replay
+
+        races = [f for f in outcome.detect.findings if f.kind in ("write-write", "read-write")]
+        signal.alarm(self.timeout_s)
+        try:
+            # on the given arguments: replay retries with random floats where they hide the difference,
+            # and repeated runs on the given arguments cannot show that one
+            differing = any((r := replay(f)).reproduced and r.differing
+                            and not (r.note or "").startswith("with random float inputs") for f in races[:3])
+            if not differing:
+                self.order_free_races += 1
+                return
+            self.races_replayed += 1
+            loaded = load(case.source, self.work)
+            runs = tilecheck.run_repeated(loaded.kernel, loaded.args, loaded.grid, runs=SHOWN_RUNS, seed=1)
+        except Timeout:
+            self.errors["timeout (race shown)"] += 1
+            return
+        finally:
+            signal.alarm(0)
+        if runs.deterministic:
+            self.races_not_shown += 1
+            self._write(f"race_not_shown_{case.digest}.py", case.source, f"{outcome.describe()}\n\n{runs}")
+            print(f"race not shown {case.digest}", flush=True)
+
     def _write(self, name: str, source: str, note: str) -> None:
         self.out.mkdir(parents=True, exist_ok=True)
         comment = "\n".join("# " + line if line else "#" for line in note.splitlines())
@@ -212,6 +249,9 @@ class Run:
                 dict(self.alarm_features.most_common(15)),
             "launches run repeatedly (false alarms, sampled agreements)": self.repeated,
             "detector misses": self.detector_misses,
+            "detect's races replayed with differing orders, run repeatedly": self.races_replayed,
+            "... of them identical in every repeated run (race not shown)": self.races_not_shown,
+            "detect's races whose orders leave the same values": self.order_free_races,
             "unknown reasons": dict(self.unknown.most_common(20)), "errors": dict(self.errors),
             "seconds": round(elapsed, 1), "seconds per example (mean, p95, max)":
                 (round(elapsed / max(self.examples, 1), 3), round(times[int(0.95 * (len(times) - 1))], 3),
@@ -221,9 +261,12 @@ class Run:
         }
 
 
+# runs in which a race detect found must show (run_repeated's default count, and `tilecheck run`'s)
+SHOWN_RUNS = 20
 # outputs that depend on the order of blocks without a race: tickets, CAS results stored as data,
 # relaxed (morally strong) loads and stores
-_ORDER_DEPENDENT = frozenset({"ticket", "atomic-cas", "atomic-xchg", "view-relaxed", "atomic-result"})
+_ORDER_DEPENDENT = frozenset({"ticket", "atomic-cas", "atomic-xchg", "view-relaxed", "atomic-result",
+                              "atomic"})  # the Triton grammar's float atomic add (its rounding)
 _DEFECT_KINDS = ("write-write", "read-write", "unordered-in-block", "aliasing", "out-of-bounds")
 # grammar features that name a disagreement's class before it is minimised
 _SUSPECT = frozenset({
@@ -256,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="adversarial runs of each false alarm that detect found clean (0: none)")
     parser.add_argument("--sample", type=int, default=5,
                         help="also run every N-th launch both checkers call safe repeatedly (0: none)")
+    parser.add_argument("--grammar", choices=("cutile", "triton"), default="cutile")
     parser.add_argument("--minimize", type=int, default=2,
                         help="disagreements minimised per set of detect's finding kinds (known classes: "
                         "none)")
@@ -269,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     @seed(opts.seed)
     @settings(max_examples=opts.examples, deadline=None, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
-    @given(case=cases())
+    @given(case=cases() if opts.grammar == "cutile" else triton_cases())
     def property_(case: Any) -> None:
         run.one(case)
 
@@ -281,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     print(json.dumps(summary, indent=2))
-    return 1 if summary["disagreements"] or run.detector_misses else 0
+    return 1 if summary["disagreements"] or run.detector_misses or run.races_not_shown else 0
 
 
 if __name__ == "__main__":

@@ -8,6 +8,10 @@ and stores, adds atomically, or updates in place at another, under an optional m
 program id, or a loop. The index expressions range from disjoint per program (``pid * B + ar``)
 to overlapping ones (``pid // 2 * B + ar``, a shift, a clamp, an ignored grid axis), so about half
 the launches race. Modules are loaded and checked with ``tests.oracle_relation.load`` / ``check``.
+
+Memory, not views (issue 52): the tensors may be views shorter than their allocation (padded rows:
+an access past the view's end lands in the allocation's padding, as on a GPU), or ``x`` and ``y``
+views of one buffer that overlap (a store through ``y`` is a write to what ``x`` reads).
 """
 from __future__ import annotations
 
@@ -92,12 +96,24 @@ def triton_cases(draw: Any, budget: int = 3) -> OracleCase:
             slot = draw(st.sampled_from(["pid", "0", "pid // 2"]))
             body += [f"    tl.atomic_add(c_ptr + {slot}, 1)"]
             features.add(f"count {slot}")
+    layout = draw(st.sampled_from(["separate", "separate", "padded", "shared"]))
+    features.add(f"layout-{layout}")
+    if layout == "separate":
+        tensors = f"x_ptr=rng.standard_normal({size}).astype(np.float32), y_ptr=np.zeros({size}, np.float32)"
+    elif layout == "padded":  # views of the first rows of longer allocations: the rest is padding
+        view = draw(st.sampled_from([g0 * g1 * tile, size // 2]))
+        tensors = (f"x_ptr=rng.standard_normal({size}).astype(np.float32)[:{view}], "
+                   f"y_ptr=np.zeros({size}, np.float32)[:{view}]")
+    else:  # x and y are views of one buffer, y starting ``shift`` elements into it
+        shift = draw(st.sampled_from([tile, tile // 2, size // 2]))
+        tensors = (f"x_ptr=buffer[:{size}], y_ptr=buffer[{shift}:{shift + size}]")
+    setup = f"    buffer = rng.standard_normal({size * 2}).astype(np.float32)\n" if layout == "shared" else ""
     source = _HEADER + "\n".join(body) + f'''
 
 
 def make_args():
     rng = np.random.default_rng(0)
-    return dict(x_ptr=rng.standard_normal({size}).astype(np.float32), y_ptr=np.zeros({size}, np.float32),
+{setup}    return dict({tensors},
                 c_ptr=np.zeros({max(g0 * g1, 1)}, np.int32), n={n}, B={tile})
 
 

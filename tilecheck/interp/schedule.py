@@ -4,7 +4,10 @@
 (``tilecheck.interp.budget``), ops in program order: fast and deterministic. ``Schedule(seed)`` is adversarial: a seeded shuffle of the blocks into
 waves of random sizes, waves interleaved at random at memory-op granularity, and inside a block
 a random order of the ops that is consistent with data dependence and token order — memory ops
-that nothing orders may swap. A race-free kernel gives the same bits under every schedule.
+that nothing orders may swap. ``Schedule(seed, sequential=True)`` runs the shuffled blocks one at
+a time, each to its end: a race whose two accesses lie far apart in the blocks' programs (one block
+done before the other begins, in an order other than the default's) shows there, where a random
+interleaving reaches it rarely. A race-free kernel gives the same bits under every schedule.
 """
 from __future__ import annotations
 
@@ -35,6 +38,9 @@ class Schedule:
     # trips of one loop in one run of it (a while loop that never ends stops here, naming the loop)
     max_trips: int | None = None
     max_elements: int | None = None  # array elements the memory ops move, in all (None: no limit)
+    # adversarial only: the shuffled blocks one at a time, each to its end (unless blocks may wait
+    # for one another: then they interleave, as ``drive`` says)
+    sequential: bool = False
     _orders: dict[int, list[Op]] = field(default_factory=dict, repr=False)
     # the wave being stepped is the only one running, and no other can start before it ends: no
     # other block can change what it reads (``drive`` keeps it; a stuck ``loop`` is then stopped)
@@ -59,7 +65,7 @@ class Schedule:
             return [blocks[i:i + size] for i in range(0, n, size)]
         order = self.rng.permutation(n)
         blocks = blocks[order]
-        if single:
+        if single or self.sequential:
             return [blocks[i:i + 1] for i in range(n)]
         waves, start = [], 0
         while start < n:
@@ -81,7 +87,7 @@ class Schedule:
         other to completion, which could wait forever: the default schedule then steps the started
         waves in turn (round robin), deterministically. ``width(n)``: how many of a wave's next ``n``
         blocks may start together (the rest start as a wave of their own, later)."""
-        if not (self.adversarial and self.interleave) and not waiting:
+        if not (self.adversarial and self.interleave and not self.sequential) and not waiting:
             self.alone = True
             for wave in waves:
                 while len(wave):
