@@ -4,6 +4,7 @@ from tilecheck.cases import Case, case, cases_of
 from tilecheck.errors import TilecheckError
 from tilecheck.interp.detect import detect
 from tilecheck.requirements import requires
+from tilecheck.runtime.picture import Picture, picture
 from tilecheck.runtime import (
     AliasingError,
     DeviceOp,
@@ -29,6 +30,7 @@ __all__ = [
     "LaunchWarning",
     "NondeterminismReport",
     "OutOfBoundsError",
+    "Picture",
     "RaceError",
     "Report",
     "Schedule",
@@ -45,6 +47,7 @@ __all__ = [
     "distinct",
     "launch",
     "nondecreasing",
+    "picture",
     "replay",
     "requires",
     "run_repeated",

@@ -109,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the first run's schedule (default 0)")
     r.add_argument("--report", help="write the JSON report to FILE")
     r.add_argument("--heatmap", help="write a PNG of differing elements to FILE")
+    r.add_argument("--picture", help="write a picture of which block writes which element, the races "
+                                     "marked, to FILE (.svg, or .png with the plot extra)")
     r.add_argument("--max-trips", type=_positive(int), default=None,
                    help="trips of one loop before a CPU run stops, taking it for a loop that never ends "
                         "(default 100000)")
@@ -116,6 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("explain", help="verify a kernel and replay each race's witness on the interpreter")
     e.add_argument("target", help="FILE::KERNEL")
     e.add_argument("--case", type=_non_negative_int, default=0)
+    e.add_argument("--picture", help="write a picture of which block writes which element, the races "
+                                     "marked and the first witness outlined, to FILE (.svg, or .png with the plot extra)")
 
     ev = sub.add_parser("eval", help="verify every kernel of a labelled corpus and score the verdicts")
     ev.add_argument("corpus", help="a corpus directory (with manifest.toml) or a manifest file")

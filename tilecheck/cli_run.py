@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         from tilecheck.runtime.heatmap import check_heatmap_path
 
         check_heatmap_path(args.heatmap)  # before the runs, not after
+    _check_picture_path(args.picture)
     with stdout_to_stderr():
         kernel, kargs, grid, assume = target(args.target, args.case)
     report = run_repeated(kernel, kargs, grid, runs=args.repeat, backend=args.backend, seed=args.seed,
@@ -60,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
         write_file(args.report, report.to_json() + "\n", "the run report")
     if args.heatmap:
         report.save_heatmap(args.heatmap, races=detected.races if detected is not None else None)
+    if args.picture:
+        _save_picture(args.picture, kernel, kargs, grid, detected.races[0] if detected and detected.races else None)
     racy = detected is not None and detected.failed
     return EXIT_OK if report.deterministic and not racy else EXIT_RACE
 
@@ -70,6 +73,7 @@ def explain(args: argparse.Namespace) -> int:
     from tilecheck.runtime import replay
     from tilecheck.verifier import verify
 
+    _check_picture_path(args.picture)
     with stdout_to_stderr():
         kernel, kargs, grid, assume = target(args.target, args.case)
     report = verify(kernel, kargs, grid, assume=assume)
@@ -79,9 +83,26 @@ def explain(args: argparse.Namespace) -> int:
         print()
         print(replay(f))
     detected = _detect(kernel, kargs, grid, assume)
+    if args.picture:
+        _save_picture(args.picture, kernel, kargs, grid, races[0] if races else
+                      detected.races[0] if detected is not None and detected.races else None)
     if races or report.failed or detected is not None and detected.failed:
         return EXIT_RACE
     return EXIT_UNKNOWN if report.status == "unknown" else EXIT_OK
+
+
+def _check_picture_path(path: str | None) -> None:
+    """A ``TilecheckError`` for a picture name of another format, before any work."""
+    if path is not None and Path(path).suffix.lower() not in (".svg", ".png"):
+        raise TilecheckError(f"cannot write the picture to {path}: it is drawn as .svg (or .png with the "
+                             "plot extra)")
+
+
+def _save_picture(path: str, kernel: object, kargs: tuple, grid: object, witness: object) -> None:
+    from tilecheck.runtime.picture import picture
+
+    written = picture(kernel, kargs, grid, witness=witness).save(path)
+    print(f"\npicture of the partition: {written}")
 
 
 def _detect(kernel: object, kargs: tuple, grid: object, assume: tuple = ()) -> object:

@@ -17,6 +17,49 @@ DEFECT_STATUSES = ("race", "out-of-bounds")
 LEVELS = {1: "all grids and shapes", 2: "the given shapes", 3: "the given shapes and grid"}
 
 
+# the drawer of ``Report.save_picture``: it runs the launch, a floor above this module, so
+# ``tilecheck.runtime.picture`` registers it here
+PICTURES: dict[str, Any] = {}
+
+
+class WeakLaunch:
+    """A launch (kernel, arguments, grid) whose arrays are held by weak reference: ``get()`` gives
+    it back while they are alive, else None."""
+
+    def __init__(self, kernel: Any, args: Any, grid: Any) -> None:
+        self.kernel, self.grid = kernel, grid
+        self.by_name = isinstance(args, dict)
+        self.items = [(k, _weak(v)) for k, v in (args.items() if self.by_name else enumerate(args))]
+
+    def get(self) -> tuple[Any, Any, Any] | None:
+        values = []
+        for k, ref in self.items:
+            v = ref()
+            if v is _GONE:
+                return None
+            values.append((k, v))
+        return self.kernel, dict(values) if self.by_name else tuple(v for _, v in values), self.grid
+
+
+_GONE = object()
+
+
+def _weak(value: Any) -> Any:
+    """A callable giving ``value`` back (``_GONE`` once it was freed): a weak reference where
+    ``value`` takes one, a list or tuple item by item, else ``value`` itself (a scalar)."""
+    import weakref
+
+    if isinstance(value, (list, tuple)):
+        refs = [_weak(v) for v in value]
+        kind = type(value)
+        return lambda: _GONE if any((v := r()) is _GONE for r in refs) else kind(r() for r in refs)
+    try:
+        ref = weakref.ref(value)
+    except TypeError:
+        return lambda: value
+    return lambda: _GONE if (v := ref()) is None else v
+
+
 @dataclass(frozen=True)
 class Side:
     """One of the two accesses of a witness."""
@@ -143,6 +186,18 @@ class Report:
     # the launch's contract over the shapes (``verifier.shape_contract.ShapeContract``): proved, the
     # verdict holds for every launch it admits
     launch_contract: Any = None
+    # the launch the report is about (``WeakLaunch``: a report kept by the launcher's memo must not
+    # keep the user's arrays alive), for ``save_picture``; None without one
+    launch: Any = field(default=None, repr=False, compare=False)
+
+    def save_picture(self, path: Any, *, max_cells: int | None = None) -> Any:
+        """Draw the launch this report is about (``tilecheck.picture``): each written array's elements
+        coloured by the block that writes them, the elements two blocks race on hatched, the first
+        race's witness outlined. SVG, or PNG for a ``.png`` path. Returns the path written."""
+        draw = PICTURES.get("report")
+        if draw is None:  # registered by tilecheck.runtime.picture, which ``import tilecheck`` loads
+            raise RuntimeError("tilecheck.runtime.picture is not loaded")
+        return draw(self, path) if max_cells is None else draw(self, path, max_cells)
 
     @property
     def verified(self) -> bool:

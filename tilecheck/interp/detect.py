@@ -38,7 +38,7 @@ from tilecheck.ir import Module
 from tilecheck.ir import triton as triton_frontend
 from tilecheck.ir.summary import validated_loads
 from tilecheck.ir.cutile import module_for
-from tilecheck.report import Finding, Report
+from tilecheck.report import Finding, Report, WeakLaunch
 from tilecheck.requirements import check_named, with_requirements
 
 LEVEL = "this launch"
@@ -76,7 +76,7 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
     grid3 = normalize_grid(grid)
     args = tuple(args)
     module, _ = module_for(kernel, args)
-    report = Report(module.name, "unknown", level=LEVEL)
+    report = Report(module.name, "unknown", level=LEVEL, launch=WeakLaunch(kernel, args, grid3))
     report.assumptions.append("the given arguments, their contents and this grid; "
                               "every schedule of the blocks")
     for pre in assume:
@@ -101,13 +101,13 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
     guesses = validated_loads(function)
     try:
         for seed in orders:
-            first = _run(module, args, grid3, seed, Recorder(grid3, locks, None, detail, written, new_sync(function),
+            first = run_once(module, args, grid3, seed, Recorder(grid3, locks, None, detail, written, new_sync(function),
                                                              InBlockSearch(pairs), guesses), max_elements, failed)
             runs += 1
             watch = conflicts(first)
             recorder = first
             if any(m.any() for m in watch.values()):
-                recorder = _run(module, args, grid3, seed, Recorder(grid3, locks, watch, (), written,
+                recorder = run_once(module, args, grid3, seed, Recorder(grid3, locks, watch, (), written,
                                                                     new_sync(function), None, guesses), max_elements, [])
                 runs += 1
                 for f in witness.cross_block(module, recorder, grid3, case):
@@ -149,7 +149,7 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
 # blocks have memory operations before they release it. Past it the order's races still count; with
 # none found anywhere the launch is unknown (docs/semantics/synchronisation.md), never verified.
 DETECT_TRIPS = 20_000
-def _run(module: Module, args: tuple[Any, ...], grid: tuple[int, int, int], seed: int | None,
+def run_once(module: Module, args: tuple[Any, ...], grid: tuple[int, int, int], seed: int | None,
          recorder: Recorder, max_elements: int | None = None, failed: list[str] | None = None) -> Recorder:
     """One order of the launch under ``recorder``. With ``failed``, a loop that does not end in this
     order (a block spinning on a flag already past the value it waits for) stops the run and is

@@ -200,13 +200,13 @@ def _first_across_blocks(col: Columns, op_of: np.ndarray, ka: int, kb: int, per_
                     continue
                 if rec.protected_by_common_lock(int(col["lock"][i]), int(col["lock"][j])):
                     continue
-                if _synchronised(rec, col, i, j):
+                if synchronised(rec, col, i, j):
                     continue
                 return (i, j) if col["block"][i] <= col["block"][j] else (j, i)
     return None
 
 
-def _synchronised(rec: Recorder, col: Columns, i: int, j: int) -> bool:
+def synchronised(rec: Recorder, col: Columns, i: int, j: int) -> bool:
     """One of the two records (of different blocks) happens before the other through
     release/acquire synchronisation, as executed (``Sync``). A question past the walk limit counts
     as not ordered and marks the run undecided."""

@@ -11,7 +11,7 @@ from tilecheck import checks
 from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
 from tilecheck.ir import triton as triton_frontend
-from tilecheck.report import Report
+from tilecheck.report import Report, WeakLaunch
 from tilecheck.requirements import with_requirements
 from tilecheck.verifier import pipeline
 from tilecheck.verifier.contracts.preconditions import Precondition
@@ -78,7 +78,7 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
     if store is not None:
         case, hit = lookup(store, kernel, args, grid, assume, options)
         if hit is not None:
-            return hit
+            return _about(hit, kernel, args, grid)
     # its own Z3 context: the same kernel gives the same formulas and answers, whatever was
     # verified before (and a verify run inside another leaves the outer one's terms valid)
     with _older_objects_frozen(), smt.backstop(timeout_s), smt.work_budget(work), smt.own_context():
@@ -87,6 +87,13 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
         report.stats["work"] = smt.work_spent()  # deterministic: the same on any machine
     if store is not None and case is not None:
         remember(store, case, report, args, grid)
+    return _about(report, kernel, args, grid)
+
+
+def _about(report: Report, kernel: Any, args: Any, grid: Any) -> Report:
+    """``report`` with the launch it is about (held weakly), for ``Report.save_picture``."""
+    if args is not None and grid is not None:
+        report.launch = WeakLaunch(kernel, args, grid)
     return report
 
 
