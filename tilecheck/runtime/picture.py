@@ -20,6 +20,7 @@ from __future__ import annotations
 import colorsys
 import html
 import math
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ MAX_LEGEND = 24  # blocks named in the legend
 _CELL_PX = (6, 22)  # the smallest and largest cell, in pixels
 _WIDTH_PX = 720  # about the width of an array's grid
 _UNWRITTEN, _MIXED_FILL = "#ffffff", "#9a9a9a"
+_LINE_CHARS = 118  # a caption line, about the picture's width
 
 
 @dataclass(frozen=True)
@@ -247,6 +249,7 @@ def _svg_panel(pic: Picture, panel: Panel, top: int) -> tuple[str, int, int]:
     orders = f" in any of {pic.owners.orders} block orders" if pic.owners.orders > 1 else ""
     lines.append(f"{races} element(s) two blocks race on{orders}, hatched: " + _pairs(pic.owners, a) if races
                  else f"no element two blocks race on{orders}")
+    lines = [part for line in lines for part in textwrap.wrap(line, _LINE_CHARS)]
     out = [f'<g data-array="{html.escape(a.name)}" data-rows="{panel.rows}" data-cols="{panel.cols}" '
            f'data-cell="{panel.cell[0]} {panel.cell[1]}" data-racing="{races}">\n',
            *(f'<text x="20" y="{top + 12 + 15 * n}" font-size="12">{html.escape(line)}</text>\n'
@@ -291,8 +294,8 @@ def _svg_panel(pic: Picture, panel: Panel, top: int) -> tuple[str, int, int]:
         r, c = element // panel.cols // panel.cell[0], element % panel.cols // panel.cell[1]
         out.append(f'<rect x="{x0 + c * px - 2}" y="{y0 + r * px - 2}" width="{px + 4}" height="{px + 4}" '
                    f'fill="none" stroke="#000000" stroke-width="3" data-witness="{element}"/>\n'
-                   f'<text x="{x0 + c * px + px + 6}" y="{y0 + r * px + px * 0.8}" font-size="11" '
-                   f'font-weight="bold">witness</text>\n')
+                   f'<text x="{x0 + C * px + 6}" y="{y0 + r * px + px * 0.8}" font-size="11" '
+                   f'font-weight="bold">&lt;- witness</text>\n')
     out.append("</g>\n")
     return "".join(out), 8 + 15 * len(lines) + R * px, C * px + 60
 
@@ -335,8 +338,9 @@ def _svg_legend(found: Owners, blocks: list[int], top: int, width: int) -> tuple
                    f'</text>\n')
     rows = -(-len(shown) // per_row)
     y = top + 20 + rows * 18
-    notes = ["hatched: an element two blocks race on (its writer and another block that touches it, named "
-             "in the caption and in each cell's title); outlined: the witness"]
+    notes = textwrap.wrap("hatched: an element two blocks race on (its writer and another block that touches it, "
+                          "named in the caption and each cell's title; a cell's label gives their linear ids, "
+                          "x + y * gx + z * gx * gy); outlined: the witness", _LINE_CHARS)
     if len(blocks) > len(shown):
         notes.insert(0, f"and {len(blocks) - len(shown)} more blocks (colours by linear block id)")
     for n, note in enumerate(notes):
