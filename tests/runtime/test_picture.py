@@ -173,3 +173,41 @@ def test_the_picture_renders_in_a_real_browser_without_errors(tmp_path):
                                  " document.querySelectorAll('rect[data-race]').length]; }")
         browser.close()
     assert not errors and rendered[0] > 100 and rendered[1] > 100 and rendered[2] > 0
+
+
+def _corpus_params():
+    from tests.conftest import ROOT
+    from tests.test_corpus import ENTRIES, EVERY_ENTRY
+
+    return ROOT, ENTRIES, [p for p in EVERY_ENTRY if ENTRIES[p.values[0]]["file"].endswith(".py")]
+
+
+_ROOT, _ENTRIES, _PY_ENTRIES = _corpus_params()
+
+
+@pytest.mark.parametrize("index", _PY_ENTRIES)
+def test_on_the_corpus_the_picture_races_where_detect_does(index):
+    """Every corpus entry with a launch (the fast tier: its sample; --thorough: all): hatched elements
+    where and only where ``detect`` finds a cross-block race, each witness among them."""
+    from tilecheck.collect import MissingFrontend, load_module
+
+    entry = _ENTRIES[index]
+    try:
+        module = load_module(_ROOT / "corpus" / entry["file"])
+    except MissingFrontend:
+        pytest.skip("needs tilecheck[triton]")
+    kernel = getattr(module, entry.get("kernel", Path(entry["file"]).stem))
+    case = tilecheck.cases_of(kernel)[entry.get("case", 0)]
+    args = case.make_args()
+    assume = [tilecheck.requirements.parse(s) for s in entry.get("assume", [])]
+    report = tilecheck.detect(kernel, args, case.grid, assume=assume)
+    if report.status == "unknown":
+        pytest.skip("the detector cannot run this launch: " + "; ".join(report.reasons))
+    pic = picture(kernel, args, case.grid, max_cells=1 << 18)
+    racing = {(name, e) for name, d in _read(pic.svg()).items() for e in d["racing"]}
+    cross = [f for f in report.findings if f.kind in CROSS_BLOCK and f.witness is not None]
+    assert bool(racing) == bool(cross), (report.status, sorted(racing)[:5])
+    for f in cross:
+        drawn = picture(kernel, args, case.grid, witness=f, max_cells=1 << 18)
+        if drawn.witness is not None:
+            assert drawn.witness in racing, (f.witness.element_text(), sorted(racing)[:5])
