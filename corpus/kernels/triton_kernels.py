@@ -300,3 +300,30 @@ def scale_rows(scale_ptr, x_ptr, out_ptr, stride0, stride1, L: tl.constexpr, BLO
     s = tl.load(scale_ptr + b * stride0 + l * stride1)
     offs = (b * L + l) * BLOCK + tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, tl.load(x_ptr + offs) * s)
+
+
+# a fused QKV projection's output, q | k | v in one buffer: a rotary-style kernel reads k at an offset
+# (k[i + SHIFT]), so its last program reads the first SHIFT rows of v; memory, not views: v's rows are
+# there (issue 52). Race-free while nothing writes v; the racy twin also writes v in place.
+_QKV_N = 256
+_QKV = lambda: (lambda qkv: dict(k_ptr=qkv[_QKV_N:2 * _QKV_N], v_ptr=qkv[2 * _QKV_N:],  # noqa: E731
+                                 out_ptr=np.zeros(_QKV_N, np.float32), SHIFT=8, BLOCK=64))(
+    np.arange(3 * _QKV_N, dtype=np.float32))
+
+
+@tilecheck.case(grid=(_QKV_N // 64,), args=_QKV)
+@triton.jit
+def fused_qkv_shifted_read(k_ptr, v_ptr, out_ptr, SHIFT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(k_ptr + offs + SHIFT) * tl.load(v_ptr + offs))
+
+
+@tilecheck.case(grid=(_QKV_N // 64,), args=_QKV)
+@triton.jit
+def fused_qkv_shifted_read_v_in_place(k_ptr, v_ptr, out_ptr, SHIFT: tl.constexpr, BLOCK: tl.constexpr):
+    # racy: v is also scaled in place, so program 0's store to v's first rows races with the last
+    # program's read of them through k
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(v_ptr + offs)
+    tl.store(out_ptr + offs, tl.load(k_ptr + offs + SHIFT) * v)
+    tl.store(v_ptr + offs, v * 0.5)

@@ -1,6 +1,8 @@
 """Triton programs address memory, not tensor views (issue 52): an argument's memory runs past its
-view's last element to the end of its allocation (a row's padding, a padded tail), but never into
-another argument's memory, so the static model may still keep arguments apart."""
+view's last element to the end of its allocation (a row's padding, a padded tail). An argument the
+kernel only reads runs on past other arguments' memory in that allocation (a fused QKV buffer: k's
+rows into v's), so the arguments overlap and a write to the other one is shared memory; an argument
+the kernel writes stops where another one's memory begins (a store past it is out of bounds)."""
 import numpy as np
 import pytest
 
@@ -35,17 +37,49 @@ def test_a_read_of_a_rows_padding_is_inside_memory_verified_and_run():
     assert np.array_equal(args[1], np.full(8, 100, np.float32))
 
 
-def test_past_the_allocation_or_into_another_arguments_memory_is_out_of_bounds():
+def test_past_the_allocation_is_out_of_bounds_and_into_another_argument_is_shared_memory():
     # x alone in its allocation: the element past it is outside memory
     x, y = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
     assert tc.verify(copy_one_too_far, (x, y, 16), (4,), cache=False).status == "out-of-bounds"
-    # x followed by y in one buffer: x's memory ends where y's begins
+    # x followed by y in one buffer, x only read: the last program reads y[0], which program 0
+    # writes (a read-write race in shared memory, as on a GPU)
     buf = np.arange(128, dtype=np.float32)
-    assert tc.verify(copy_one_too_far, (buf[:64], buf[64:], 16), (4,), cache=False).status == "out-of-bounds"
+    assert tc.verify(copy_one_too_far, (buf[:64], buf[64:], 16), (4,), cache=False).status == "race"
+    assert tc.detect(copy_one_too_far, (buf[:64], buf[64:], 16), (4,)).status == "race"
     # x followed by padding in its buffer: the element past x is memory (read, never written)
     buf = np.arange(80, dtype=np.float32)
     report = tc.verify(copy_one_too_far, (buf[:64], np.zeros(64, np.float32), 16), (4,), cache=False)
     assert report.status == "verified", report
+
+
+@triton.jit
+def shifted_sum(k_ptr, v_ptr, out_ptr, SHIFT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(k_ptr + offs + SHIFT) + tl.load(v_ptr + offs))
+
+
+@triton.jit
+def store_one_too_far(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs + 1, tl.load(y_ptr + offs))  # the last program writes past x
+
+
+def test_a_read_past_one_argument_into_the_next_one_of_its_buffer_is_memory():
+    # q | k | v in one buffer (a fused QKV projection): k's last program reads into v's rows
+    qkv = np.arange(48, dtype=np.float32)
+    args = (qkv[16:32], qkv[32:], np.zeros(16, np.float32), 2, 4)
+    assert tc.verify(shifted_sum, args, (4,), cache=False).status == "verified"
+    assert tc.detect(shifted_sum, args, (4,)).status == "verified"
+    assert tc.run_repeated(shifted_sum, args, (4,), runs=4, progress=False).deterministic
+    tc.launch((4,), shifted_sum, args)
+    assert np.array_equal(args[2], qkv[18:34] + qkv[32:48])
+
+
+def test_a_store_past_a_written_argument_into_the_next_one_is_out_of_bounds():
+    buf = np.zeros(128, np.float32)
+    args = (buf[:64], buf[64:], 16)
+    assert tc.verify(store_one_too_far, args, (4,), cache=False).status == "out-of-bounds"
+    assert tc.detect(store_one_too_far, args, (4,)).status == "out-of-bounds"
 
 
 class StridedBuffer:

@@ -83,13 +83,27 @@ def bind(kernel: Any, args: Any) -> Bound:
             signature[p.name] = "constexpr"
         else:
             signature[p.name] = _triton_type(name, p.name, v)
+    memory = {p.name: values[p.name].base if signature[p.name].startswith("tensordesc") else values[p.name]
+              for p in params if signature[p.name].startswith(("*", "tensordesc"))}
+    reach = _reach(memory)
+    module, canonical = _module(fn, name, params, values, signature, constexprs, reach)
+    # an argument the kernel only reads may read on past another argument's memory in its allocation
+    # (a fused QKV buffer's k into v's rows): its memory is then its allocation's, to the end; the
+    # arguments overlap, and where one of them is written the launch is one of shared memory
+    wider = _reach(memory, through=_read_only(module, memory))
+    if wider != reach:
+        module, canonical = _module(fn, name, params, values, signature, constexprs, wider)
+    return Bound(module, tuple(canonical))
+
+
+def _module(fn: Any, name: str, params: Any, values: dict[str, Any], signature: dict[str, str],
+            constexprs: dict[str, Any], reach: dict[str, int]) -> tuple[Module, list[Any]]:
+    """The module of this launch and its arguments in parameter order, each pointer argument's
+    memory as far as ``reach`` says."""
     kparams: list[KernelParam] = []
     canonical: list[Any] = []
     next_arg = 0
     index_types: list[str] = []
-    memory = {p.name: values[p.name].base if signature[p.name].startswith("tensordesc") else values[p.name]
-              for p in params if signature[p.name].startswith(("*", "tensordesc"))}
-    reach = _reach(memory)
     origins: list[int] = []  # per array, where its pointer points in its memory (negative strides)
     for p in params:
         v = values[p.name]
@@ -119,7 +133,18 @@ def bind(kernel: Any, args: Any) -> Bound:
             next_arg += 1
     function = _function(fn, name, signature, constexprs, tuple(index_types), tuple(origins))
     module = Module((function,), name, (), "triton", tuple(kparams), distinct_arrays=False)
-    return Bound(module, tuple(canonical))
+    return module, canonical
+
+
+def _read_only(module: Module, memory: dict[str, Any]) -> frozenset[str]:
+    """The pointer arguments no op of ``module`` writes (none, when a write's array is not known)."""
+    from tilecheck.ir.opdefs import Effect
+    from tilecheck.ir.summary import memory_ops
+
+    written = {m.array for m in memory_ops(module) if m.effect in (Effect.WRITE, Effect.ATOMIC)}
+    if not written <= set(memory):
+        return frozenset()
+    return frozenset(memory) - written
 
 
 _SCALAR_DTYPES = {triton: name for name, triton in _TRITON_TYPES.items()}  # "fp16" -> "float16"
@@ -270,20 +295,21 @@ def _duck_flat(kernel: str, param: str, v: Any) -> tuple[Any, int, int]:
 _REACH_TIMES, _REACH_ELEMENTS = 4, 1 << 20
 
 
-def _reach(memory: dict[str, Any]) -> dict[str, int]:
+def _reach(memory: dict[str, Any], through: frozenset[str] = frozenset()) -> dict[str, int]:
     """Per pointer argument, the bytes from its pointer to where its memory ends for tilecheck: the
     end of its allocation (a numpy array's base array, a torch tensor's storage), or the start of
-    another argument's memory inside that allocation, whichever comes first (so that no argument's
-    memory reaches into another's, and the static model may keep them apart as before), within
-    ``_REACH_TIMES`` its span or ``_REACH_ELEMENTS`` elements. Absent where the allocation is not
-    known."""
+    another argument's memory inside that allocation, whichever comes first (so that a store past an
+    argument's view never lands in another argument unseen: it is out of bounds), within
+    ``_REACH_TIMES`` its span or ``_REACH_ELEMENTS`` elements. The arguments ``through`` (read only)
+    reach on past the others, to the allocation's end. Absent where the allocation is not known."""
     spans = {name: _span_and_allocation(v) for name, v in memory.items()}
     out = {}
     for name, found in spans.items():
         if found is None:
             continue
         (lo, hi, itemsize), end = found
-        others = [o[0][0] for other, o in spans.items() if other != name and o is not None and hi <= o[0][0] < end]
+        others = [] if name in through else [
+            o[0][0] for other, o in spans.items() if other != name and o is not None and hi <= o[0][0] < end]
         limit = min([end, *others])
         cap = max(_REACH_TIMES * (hi - lo), (hi - lo) + _REACH_ELEMENTS * itemsize)
         out[name] = max(0, min(limit, lo + cap) - lo)
