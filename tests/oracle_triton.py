@@ -10,8 +10,9 @@ to overlapping ones (``pid // 2 * B + ar``, a shift, a clamp, an ignored grid ax
 the launches race. Modules are loaded and checked with ``tests.oracle_relation.load`` / ``check``.
 
 Memory, not views (issue 52): the tensors may be views shorter than their allocation (padded rows:
-an access past the view's end lands in the allocation's padding, as on a GPU), or ``x`` and ``y``
-views of one buffer that overlap (a store through ``y`` is a write to what ``x`` reads).
+an access past the view's end lands in the allocation's padding, as on a GPU), ``x`` and ``y``
+views of one buffer that overlap (a store through ``y`` is a write to what ``x`` reads), or ``x``
+followed by ``y`` in one buffer (a read past ``x``'s end reads ``y``).
 """
 from __future__ import annotations
 
@@ -96,7 +97,7 @@ def triton_cases(draw: Any, budget: int = 3) -> OracleCase:
             slot = draw(st.sampled_from(["pid", "0", "pid // 2"]))
             body += [f"    tl.atomic_add(c_ptr + {slot}, 1)"]
             features.add(f"count {slot}")
-    layout = draw(st.sampled_from(["separate", "separate", "padded", "shared"]))
+    layout = draw(st.sampled_from(["separate", "separate", "padded", "shared", "adjacent"]))
     features.add(f"layout-{layout}")
     if layout == "separate":
         tensors = f"x_ptr=rng.standard_normal({size}).astype(np.float32), y_ptr=np.zeros({size}, np.float32)"
@@ -104,10 +105,13 @@ def triton_cases(draw: Any, budget: int = 3) -> OracleCase:
         view = draw(st.sampled_from([g0 * g1 * tile, size // 2]))
         tensors = (f"x_ptr=rng.standard_normal({size}).astype(np.float32)[:{view}], "
                    f"y_ptr=np.zeros({size}, np.float32)[:{view}]")
-    else:  # x and y are views of one buffer, y starting ``shift`` elements into it
+    elif layout == "shared":  # x and y are views of one buffer, y starting ``shift`` elements into it
         shift = draw(st.sampled_from([tile, tile // 2, size // 2]))
         tensors = (f"x_ptr=buffer[:{size}], y_ptr=buffer[{shift}:{shift + size}]")
-    setup = f"    buffer = rng.standard_normal({size * 2}).astype(np.float32)\n" if layout == "shared" else ""
+    else:  # x then y in one buffer, apart (x read past its end reads y's first elements)
+        view = draw(st.sampled_from([g0 * g1 * tile, size // 2]))
+        tensors = f"x_ptr=buffer[:{view}], y_ptr=buffer[{view}:{view + size}]"
+    setup = f"    buffer = rng.standard_normal({size * 2}).astype(np.float32)\n" if layout in ("shared", "adjacent") else ""
     source = _HEADER + "\n".join(body) + f'''
 
 
