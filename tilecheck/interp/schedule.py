@@ -4,9 +4,9 @@
 (``tilecheck.interp.budget``), ops in program order: fast and deterministic. ``Schedule(seed)`` is adversarial: a seeded shuffle of the blocks into
 waves of random sizes, waves interleaved at random at memory-op granularity, and inside a block
 a random order of the ops that is consistent with data dependence and token order — memory ops
-that nothing orders may swap. ``Schedule(seed, sequential=True)`` runs the shuffled blocks one at
-a time, each to its end: a race whose two accesses lie far apart in the blocks' programs (one block
-done before the other begins, in an order other than the default's) shows there, where a random
+that nothing orders may swap. ``Schedule(seed, sequential="forward" | "reverse" | "shuffled")`` runs
+the blocks one at a time, each to its end, in that order: a race whose two accesses lie far apart
+in the blocks' programs (one block done before the other begins) shows there, where a random
 interleaving reaches it rarely. A race-free kernel gives the same bits under every schedule.
 """
 from __future__ import annotations
@@ -25,6 +25,10 @@ from tilecheck.ir.opdefs import Effect
 # for one that never ends (about 10 s of interpreter time for a small loop body). Raise it with
 # ``Schedule(max_trips=...)`` or ``tilecheck run --max-trips``.
 LOOP_TRIPS = 100_000
+# a sequential schedule whose blocks may wait for one another cannot run them one after the other (a
+# spin could wait forever): it steps the first started block this often, any block otherwise, so one
+# block still gets far ahead of the others, and a spinning one lets the others on
+SEQUENTIAL_LEAD = 0.97
 
 
 @dataclass
@@ -38,9 +42,9 @@ class Schedule:
     # trips of one loop in one run of it (a while loop that never ends stops here, naming the loop)
     max_trips: int | None = None
     max_elements: int | None = None  # array elements the memory ops move, in all (None: no limit)
-    # adversarial only: the shuffled blocks one at a time, each to its end (unless blocks may wait
-    # for one another: then they interleave, as ``drive`` says)
-    sequential: bool = False
+    # adversarial only: the shuffled blocks one at a time, each to its end (blocks that may wait for
+    # one another interleave, the first started one far ahead: ``SEQUENTIAL_LEAD``)
+    sequential: str | None = None  # "forward", "reverse" or "shuffled" (a seeded order of the blocks)
     _orders: dict[int, list[Op]] = field(default_factory=dict, repr=False)
     # the wave being stepped is the only one running, and no other can start before it ends: no
     # other block can change what it reads (``drive`` keeps it; a stuck ``loop`` is then stopped)
@@ -63,7 +67,10 @@ class Schedule:
         if not self.adversarial:
             size = 1 if single else cap
             return [blocks[i:i + size] for i in range(0, n, size)]
-        order = self.rng.permutation(n)
+        # a sequential schedule's order is named, not drawn: seeds drawn close together can give
+        # the same first permutation (every multiple of 4 below 40 puts block 1 first of 2)
+        order = (np.arange(n) if self.sequential == "forward" else np.arange(n)[::-1]
+                 if self.sequential == "reverse" else self.rng.permutation(n))
         blocks = blocks[order]
         if single or self.sequential:
             return [blocks[i:i + 1] for i in range(n)]
@@ -110,7 +117,10 @@ class Schedule:
                     wave = wave[:n]
                 live.append((len(wave), start(wave)))
                 held += len(wave)
-            i = int(self.rng.integers(len(live))) if self.adversarial else turn % len(live)
+            if self.adversarial and self.sequential and len(live) > 1 and self.rng.random() < SEQUENTIAL_LEAD:
+                i = 0  # blocks that wait for one another: the first started runs ahead, the rest trail it
+            else:
+                i = int(self.rng.integers(len(live))) if self.adversarial else turn % len(live)
             self.alone = len(live) == 1  # the pending ones start only once a live one ends
             try:
                 next(live[i][1])

@@ -217,11 +217,16 @@ def run_repeated(kernel: Any, args: Sequence[Any], grid: Any, runs: int = 20, ba
     return NondeterminismReport(module.name, grid3, runs, backend, seed, arrays, elapsed, constant)
 
 
+# the orders of run_repeated's sequential runs (every fourth run), in turn
+SEQUENTIAL_ORDERS = ("forward", "reverse", "shuffled", "shuffled")
+
+
 def _run_repeated_on_host(module: Any, args: tuple[Any, ...], names: list[str], written: list[str], pure: set[str],
                           grid3: tuple[int, int, int], runs: int, base: Schedule,
                           progress: bool | None) -> list[Outcomes]:
     """``runs`` runs, run r under ``base`` with seed ``base.seed + r``; one run in four (r = 3, 7, ...)
-    runs its shuffled blocks one at a time (``Schedule.sequential``)."""
+    runs its blocks one at a time (``Schedule.sequential``): in order, in reverse, then shuffled twice,
+    and so on."""
     index = {name: i for i, name in enumerate(names)}
     outputs = [name for name in written if name in index]
     # numpy views of torch (or other) host arrays, so each run gets fresh copies of those too
@@ -231,7 +236,8 @@ def _run_repeated_on_host(module: Any, args: tuple[Any, ...], names: list[str], 
     start = time.perf_counter()
     for r in range(runs):
         fresh = fresh_arguments(args, names, pure)
-        schedule = dataclasses.replace(base, seed=base.seed + r, _orders={}, sequential=base.sequential or r % 4 == 3)
+        sequential = base.sequential or (SEQUENTIAL_ORDERS[r // 4 % len(SEQUENTIAL_ORDERS)] if r % 4 == 3 else None)
+        schedule = dataclasses.replace(base, seed=base.seed + r, _orders={}, sequential=sequential)
         Interpreter(module, fresh, grid3, schedule).run()
         for name in outputs:
             values = fresh[index[name]]
