@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import linecache
+import weakref
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -24,40 +25,45 @@ PICTURES: dict[str, Any] = {}
 
 class WeakLaunch:
     """A launch (kernel, arguments, grid) whose arrays are held by weak reference: ``get()`` gives
-    it back while they are alive, else None."""
+    it back while they are alive, else None. (Made at every ``verify`` and ``detect``: kept cheap.)"""
+
+    __slots__ = ("kernel", "grid", "keys", "held")
 
     def __init__(self, kernel: Any, args: Any, grid: Any) -> None:
         self.kernel, self.grid = kernel, grid
-        self.by_name = isinstance(args, dict)
-        self.items = [(k, _weak(v)) for k, v in (args.items() if self.by_name else enumerate(args))]
+        self.keys = tuple(args) if isinstance(args, dict) else None
+        self.held = tuple(_hold(v) for v in (args.values() if isinstance(args, dict) else args))
 
     def get(self) -> tuple[Any, Any, Any] | None:
-        values = []
-        for k, ref in self.items:
-            v = ref()
-            if v is _GONE:
-                return None
-            values.append((k, v))
-        return self.kernel, dict(values) if self.by_name else tuple(v for _, v in values), self.grid
+        values = [_release(h) for h in self.held]
+        if any(v is _GONE for v in values):
+            return None
+        return self.kernel, dict(zip(self.keys, values)) if self.keys is not None else tuple(values), self.grid
 
 
 _GONE = object()
 
 
-def _weak(value: Any) -> Any:
-    """A callable giving ``value`` back (``_GONE`` once it was freed): a weak reference where
-    ``value`` takes one, a list or tuple item by item, else ``value`` itself (a scalar)."""
-    import weakref
-
+def _hold(value: Any) -> Any:
+    """``value`` as a launch keeps it: a weak reference where it takes one (``("weak", ref)``), a
+    list or tuple item by item (``("items", type, holds)``), else itself (a scalar)."""
     if isinstance(value, (list, tuple)):
-        refs = [_weak(v) for v in value]
-        kind = type(value)
-        return lambda: _GONE if any((v := r()) is _GONE for r in refs) else kind(r() for r in refs)
+        return ("items", type(value), tuple(_hold(v) for v in value))
     try:
-        ref = weakref.ref(value)
+        return ("weak", weakref.ref(value))
     except TypeError:
-        return lambda: value
-    return lambda: _GONE if (v := ref()) is None else v
+        return ("value", value)
+
+
+def _release(held: Any) -> Any:
+    kind, *rest = held
+    if kind == "weak":
+        value = rest[0]()
+        return _GONE if value is None else value
+    if kind == "items":
+        items = [_release(h) for h in rest[1]]
+        return _GONE if any(v is _GONE for v in items) else rest[0](items)
+    return rest[0]
 
 
 @dataclass(frozen=True)

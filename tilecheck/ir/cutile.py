@@ -15,6 +15,8 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from tilecheck.ir.core import Module
 from tilecheck.ir.errors import FrontendError
 
@@ -245,6 +247,12 @@ def _leaf_constraint(where: str, name: str, arg: Any, ct: Any, compilation: Any,
 def index_bits(shape: typing.Sequence[int], strides: typing.Sequence[int]) -> int:
     """The width of an array's index arithmetic in the compiled kernel: 32 when every dimension and
     its largest linear offset fit in int32, else 64 (a kernel is specialised on this)."""
+    return _index_bits(tuple(shape), tuple(strides))
+
+
+@functools.lru_cache(maxsize=4096)
+def _index_bits(shape: tuple[int, ...], strides: tuple[int, ...]) -> int:
+    # asked for every array at every launch a memo decides (its specialisation): memoised
     extent = sum((d - 1) * abs(s) for d, s in zip(shape, strides)) if all(shape) else 0
     return 32 if max([extent, *shape, 0]) <= _INT32_MAX else 64
 
@@ -302,6 +310,11 @@ _DTYPE_NAMES: dict[Any, str] = {}  # dtype object -> its cuda.tile name (support
 
 def _element_strides(arg: Any, where: str) -> tuple[int, ...]:
     """Strides in elements, from numpy-style byte strides or torch-style element strides."""
+    if type(arg) is np.ndarray:  # the common case, asked at every launch a memo decides
+        itemsize = arg.itemsize
+        strides = arg.strides
+        if itemsize and not any(s % itemsize for s in strides):
+            return tuple(s // itemsize for s in strides)
     stride = getattr(arg, "stride", None)
     if callable(stride):  # torch.Tensor.stride() counts elements
         return tuple(int(s) for s in stride())
@@ -408,16 +421,21 @@ def rebind(params: typing.Sequence[KernelParam], args: typing.Sequence[Any]) -> 
     return tuple(out)
 
 
-def _bind(kernel: Any, args: typing.Sequence[Any], compiled: bool = False) -> tuple[str, list[KernelParam]]:
+def _bind(kernel: Any, args: typing.Sequence[Any], compiled: bool = False
+          ) -> tuple[str, list[KernelParam], tuple[Any, ...] | None]:
     """The kernel's name and its parameters bound to ``args``: from a binding of the same form seen
     before (``rebind``) when there is one (with ``compiled``, only when its specialisation is
     compiled already: else cuTile's constraints are needed to compile it), otherwise by cuTile's
-    signature machinery (``_parameters``), whose binding is then remembered."""
+    signature machinery (``_parameters``), whose binding is then remembered. And the binding's
+    ``specialization`` where it was computed on the way (None otherwise)."""
     if not any(isinstance(a, (tuple, list)) for a in args):
         for name, params in _BINDINGS.get(kernel, ()):
             found = rebind(params, args)
-            if found is not None and (not compiled or (kernel, specialization(found), False) in _SPECIALIZED):
-                return name, list(found)
+            if found is None:
+                continue
+            spec = specialization(found) if compiled else None
+            if not compiled or (kernel, spec, False) in _SPECIALIZED:
+                return name, list(found), spec
     name, _, kparams, _ = _parameters(kernel, tuple(args))
     if not any(p.kind == "list" for p in kparams):
         known = _BINDINGS.setdefault(kernel, [])
@@ -425,7 +443,7 @@ def _bind(kernel: Any, args: typing.Sequence[Any], compiled: bool = False) -> tu
             if len(known) >= _BINDINGS_PER_KERNEL:
                 known.pop(0)
             known.append((name, tuple(kparams)))
-    return name, kparams
+    return name, kparams, None
 
 
 def _form(params: typing.Sequence[KernelParam]) -> list[tuple[str, Any]]:
@@ -447,7 +465,7 @@ def compilation_key(kernel: Any, args: typing.Sequence[Any]) -> tuple[str | None
     from tilecheck.version import __version__
 
     ct, _ = _import_cutile()
-    name, kparams = _bind(kernel, args)
+    name, kparams, _ = _bind(kernel, args)
     pyfunc = _python_function(kernel, ct)
     digest = _DIGESTS.get(id(kernel))
     if digest is None or digest[0] is not kernel:
@@ -479,8 +497,9 @@ def module_for(kernel: Any, args: typing.Sequence[Any]) -> tuple[Module, bytes]:
         with _COMPILING:
             cached = _COMPILED.get(key)
             if cached is None:
-                name, kparams = _bind(kernel, args, compiled=True)
-                spec = (kernel, specialization(kparams), any(isinstance(a, tuple) for a in args))
+                name, kparams, known = _bind(kernel, args, compiled=True)
+                spec = (kernel, known if known is not None else specialization(kparams),
+                        any(isinstance(a, tuple) for a in args))
                 base = _SPECIALIZED.get(spec)
                 if base is None:
                     compiled = compile_kernel(kernel, tuple(args))
