@@ -203,6 +203,8 @@ class Run:
         """A race ``detect`` found, whose orders leave different values, shows in repeated runs."""
         from tilecheck.runtime.replay import replay
 
+        if any(f.kind == "out-of-bounds" for f in outcome.detect.findings):
+            return  # the interpreter stops at an out-of-bounds access: no run shows anything else
         races = [f for f in outcome.detect.findings if f.kind in ("write-write", "read-write")]
         signal.alarm(self.timeout_s)
         try:
@@ -218,6 +220,9 @@ class Run:
             runs = tilecheck.run_repeated(loaded.kernel, loaded.args, loaded.grid, runs=SHOWN_RUNS, seed=1)
         except Timeout:
             self.errors["timeout (race shown)"] += 1
+            return
+        except tilecheck.TilecheckError as exc:  # e.g. a spin that never ends in some order
+            self.errors[f"run_repeated: {_generic(str(exc).splitlines()[0])}"] += 1
             return
         finally:
             signal.alarm(0)
