@@ -237,6 +237,16 @@ def test_triton_s_launch_protocol():
     dst[:] = 0
     launched[(4,)](src, dst, 100)  # the non-constexpr parameters only: BLOCK is compiled in
     assert (dst == src).all()
+    # and it keeps only the constexprs: launch wrappers keep it for the session, and this launch's
+    # arrays must not live as long
+    import gc
+    import weakref
+
+    out = np.zeros(100, np.float32)
+    kept, ref = copy_default[(4,)](src, out, 100), weakref.ref(out)
+    del out
+    gc.collect()
+    assert ref() is None and kept is not None
     # a grid without blocks launches nothing, as in Triton
     dst[:] = 0
     copy_default[(0,)](src, dst, 100)
