@@ -211,3 +211,15 @@ def test_on_the_corpus_the_picture_races_where_detect_does(index):
         drawn = picture(kernel, args, case.grid, witness=f, max_cells=1 << 18)
         if drawn.witness is not None:
             assert drawn.witness in racing, (f.witness.element_text(), sorted(racing)[:5])
+
+
+def test_blocks_are_named_as_the_interpreter_numbers_them():
+    from tilecheck.interp.engine import linear_block_ids
+    from tilecheck.interp.ownership import Owners
+    from tilecheck.runtime.picture import _block_name
+
+    grid = (3, 2, 2)
+    blocks = np.array([(x, y, z) for x in range(3) for y in range(2) for z in range(2)])
+    found = Owners("k", grid, [])
+    for (x, y, z), linear in zip(blocks.tolist(), linear_block_ids(blocks, grid).tolist()):
+        assert _block_name(found, linear) == f"({x}, {y}, {z})"

@@ -20,7 +20,7 @@ import numpy as np
 from tilecheck.grid import normalize_grid
 from tilecheck.interp.detect import SEEDED_ORDERS, run_once
 from tilecheck.interp.engine import InterpreterError
-from tilecheck.interp.pairs import synchronised, conflicts, new_sync, static_facts
+from tilecheck.interp.pairs import conflicts, new_sync, static_facts, unordered_across_blocks
 from tilecheck.interp.recorder import ATOMIC, READ, WRITE, Recorder
 from tilecheck.interp.wave import TripLimitError
 from tilecheck.ir import triton as triton_frontend
@@ -56,10 +56,6 @@ class Owners:
     arrays: list[ArrayOwners]  # the arrays some block writes, in parameter order
     orders: int = 1  # block orders run (more than one where addresses may depend on the order)
 
-    def block_coords(self, linear: int) -> tuple[int, int, int]:
-        """A linear block id as (x, y, z): x varies fastest, as ``linear_block_ids`` numbers them."""
-        gx, gy, _ = self.grid
-        return linear % gx, linear // gx % gy, linear // (gx * gy)
 
 
 class _OwnerRecorder(Recorder):
@@ -176,15 +172,10 @@ def _conflicting(rec: Recorder, col: dict[str, np.ndarray], effect: np.ndarray, 
     rows = rows.tolist()
     for n, i in enumerate(rows):
         for j in rows[n + 1:]:
-            if col["block"][i] == col["block"][j]:
-                continue
             if effect[i] == effect[j] == READ or effect[i] == effect[j] == ATOMIC:
                 continue
-            if rec.protected_by_common_lock(int(col["lock"][i]), int(col["lock"][j])):
-                continue
-            if synchronised(rec, col, i, j):
-                continue
-            return True
+            if unordered_across_blocks(rec, col, i, j):
+                return True
     return False
 
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from tilecheck.errors import TilecheckError
 from tilecheck.interp.ownership import NO_BLOCK, ArrayOwners, Owners, owners
+from tilecheck.interp.runs import block_of
 from tilecheck.report import PICTURES
 
 WRAP = 64  # a 1-D array's elements per row
@@ -53,6 +54,7 @@ class Panel:
     owner: np.ndarray  # (R, C) a cell's writing block, NO_BLOCK or MIXED
     racing: np.ndarray  # (R, C) bool
     first_race: np.ndarray  # (R, C) int64: the cell's least racing element (-1: none)
+    race_count: np.ndarray  # (R, C): how many of the cell's elements race
     slice_rows: int  # cell rows per slice of a 3-D or 4-D array (0: no slices drawn)
 
     @property
@@ -151,7 +153,6 @@ def _panel(array: ArrayOwners, max_cells: int) -> Panel:
     rows, cols, slice_rows, ch, cw = _layout(array, max_cells)
     n = len(array.writer)
     R, C = -(-rows // ch), -(-cols // cw)
-    padded = R * ch * C * cw
 
     def grid_of(values: np.ndarray, fill: Any) -> np.ndarray:
         out = np.full(rows * cols, fill, values.dtype)
@@ -160,7 +161,6 @@ def _panel(array: ArrayOwners, max_cells: int) -> Panel:
         full[:rows, :cols] = out.reshape(rows, cols)
         return full.reshape(R, ch, C, cw).transpose(0, 2, 1, 3).reshape(R, C, ch * cw)
 
-    assert padded >= n
     writer = grid_of(array.writer.astype(np.int64), NO_BLOCK)
     written = writer != NO_BLOCK
     high = np.where(written, writer, -1).max(axis=2)
@@ -170,7 +170,7 @@ def _panel(array: ArrayOwners, max_cells: int) -> Panel:
     index = grid_of(np.arange(n, dtype=np.int64), -1)
     first_race = np.where(racing_cells, index, np.iinfo(np.int64).max).min(axis=2)
     first_race[first_race == np.iinfo(np.int64).max] = -1
-    return Panel(array, rows, cols, (ch, cw), owner, racing_cells.any(axis=2), first_race,
+    return Panel(array, rows, cols, (ch, cw), owner, racing_cells.any(axis=2), first_race, racing_cells.sum(axis=2),
                  slice_rows // ch if slice_rows and slice_rows % ch == 0 else 0)
 
 
@@ -205,8 +205,8 @@ def colour(block: int) -> str:
 
 
 def _block_name(found: Owners, block: int) -> str:
-    x, y, z = found.block_coords(block)
-    gx, gy, gz = found.grid
+    x, y, z = block_of(block, found.grid)
+    _, gy, gz = found.grid
     return f"({x}, {y}, {z})" if gz > 1 else f"({x}, {y})" if gy > 1 else f"({x})"
 
 
@@ -276,7 +276,7 @@ def _svg_panel(pic: Picture, panel: Panel, top: int) -> tuple[str, int, int]:
         names = f"{_block_name(pic.owners, lo)} / {_block_name(pic.owners, hi)}"
         # an element drawn alone names itself; a cell of several says how many of its elements race
         members = (f'data-elements="{element}"' if not panel.sampled
-                   else f'data-first-race="{element}" data-races="{len(_cell_elements(panel, int(r), int(c)))}"')
+                   else f'data-first-race="{element}" data-races="{int(panel.race_count[r, c])}"')
         out.append(f'<rect x="{x0 + c * px}" y="{y0 + r * px}" width="{px}" height="{px}" fill="url(#race)" '
                    f'stroke="#000000" stroke-width="0.8" data-race="{lo} {hi}" {members}><title>element '
                    f'{element}: blocks {html.escape(names)}</title></rect>\n')
@@ -309,21 +309,6 @@ def _pairs(found: Owners, a: ArrayOwners, most: int = 3) -> str:
     return "; ".join(named) + (f"; and {len(order) - most} more pairs" if len(order) > most else "")
 
 
-def _cell_elements(panel: Panel, r: int, c: int) -> list[int]:
-    """The racing elements of one cell."""
-    ch, cw = panel.cell
-    out = []
-    for dr in range(ch):
-        row = r * ch + dr
-        for dc in range(cw):
-            col = c * cw + dc
-            element = row * panel.cols + col
-            if row < panel.rows and col < panel.cols and element < len(panel.array.racing) \
-                    and panel.array.racing[element]:
-                out.append(element)
-    return out
-
-
 def _svg_legend(found: Owners, blocks: list[int], top: int, width: int) -> tuple[str, int]:
     out = [f'<g data-legend="{len(blocks)}">\n<text x="20" y="{top + 12}" font-size="12" font-weight="bold">'
            f'colour: the block that writes the element (the least, where several do); {len(blocks)} shown'
@@ -340,7 +325,7 @@ def _svg_legend(found: Owners, blocks: list[int], top: int, width: int) -> tuple
     y = top + 20 + rows * 18
     notes = textwrap.wrap("hatched: an element two blocks race on (its writer and another block that touches it, "
                           "named in the caption and each cell's title; a cell's label gives their linear ids, "
-                          "x + y * gx + z * gx * gy); outlined: the witness", _LINE_CHARS)
+                          "x * gy * gz + y * gz + z); outlined: the witness", _LINE_CHARS)
     if len(blocks) > len(shown):
         notes.insert(0, f"and {len(blocks) - len(shown)} more blocks (colours by linear block id)")
     for n, note in enumerate(notes):
