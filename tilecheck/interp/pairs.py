@@ -196,17 +196,22 @@ def _first_across_blocks(col: Columns, op_of: np.ndarray, ka: int, kb: int, per_
         rows = rows[np.lexsort((col["lane"][rows], col["block"][rows]))]
         for i in rows[op_of[rows] == ka].tolist():
             for j in rows[op_of[rows] == kb].tolist():
-                if col["block"][i] == col["block"][j]:
-                    continue
-                if rec.protected_by_common_lock(int(col["lock"][i]), int(col["lock"][j])):
-                    continue
-                if synchronised(rec, col, i, j):
-                    continue
-                return (i, j) if col["block"][i] <= col["block"][j] else (j, i)
+                if unordered_across_blocks(rec, col, i, j):
+                    return (i, j) if col["block"][i] <= col["block"][j] else (j, i)
     return None
 
 
-def synchronised(rec: Recorder, col: Columns, i: int, j: int) -> bool:
+def unordered_across_blocks(rec: Recorder, col: Columns, i: int, j: int) -> bool:
+    """Records ``i`` and ``j`` come from two blocks that neither a lock both held (never broken) nor
+    release/acquire synchronisation orders: where one writes, and not both are atomic, they race."""
+    if col["block"][i] == col["block"][j]:
+        return False
+    if rec.protected_by_common_lock(int(col["lock"][i]), int(col["lock"][j])):
+        return False
+    return not _synchronised(rec, col, i, j)
+
+
+def _synchronised(rec: Recorder, col: Columns, i: int, j: int) -> bool:
     """One of the two records (of different blocks) happens before the other through
     release/acquire synchronisation, as executed (``Sync``). A question past the walk limit counts
     as not ordered and marks the run undecided."""

@@ -31,6 +31,7 @@ _TRITON_TYPES = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "in
                  "float32": "fp32", "float64": "fp64", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
 _COMPILING = threading.RLock()
 _FUNCTIONS: dict[tuple[Any, ...], Function] = {}
+_TTIR: dict[tuple[Any, ...], str] = {}  # per specialisation (kernel, signature, constexprs): Triton's TTIR
 
 
 def is_triton_kernel(obj: Any) -> bool:
@@ -352,7 +353,11 @@ def _function(fn: Any, name: str, signature: dict[str, str], constexprs: dict[st
     with _COMPILING:
         cached = _FUNCTIONS.get(key)
         if cached is None:
-            text = ttir(fn, name, signature, constexprs)
+            # Triton's compile does not depend on the index widths: a launch lowered again with wider
+            # memory (``bind``) reuses its TTIR
+            text = _TTIR.get(key[:3])
+            if text is None:
+                text = _TTIR[key[:3]] = ttir(fn, name, signature, constexprs)
             cached = _FUNCTIONS[key] = _lower_text(text, name, signature, index_types, origins)
     return cached
 
