@@ -22,10 +22,29 @@ def pytest_addoption(parser):
                           f"with its full count of examples (also {tiers.ENV}=1; tests/tiers.py)")
 
 
+# what a test session itself may leave in the folder it runs from
+_SESSION_FILES = {".pytest_cache", ".hypothesis", "__pycache__"}
+
+
 def pytest_configure(config):
     # in the environment, so that xdist workers and test modules (tiers.examples at import) see it
     if config.getoption("thorough"):
         os.environ[tiers.ENV] = "1"
+    config._tilecheck_folder = (Path.cwd(), set(os.listdir()))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fail a session whose tests left files in the folder it ran from (a property once passed
+    ``cache="3"`` and made a cache directory ``3`` in the checkout): tests write under tmp_path."""
+    if hasattr(session.config, "workerinput"):
+        return  # xdist: the controller looks once, at the end
+    folder, before = session.config._tilecheck_folder
+    left = sorted(set(os.listdir(folder)) - before - _SESSION_FILES)
+    if left:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"tests left files in {folder}: {', '.join(left)}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m reads the markers

@@ -2,7 +2,9 @@
 parameter of one public function at a time (every other argument valid): the call either accepts it
 or raises ``TypeError``, ``ValueError`` or ``TilecheckError`` whose message names the parameter. Then
 each example the issue gives, as a test."""
+import contextlib
 import math
+import tempfile
 
 import cuda.tile as ct
 import numpy as np
@@ -56,7 +58,10 @@ def _call(name, parameter, value):
     function, valid = CALLS[name]
     kwargs = valid()
     kwargs[parameter] = value
-    return function(**kwargs)
+    # a value accepted as a path (``cache="3"``) makes that directory: in a scratch folder, not the
+    # folder the tests run from
+    with tempfile.TemporaryDirectory() as scratch, contextlib.chdir(scratch):
+        return function(**kwargs)
 
 
 @settings(max_examples=examples(600, fast=150), deadline=None, derandomize=True,

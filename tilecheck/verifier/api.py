@@ -12,7 +12,7 @@ from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
 from tilecheck.ir import triton as triton_frontend
 from tilecheck.report import Report, WeakLaunch
-from tilecheck.requirements import with_requirements
+from tilecheck.requirements import kernel_name, with_requirements
 from tilecheck.verifier import pipeline
 from tilecheck.verifier.contracts.preconditions import Precondition
 from tilecheck.verifier.reuse import proof_cache
@@ -81,10 +81,14 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
             return _about(hit, kernel, args, grid)
     # its own Z3 context: the same kernel gives the same formulas and answers, whatever was
     # verified before (and a verify run inside another leaves the outer one's terms valid)
-    with _older_objects_frozen(), smt.backstop(timeout_s), smt.work_budget(work), smt.own_context():
-        report = pipeline.prove(kernel, args, grid, assume=assume, data=data, contract=contract,
-                                every_shape=every_shape, observed=observed, data_follows=data or data_follows)
-        report.stats["work"] = smt.work_spent()  # deterministic: the same on any machine
+    try:
+        with _older_objects_frozen(), smt.backstop(timeout_s), smt.work_budget(work), smt.own_context():
+            report = pipeline.prove(kernel, args, grid, assume=assume, data=data, contract=contract,
+                                    every_shape=every_shape, observed=observed, data_follows=data or data_follows)
+            report.stats["work"] = smt.work_spent()  # deterministic: the same on any machine
+    except smt.FAILURES as exc:  # Z3 out of its memory, or failing: this launch is unknown, and the
+        # context that held the memory is gone with the block (solver/memory.py)
+        return _about(Report(kernel_name(kernel), "unknown", reasons=[smt.failure_reason(exc)]), kernel, args, grid)
     if store is not None and case is not None:
         remember(store, case, report, args, grid)
     return _about(report, kernel, args, grid)

@@ -27,7 +27,7 @@ from typing import Any
 import z3
 
 from tilecheck.errors import TilecheckError
-from tilecheck.verifier.solver import limits, term_dag, z3walk
+from tilecheck.verifier.solver import limits, memory, term_dag, z3walk
 
 Expr = z3.ExprRef
 IntExpr = z3.ArithRef
@@ -79,7 +79,7 @@ _local = threading.local()  # per thread: ``ctx`` (the Z3 context) and ``fresh``
 def _thread_context() -> z3.Context:
     ctx = getattr(_local, "ctx", None)
     if ctx is None:
-        ctx = _local.ctx = z3.Context()
+        ctx = _local.ctx = memory.new_context()
     return ctx
 
 
@@ -105,6 +105,13 @@ MINIMIZE_RLIMIT = 1_000_000
 
 class SolverError(TilecheckError):
     """Z3 failed (not 'unknown': an exception inside the solver)."""
+
+
+memory.cap_memory()
+# what a verification may raise from inside Z3 (out of memory, an exception); ``verify`` makes each
+# an ``unknown`` verdict with ``failure_reason``'s words
+FAILURES = (SolverError, *memory.FAILURES)
+failure_reason = memory.failure_reason
 
 
 @dataclass(frozen=True)
@@ -160,7 +167,7 @@ def fresh_context() -> None:
     """Start a new Z3 context (and fresh names): Z3's search depends on the order its terms were
     made, so a context shared with earlier verifications could change this one's answers and
     models. Terms made before belong to the old context and must not be used again."""
-    ctx = _local.ctx = z3.Context()
+    ctx = _local.ctx = memory.new_context()
     limits.counted()[id(ctx)] = 0  # Z3 counts work per context, from zero (an id may be a dead context's)
     reset_names()
 
@@ -237,7 +244,7 @@ def minimize(constraints: list[BoolExpr], variables: list[IntExpr], first: Sat, 
             solver.add(var == value)
         return best
     except z3.Z3Exception as exc:
-        raise SolverError(f"z3 failed: {exc}") from None
+        raise SolverError(f"z3 failed: {memory.message(exc)}") from None
 
 
 def _charge(solver: z3.Solver) -> None:
@@ -359,7 +366,7 @@ def check(constraints: Iterable[BoolExpr], rlimit: int = DEFAULT_RLIMIT,
         _assert_tracking(solver, constraints, assumptions)
         answer = solver.check()
     except z3.Z3Exception as exc:
-        raise SolverError(f"z3 failed: {exc}") from None
+        raise SolverError(f"z3 failed: {memory.message(exc)}") from None
     _charge(solver)
     if answer == z3.sat:
         return Sat(solver.model())
