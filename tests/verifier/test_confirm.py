@@ -3,9 +3,12 @@ reproduces its witness; models from over-approximations become unknown, never ra
 import cuda.tile as ct
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tilecheck
 from tests.interp import kernels as K
+from tests.tiers import examples
 
 ConstInt = ct.Constant[int]
 
@@ -160,6 +163,50 @@ def test_confirmation_runs_copy_a_write_only_output_once():
     assert np.array_equal(second[2], args[2])
     # without a scratch dictionary every written array is copied anew
     assert copies(module, args, only_written=True)[1] is not first[1]
+
+
+def test_a_run_copies_only_the_arrays_that_share_memory_with_a_written_one():
+    from tilecheck.interp.runs import copies
+    from tilecheck.ir.cutile import module_for
+
+    @ct.kernel
+    def read_two_update_one(x, w, z, T: ConstInt):
+        b = ct.bid(0)
+        t = ct.load(x, index=(b,), shape=(T,)) + ct.load(w, index=(b,), shape=(T,))
+        ct.store(z, index=(b,), tile=ct.load(z, index=(b,), shape=(T,)) + t)
+
+    buffer = np.arange(96, dtype=np.float32)
+    x, z = buffer[:64], buffer[32:96]  # an in-place launch: the output is a view of an input
+    w = np.ones(64, np.float32)  # read only, sharing memory with nothing: never copied
+    args = (x, w, z, 8)
+    module, _ = module_for(read_two_update_one, args)
+    run_x, run_w, run_z, _ = copies(module, args, only_written=True)
+    assert run_w is w
+    assert not np.may_share_memory(run_x, buffer) and not np.may_share_memory(run_z, buffer)
+    assert np.may_share_memory(run_x, run_z)  # copied together: still one buffer
+    run_z[0] = -1
+    assert run_x[32] == -1 and buffer[32] == 32  # the copies alias as the originals do; those are untouched
+
+
+@settings(max_examples=examples(300, fast=60), deadline=None, derandomize=True)
+@given(data=st.data())
+def test_the_arrays_a_run_copies_are_closed_under_sharing_memory(data):
+    from tilecheck.interp.runs import _overlap, _sharing_with_written
+
+    buffers = [np.zeros(32, np.float32) for _ in range(data.draw(st.integers(1, 3)))]
+    leaves, written = [], []
+    for _ in range(data.draw(st.integers(1, 6))):
+        buffer = data.draw(st.sampled_from(buffers))
+        lo = data.draw(st.integers(0, 31))
+        hi = data.draw(st.integers(lo + 1, 32))
+        step = data.draw(st.sampled_from([1, 2]))
+        leaves.append(buffer[lo:hi:step])
+        written.append(data.draw(st.booleans()))
+    copied = _sharing_with_written(leaves, written)
+    assert {i for i, w in enumerate(written) if w} <= copied
+    # what a run leaves uncopied shares memory with nothing it copies (else the run's writes would
+    # not show through it, or would change the caller's array)
+    assert not any(_overlap(leaves[i], leaves[j]) for i in copied for j in range(len(leaves)) if j not in copied)
 
 
 def test_a_confirmation_run_lets_go_of_its_copies_when_it_ends(monkeypatch):

@@ -157,7 +157,8 @@ def run_once(module: Module, args: tuple[Any, ...], grid: tuple[int, int, int], 
     # a spin that outlasts DETECT_TRIPS in one order ends that order (its races so far still count)
     schedule = Schedule(seed=seed, max_elements=max_elements, max_trips=DETECT_TRIPS if failed is not None else None)
     # where blocks read and write, not what they compute: pure ops that decide nothing are skipped
-    interp = Interpreter(module, copies(module, args), grid, schedule, recorder=recorder, deciding_only=True)
+    interp = Interpreter(module, copies(module, args, only_written=True), grid, schedule, recorder=recorder,
+                         deciding_only=True)
     recorder.bind(interp.arrays)
     try:
         interp.run()
