@@ -235,3 +235,32 @@ def test_in_block_hits_searched_as_blocks_finish_are_those_of_the_whole_run(seed
     assert _findings(streamed) == _findings(whole)
     assert streamed.status == whole.status
     assert held and max(held) <= limit + max(8, limit)  # one block makes 8 records of its scatter
+
+
+def test_the_detectors_work_is_bounded_and_counted_the_same_every_time():
+    x, y = np.arange(16, dtype=np.float32), np.zeros(16, np.float32)
+    unbounded = tilecheck.detect(K.same_tile_same_values, (x, y, 16), (4, 1, 1), max_steps=10**12)
+    again = tilecheck.detect(K.same_tile_same_values, (x, y, 16), (4, 1, 1), max_steps=10**12)
+    assert unbounded.status == "race" and unbounded.stats["steps"] == again.stats["steps"] > 0
+    bounded = tilecheck.detect(K.same_tile_same_values, (x, y, 16), (4, 1, 1), max_steps=5)
+    assert bounded.status == "unknown" and not bounded.findings
+    assert "stopped at its work limit before it decided this launch: 5 steps" in bounded.reasons[0]
+    # the limit is on all the runs together: the second run of a racy launch gets what the first left
+    just_short = tilecheck.detect(K.same_tile_same_values, (x, y, 16), (4, 1, 1),
+                                  max_steps=unbounded.stats["steps"] - 1)
+    assert just_short.status == "unknown"
+    assert tilecheck.detect(K.same_tile_same_values, (x, y, 16), (4, 1, 1),
+                            max_steps=unbounded.stats["steps"]).status == "race"
+
+
+def test_a_launch_the_detector_cannot_decide_within_its_limit_is_refused_as_unverified(monkeypatch):
+    x, y = np.arange(32, dtype=np.float32), np.zeros(32, np.float32)
+    dest = np.arange(32, dtype=np.int32)[::-1].copy()
+    dest[0] = 0  # blocks 0 and 3 both write y[0]: the detector shows it, given the work
+    monkeypatch.setenv("TILECHECK_DETECT_STEPS", "3")
+    with pytest.raises(tilecheck.UnverifiedError, match="work limit") as info:
+        tilecheck.launch((4, 1, 1), K.scatter_rows, (x, dest, y, 8))
+    assert any("the static check, over other contents: race" in n for n in info.value.report.notes)
+    monkeypatch.setenv("TILECHECK_DETECT_STEPS", "0")  # no limit
+    with pytest.raises(tilecheck.RaceError, match="write-write"):
+        tilecheck.launch((4, 1, 1), K.scatter_rows, (x, dest, y, 8))

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from tilecheck.arrays import flat_arguments
 from tilecheck.grid import normalize_grid
 from tilecheck.interp import witness
 from tilecheck.interp.engine import Interpreter, InterpreterError
-from tilecheck.interp.wave import TripLimitError
+from tilecheck.interp.wave import StepLimitError, TripLimitError
 from tilecheck.interp.memory import as_host_array
 from tilecheck.interp.pairs import InBlockSearch, conflicts, new_sync, static_facts
 from tilecheck.interp.recorder import Recorder
@@ -52,14 +53,15 @@ runs_started = 0
 
 
 def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any] = (),
-           seeds: int = SEEDED_ORDERS, max_elements: int | None = None) -> Report:
+           seeds: int = SEEDED_ORDERS, max_elements: int | None = None, max_steps: int | None = None) -> Report:
     """Find every data race of this launch: ``kernel`` run on ``args`` over ``grid``, under every
     schedule of its blocks. The arguments are not modified (the run works on copies).
 
     Returns a ``Report`` like ``verify``'s, with ``level == "this launch"``: ``race`` with a witness
     per racing pair of ops, ``verified`` when none exists, ``unknown`` when the launch could not be
-    run (the reason says why). ``max_elements`` bounds each run's work (array elements moved): past
-    it the answer is ``unknown``."""
+    run (the reason says why). ``max_elements`` bounds each run's work (array elements moved), and
+    ``max_steps`` all its runs' work together (``Interpreter.count_step``: ops run for a wave, and the
+    values they compute; deterministic): past either the answer is ``unknown``."""
     global runs_started
     from tilecheck import checks
     from tilecheck.requirements import preconditions
@@ -69,6 +71,7 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
     assume = preconditions("detect(assume=...)", assume)
     seeds = checks.integer("detect(seeds=...)", seeds, minimum=0, maximum=MAX_SEEDS)
     max_elements = checks.integer("detect(max_elements=...)", max_elements, minimum=1, none=True)
+    steps = _Steps(checks.integer("detect(max_steps=...)", max_steps, minimum=1, none=True))
     runs_started += 1
     assume = with_requirements(kernel, assume)  # and the kernel's own @tilecheck.requires
     kernel, args = triton_frontend.resolve(kernel, args)
@@ -102,13 +105,13 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
     try:
         for seed in orders:
             first = run_once(module, args, grid3, seed, Recorder(grid3, locks, None, detail, written, new_sync(function),
-                                                             InBlockSearch(pairs), guesses), max_elements, failed)
+                                                             InBlockSearch(pairs), guesses), max_elements, failed, steps)
             runs += 1
             watch = conflicts(first)
             recorder = first
             if any(m.any() for m in watch.values()):
                 recorder = run_once(module, args, grid3, seed, Recorder(grid3, locks, watch, (), written,
-                                                                    new_sync(function), None, guesses), max_elements, [])
+                                                                    new_sync(function), None, guesses), max_elements, [], steps)
                 runs += 1
                 for f in witness.cross_block(module, recorder, grid3, case):
                     findings.setdefault(_key(f), f)
@@ -122,6 +125,14 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
                 findings.setdefault(_key(f), f)
             for f in witness.mixed_aliasing(module, first, case):
                 findings.setdefault(_key(f), f)
+    except StepLimitError as exc:
+        report.reasons.append(f"the exact detector stopped at its work limit before it decided this launch: "
+                              f"{steps.limit} steps (ops run for a wave, and the values they compute), spent by "
+                              f"{exc.loc.outermost() if exc.loc else 'the launch'} (detect(max_steps=...); "
+                              f"under the launcher and the pytest plugin $TILECHECK_DETECT_STEPS)")
+        report.stats = {"runs": runs, "total_s": round(time.perf_counter() - start, 4), "steps": steps.spent,
+                        "limit": "steps"}
+        return report
     except InterpreterError as exc:
         report.reasons.append(f"the interpreter could not run this launch: {exc}")
         report.stats = {"runs": runs, "total_s": round(time.perf_counter() - start, 4)}
@@ -139,7 +150,7 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
         report.status = "unknown"
         report.reasons.append("whether release/acquire synchronisation orders some accesses of two blocks "
                               "was not decided within the detector's walk limit")
-    report.stats = {"runs": runs, "total_s": round(time.perf_counter() - start, 4)}
+    report.stats = {"runs": runs, "total_s": round(time.perf_counter() - start, 4), "steps": steps.spent}
     return report
 
 
@@ -149,13 +160,27 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
 # blocks have memory operations before they release it. Past it the order's races still count; with
 # none found anywhere the launch is unknown (docs/semantics/synchronisation.md), never verified.
 DETECT_TRIPS = 20_000
+@dataclass
+class _Steps:
+    """The work all of a detection's runs may still spend (``Interpreter.steps``; None: no limit)."""
+
+    limit: int | None
+    spent: int = 0
+
+    def left(self) -> int | None:
+        return None if self.limit is None else max(self.limit - self.spent, 1)
+
+
 def run_once(module: Module, args: tuple[Any, ...], grid: tuple[int, int, int], seed: int | None,
-         recorder: Recorder, max_elements: int | None = None, failed: list[str] | None = None) -> Recorder:
+             recorder: Recorder, max_elements: int | None = None, failed: list[str] | None = None,
+             steps: _Steps | None = None) -> Recorder:
     """One order of the launch under ``recorder``. With ``failed``, a loop that does not end in this
     order (a block spinning on a flag already past the value it waits for) stops the run and is
-    noted there: the records so far are a prefix of a real execution."""
+    noted there: the records so far are a prefix of a real execution. ``steps``: the work this run
+    may spend is what is left there, and what it spends is charged to it."""
     # a spin that outlasts DETECT_TRIPS in one order ends that order (its races so far still count)
-    schedule = Schedule(seed=seed, max_elements=max_elements, max_trips=DETECT_TRIPS if failed is not None else None)
+    schedule = Schedule(seed=seed, max_elements=max_elements, max_trips=DETECT_TRIPS if failed is not None else None,
+                        max_steps=steps.left() if steps is not None else None)
     # where blocks read and write, not what they compute: pure ops that decide nothing are skipped
     interp = Interpreter(module, copies(module, args, only_written=True), grid, schedule, recorder=recorder,
                          deciding_only=True)
@@ -166,6 +191,9 @@ def run_once(module: Module, args: tuple[Any, ...], grid: tuple[int, int, int], 
         if failed is None:
             raise
         failed.append(str(exc))
+    finally:
+        if steps is not None:
+            steps.spent += interp.steps
     return recorder
 
 

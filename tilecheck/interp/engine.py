@@ -20,7 +20,7 @@ from tilecheck.ir.opdefs import Effect
 from tilecheck.interp.registry import RULES
 from tilecheck.interp.values import Pointer, numpy_dtype
 from tilecheck.interp.memory import ArrayMemory, bind_arguments
-from tilecheck.interp.wave import InterpreterError, LoopFrame, TripLimitError, WaveContext, where
+from tilecheck.interp.wave import InterpreterError, LoopFrame, StepLimitError, TripLimitError, WaveContext, where
 
 Steps = Generator[None, None, Any]
 # the wave's state, shared with the op rules (which must not import this module back)
@@ -73,6 +73,7 @@ class Interpreter:
         self.max_memory_ops = schedule.max_memory_ops
         self.iterations = 0
         self.elements = 0
+        self.steps = 0  # the run's work (``count_step``), bounded by the schedule's ``max_steps``
         self.writes = 0  # memory writes so far, by any block (a spin that sees none is stuck)
         written = _written(self.function)
         # arrays no op writes: loads may return views of them, no copy
@@ -89,6 +90,17 @@ class Interpreter:
         if self.elements > limit:
             raise InterpreterError(f"more than {limit} array elements moved, the limit of this run, at "
                                    f"{op.loc.outermost()}", op.loc)
+
+    def count_step(self, ctx: WaveContext, op: Op) -> None:
+        """The work of one op run for a wave: one step, and one per ``VALUES_PER_STEP`` values of its
+        results; past the schedule's ``max_steps``, an error. Deterministic (the same on any machine
+        under any load), and close to time: a step is a few microseconds of interpreter overhead, a
+        spin loop of scalar loads is all steps, a large tile's arithmetic is all values."""
+        self.steps += 1 + (ctx.width * _result_size(op)) // VALUES_PER_STEP
+        limit = self.schedule.max_steps
+        if self.steps > limit:
+            raise StepLimitError(f"more than {limit} steps of work (ops run for a wave, and values computed), "
+                                 f"the limit of this run, at {op.loc.outermost()}", op.loc)
 
     def count_iteration(self, op: Op, trip: int) -> None:
         """One more loop iteration (``trip``: of this run of the loop, from 0); past the schedule's
@@ -199,6 +211,8 @@ class Interpreter:
                 shape = (ctx.width, *value.type.shape) if isinstance(value.type, T.TileType) else (ctx.width,)
                 ctx.env[value] = np.broadcast_to(np.zeros((), numpy_dtype(value.type)), shape)
             return
+        if self.schedule.max_steps is not None:
+            self.count_step(ctx, op)
         operands = [ctx.env[v] for v in op.operands]
         if op.regions:
             results = yield from rule(self, ctx, op, *operands)
@@ -257,6 +271,22 @@ def _computed(op: Op) -> bool:
         if isinstance(v.owner, Op):
             return True
     return False
+
+
+# values an op computes per step of work (``Interpreter.count_step``): numpy handles a few thousand
+# values in about the time the interpreter spends running one op
+VALUES_PER_STEP = 4096
+
+
+@functools.lru_cache(maxsize=4096)
+def _result_size(op: Op) -> int:
+    """The element count of an op's results (their tiles, per block)."""
+    total = 0
+    for v in op.results:
+        t = v.type
+        if isinstance(t, T.TileType) and not isinstance(t.element, T.TokenType):
+            total += int(np.prod(t.shape)) if t.shape else 1
+    return total
 
 
 @functools.lru_cache(maxsize=4096)

@@ -42,6 +42,9 @@ class Schedule:
     # trips of one loop in one run of it (a while loop that never ends stops here, naming the loop)
     max_trips: int | None = None
     max_elements: int | None = None  # array elements the memory ops move, in all (None: no limit)
+    # the run's work in steps (``Interpreter.steps``: one per op a wave runs, and one per
+    # ``VALUES_PER_STEP`` values it computes), in all (None: no limit)
+    max_steps: int | None = None
     # adversarial only: the shuffled blocks one at a time, each to its end (blocks that may wait for
     # one another interleave, the first started one far ahead: ``SEQUENTIAL_LEAD``)
     sequential: str | None = None  # "forward", "reverse" or "shuffled" (a seeded order of the blocks)

@@ -20,6 +20,11 @@ class TripLimitError(InterpreterError):
     a flag that another block already moved past the value it waits for)."""
 
 
+class StepLimitError(InterpreterError):
+    """A run spent the schedule's ``max_steps`` of work (a bounded run: the exact detector's under the
+    launcher, whose cost on a large scan or sort of spinning blocks is otherwise unbounded)."""
+
+
 @dataclass
 class LoopFrame:
     exited: np.ndarray  # blocks that left the current iteration (continue or break)

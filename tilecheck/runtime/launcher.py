@@ -68,6 +68,23 @@ class AliasingError(TilecheckError):
 
 _VERIFIED: dict[tuple[Any, ...], Report] = {}
 
+# the work the exact detector may spend on one launch the static check leaves open (steps: ops run
+# for a wave, and the values they compute; about 25,000 a second under the detector's recorder, so a
+# few minutes at most); past it the launch is unknown, and refused as unverified. FlagGems' radix
+# sort (its blocks spin on one another's prefix flags) once ran 600 s and more in the detector.
+# ``$TILECHECK_DETECT_STEPS`` sets it (0: no limit)
+DETECT_STEPS = 4_000_000
+
+
+def detect_steps() -> int | None:
+    """The detector's work limit for a launch: ``$TILECHECK_DETECT_STEPS``, or ``DETECT_STEPS``."""
+    value = os.environ.get("TILECHECK_DETECT_STEPS", "").strip()
+    try:
+        steps = int(value) if value else DETECT_STEPS
+    except ValueError:
+        raise TilecheckError(f"$TILECHECK_DETECT_STEPS must be a whole number of steps, got {value!r}") from None
+    return steps if steps > 0 else None
+
 
 def case_key(module: Module, grid: tuple[int, int, int]) -> tuple[Any, ...]:
     """A launch as the verdict caches know it: its program (the Tile IR less optimization hints,
@@ -213,11 +230,18 @@ def check_launch(kernel: Any, args: tuple[Any, ...], grid: tuple[int, int, int],
         if on_data is not None:
             warnings.warn(LaunchWarning(_not_at_this_launch(report, on_data)), stacklevel=3)
             return module, on_data
-        launch_report = detect(kernel, args, grid, assume=assume)
+        launch_report = detect(kernel, args, grid, assume=assume, max_steps=detect_steps())
         if launch_report.failed:
             raise RaceError.of(launch_report)
         if launch_report.status == "verified":
             warnings.warn(LaunchWarning(_not_at_this_launch(report)), stacklevel=3)
+            return module, launch_report
+        if launch_report.stats.get("limit") == "steps":
+            # undecided at this launch: the static finding may need contents this launch does not have
+            launch_report.notes.append(f"the static check, over other contents: {report.status}"
+                                       + (f" ({report.findings[0].message})" if report.findings else ""))
+            if refuse_unknown:
+                raise UnverifiedError(launch_report)
             return module, launch_report
     if report.failed:
         raise RaceError.of(report)
