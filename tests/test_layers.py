@@ -26,6 +26,7 @@ LAYERS = {
     "tilecheck.checks": 0,  # public functions' arguments checked at the door
     "tilecheck.registry": 0,  # the op-rule registry both semantics (interp, verifier) fill
     "tilecheck.grid": 0,
+    "tilecheck.memo": 0,  # process-wide memos with a size bound
     "tilecheck.arrays": 0,  # array layouts of numpy/torch/device arguments
     "tilecheck.requirements": 0,  # precondition values and @tilecheck.requires
     "tilecheck.cases": 0,  # @tilecheck.case and its values

@@ -19,6 +19,7 @@ import numpy as np
 
 from tilecheck.ir.core import Module
 from tilecheck.ir.errors import FrontendError
+from tilecheck.memo import Memo
 
 BYTECODE_VERSION = "13.4"
 _INT32_MAX = 2**31 - 1
@@ -338,13 +339,13 @@ def _element_strides(arg: Any, where: str) -> tuple[int, ...]:
 
 # Compiled once per kernel and argument signature: the launcher, the detector and the differential
 # runner all ask for the same kernels again and again.
-_COMPILED: dict[tuple[Any, ...], tuple[Module, bytes]] = {}
+_COMPILED: dict[tuple[Any, ...], tuple[Module, bytes]] = Memo(2048)
 # and compiled once per specialisation (``specialization``): a new shape binds new parameters to
 # the Tile IR already compiled
-_SPECIALIZED: dict[tuple[Any, ...], tuple[Module, bytes]] = {}
+_SPECIALIZED: dict[tuple[Any, ...], tuple[Module, bytes]] = Memo(1024)
 # the bytecode of each compiled kernel's functions (by identity): a module bound to a launch's
 # arguments has the same code, whatever path reaches it (the proof cache keys by it)
-_CODES: dict[int, tuple[Any, bytes]] = {}
+_CODES: dict[int, tuple[Any, bytes]] = Memo(1024)
 # cuTile's compiler is not documented as thread-safe: one compilation at a time (threads that
 # launch the same kernel wait for its one compilation rather than repeat it)
 _COMPILING = threading.RLock()
@@ -452,7 +453,7 @@ def _form(params: typing.Sequence[KernelParam]) -> list[tuple[str, Any]]:
 
 
 # per kernel, one binding of each form seen (its kinds and dtypes; the latest few), for ``rebind``
-_BINDINGS: dict[Any, list[tuple[str, tuple[KernelParam, ...]]]] = {}
+_BINDINGS: dict[Any, list[tuple[str, tuple[KernelParam, ...]]]] = Memo(1024)
 _BINDINGS_PER_KERNEL = 8
 
 

@@ -30,10 +30,12 @@ import types
 from pathlib import Path
 from typing import Any
 
+from tilecheck.memo import Memo
+
 _SIMPLE = (type(None), bool, int, float, complex, str, bytes)
 # packages whose code is pinned by their version, not their files: their objects enter by name
 _PINNED = ("cuda", "numpy", "math", "builtins", "typing", "functools", "operator", "torch", "ml_dtypes")
-_FILES: dict[tuple[str, int, int], str] = {}  # (path, mtime_ns, size) -> digest of its text
+_FILES: dict[tuple[str, int, int], str] = Memo(4096)  # (path, mtime_ns, size) -> digest of its text
 
 
 class _Unpinned(Exception):

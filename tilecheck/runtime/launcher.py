@@ -23,6 +23,7 @@ from tilecheck.ir import Module
 from tilecheck.ir.cutile import argument_signature as _signature
 from tilecheck.ir.cutile import module_for
 from tilecheck.ir.identity import program_digest
+from tilecheck.memo import Memo
 from tilecheck.report import contents_items
 from tilecheck.requirements import Precondition, check_preconditions, configured
 from tilecheck.verifier import Report
@@ -66,7 +67,7 @@ class AliasingError(TilecheckError):
         super().__init__(message)
 
 
-_VERIFIED: dict[tuple[Any, ...], Report] = {}
+_VERIFIED: dict[tuple[Any, ...], Report] = Memo(4096)
 
 # the work the exact detector may spend on one launch the static check leaves open (steps: ops run
 # for a wave, and the values they compute; about 25,000 a second under the detector's recorder, so a
@@ -175,7 +176,7 @@ def content_conditions(report: Report) -> tuple[Precondition, ...]:
 
 
 # per Tile IR (by its functions): launches verified before, each as its module bound to them
-_SEEN: dict[int, tuple[Any, list[tuple[Module, tuple[int, int, int]]]]] = {}
+_SEEN: dict[int, tuple[Any, list[tuple[Module, tuple[int, int, int]]]]] = Memo(1024)
 _SEEN_MAX = 8
 
 

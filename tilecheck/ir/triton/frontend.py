@@ -22,6 +22,7 @@ from tilecheck.ir import types as T
 from tilecheck.ir.core import Function, Module
 from tilecheck.ir.cutile import KernelParam, index_bits
 from tilecheck.ir.errors import FrontendError
+from tilecheck.memo import Memo
 
 TARGET_ARCH = 90  # the GPUTarget the TTIR is made for (TTIR does not depend on it in practice)
 _INT32 = (-2**31, 2**31 - 1)
@@ -30,8 +31,8 @@ _TRITON_TYPES = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "in
                  "uint16": "u16", "uint32": "u32", "uint64": "u64", "float16": "fp16", "bfloat16": "bf16",
                  "float32": "fp32", "float64": "fp64", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
 _COMPILING = threading.RLock()
-_FUNCTIONS: dict[tuple[Any, ...], Function] = {}
-_TTIR: dict[tuple[Any, ...], str] = {}  # per specialisation (kernel, signature, constexprs): Triton's TTIR
+_FUNCTIONS: dict[tuple[Any, ...], Function] = Memo(1024)
+_TTIR: dict[tuple[Any, ...], str] = Memo(1024)  # per specialisation (kernel, signature, constexprs): Triton's TTIR
 
 
 def is_triton_kernel(obj: Any) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 from tilecheck.errors import TilecheckError
 from tilecheck.ir import Module
 from tilecheck.ir.opdefs import Effect
+from tilecheck.memo import Memo
 from tilecheck.report import Finding, Side, Witness
 from tilecheck.verifier.contracts.preconditions import Precondition
 
@@ -76,7 +77,7 @@ def written_arrays(module: Module) -> set[str]:
     return found[1]
 
 
-_WRITTEN: dict[int, tuple[Any, set[str]]] = {}
+_WRITTEN: dict[int, tuple[Any, set[str]]] = Memo(1024)
 
 
 def _entry_loc(module: Module | None) -> Any:
