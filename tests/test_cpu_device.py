@@ -115,9 +115,9 @@ def test_autotuned_launches_are_checked_on_the_cpu(pytester):
                                            "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*RaceError: refusing to launch copy_tiles: it has a data race*",
-                                 "*= tilecheck =*", "copy_tiles: * verified, 1 refused, 2 autotuned"])
+                                 "*= tilecheck =*", "copy_tiles: * verified, 1 refused (a race), 2 autotuned"])
     for line in [
-        "  refused: test_tuned.py::test_a_racy_config_fails_the_test: refusing to launch copy_tiles*",
+        "  refused (a race): test_tuned.py::test_a_racy_config_fails_the_test: refusing to launch copy_tiles*",
         ("  autotuned: test_tuned.py::test_a_config_cutile_rejects_is_a_failed_config: 2 configuration(s) "
          "checked, 1 passed, rejected by cuTile: namespace(TILE=48, SHIFT=0) (FrontendError); "
          "chose namespace(TILE=32, SHIFT=0): the first that passes its check*"),
@@ -184,8 +184,8 @@ def test_the_example_cuda_suite_runs_on_the_cpu(pytester):
         "_group_scale_kernel: 1 at-launch",
         "  race-free at the launch only (on its own data, or run by tilecheck.detect): "
         "test_ops.py::test_group_scale_list_of_arrays: *",
-        "_row_sum_racy_kernel: 1 refused",
-        "  refused: test_ops.py::test_tile_sum_racy: refusing to launch _row_sum_racy_kernel: it has a data race*",
+        "_row_sum_racy_kernel: 1 refused (a race)",
+        "  refused (a race): test_ops.py::test_tile_sum_racy: refusing to launch _row_sum_racy_kernel: it has a data race*",
         "FAILED test_ops.py::test_tile_sum_racy - tilecheck.runtime.launcher.RaceError*",
     ])
 

@@ -170,8 +170,8 @@ def test_racy():
     result.assert_outcomes(passed=4, failed=1)
     # the controller ran no test: every line below came from the workers
     result.stdout.fnmatch_lines(["*= tilecheck =*", "4 kernel launch check(s) verified", "copy_ok: 4 verified",
-                                 "copy_racy: 1 refused",
-                                 "  refused: test_dist.py::test_racy: refusing to launch copy_racy*"])
+                                 "1 launch(es) refused (1 race); 0 tilecheck could not check", "copy_racy: 1 refused (a race)",
+                                 "  refused (a race): test_dist.py::test_racy: refusing to launch copy_racy*"])
     assert "created: 2/2 workers" in result.stdout.str()
 
 
@@ -212,8 +212,8 @@ def test_an_unknown_verdict_is_refused_unless_allowed(pytester):
     refused = pytester.runpytest_subprocess("--tilecheck-launches", "-p", "no:cacheprovider")
     refused.assert_outcomes(failed=1)
     refused.stdout.fnmatch_lines(["*UnverifiedError: refusing to launch raw_copy: it could not be verified*",
-                                  "*= tilecheck =*", "raw_copy: 1 refused",
-                                  "  refused: test_unknown.py::test_unknown_on_device: unknown, not launched (*); "
+                                  "*= tilecheck =*", "raw_copy: 1 refused (unknown)",
+                                  "  refused (unknown): test_unknown.py::test_unknown_on_device: unknown, not launched (*); "
                                   "allow it with --tilecheck-allow-unknown or ?tool.tilecheck? allow-unknown"])
     allowed = pytester.runpytest_subprocess("--tilecheck-launches", "--tilecheck-allow-unknown",
                                             "-p", "no:cacheprovider")
@@ -299,13 +299,13 @@ def test_checked_launches_honour_the_pyproject_table_and_the_decorator(pytester)
     required.assert_outcomes(passed=1, failed=1)
     required.stdout.fnmatch_lines(["*RaceError: refusing to launch scatter_required*", BROKEN_IDX,
                                    f"*assumptions: *{DISTINCT_IDX}*", "*= tilecheck =*",
-                                   "scatter_required: 1 verified, 1 refused"])
+                                   "scatter_required: 1 verified, 1 refused (*)"])
     (pytester.path / "pyproject.toml").write_text('[tool.tilecheck.assume]\nscatter = ["distinct:idx"]\n')
     table = pytester.runpytest_subprocess(*options, "-k", "not required")
     table.assert_outcomes(passed=1, failed=1)
     table.stdout.fnmatch_lines(["*RaceError: refusing to launch scatter*", BROKEN_IDX,
                                 f"*assumptions: *{DISTINCT_IDX}*", "*= tilecheck =*",
-                                "scatter: 1 verified, 1 refused"])
+                                "scatter: 1 verified, 1 refused (*)"])
     (pytester.path / "pyproject.toml").write_text('[tool.tilecheck.assume]\nscatter = ["distinct"]\n')
     broken = pytester.runpytest_subprocess(*options, "-k", "not required")
     broken.assert_outcomes(failed=2)

@@ -31,8 +31,12 @@ import pytest
 _STATE = pytest.StashKey["_State"]()
 
 # outcomes of a checked launch, in the order the summary lists them
-_OUTCOMES = {
-    "refused": "refused",
+_OUTCOMES = {  # what a launch came to, and how the summary names it: refusals by their kind, then
+    # tilecheck's own failures apart from them
+    "race": "refused (a race)",
+    "out-of-bounds": "refused (out of bounds)",
+    "aliasing": "refused (an argument aliases a written array)",
+    "unverified": "refused (unknown)",
     "error": "tilecheck could not check it (not a verdict on the kernel)",
     "at-launch": "race-free at the launch only (on its own data, or run by tilecheck.detect)",
     "unknown": "unknown (not verified; launched: allowed by configuration)",
@@ -406,16 +410,17 @@ def _check_launch(state: _State, grid: tuple[int, int, int], kernel: Any, args: 
         raise  # not a verdict: cuTile could not compile it (the autotuner counts it as a failed config)
     except UnverifiedError as exc:
         reasons = "; ".join(exc.report.reasons[:2]) or "no reason given"
-        state.note(name, "refused", f"unknown, not launched ({reasons}); allow it with --tilecheck-allow-unknown "
-                                    "or [tool.tilecheck] allow-unknown")
+        state.note(name, "unverified", f"unknown, not launched ({reasons}); allow it with --tilecheck-allow-unknown "
+                                       "or [tool.tilecheck] allow-unknown")
         raise
     except TilecheckError as exc:
-        from tilecheck.runtime.launcher import AliasingError, RaceError
+        from tilecheck.runtime.launcher import AliasingError, OutOfBoundsError, RaceError
 
         # a verdict (a defect, an aliasing argument) refuses the launch; any other error (the
         # interpreter could not run it, an argument tilecheck cannot read) is tilecheck's own
-        verdict = isinstance(exc, (RaceError, AliasingError))
-        state.note(name, "refused" if verdict else "error", str(exc).splitlines()[0])
+        outcome = ("out-of-bounds" if isinstance(exc, OutOfBoundsError) else "race" if isinstance(exc, RaceError)
+                   else "aliasing" if isinstance(exc, AliasingError) else "error")
+        state.note(name, outcome, str(exc).splitlines()[0])
         raise
     if launch_only(report):
         text = str(caught[0].message) if caught else f"{report.kernel}: race-free at this launch"
@@ -477,10 +482,17 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(f"CUDA stood in for by the CPU ({gpu.name}, {gpu.arch}); launches ran on "
                                     "the interpreter")
     terminalreporter.write_line(f"{sum(state.verified.values())} kernel launch check(s) verified")
+    totals = {outcome: sum(1 for e in state.events if e[1] == outcome) for outcome in _OUTCOMES}
+    refusals = [o for o, label in _OUTCOMES.items() if label.startswith("refused")]
+    refused = {o: totals[o] for o in refusals if totals[o]}
+    if refused or totals["error"]:
+        terminalreporter.write_line(
+            f"{sum(refused.values())} launch(es) refused ({', '.join(f'{n} {o}' for o, n in refused.items()) or 'none'}); "
+            f"{totals['error']} tilecheck could not check", red=bool(totals["error"]))
     kernels = sorted(set(state.verified) | {e[0] for e in state.events})
     for kernel in kernels:
         counts = [f"{state.verified[kernel]} verified"] if kernel in state.verified else []
-        counts += [f"{n} {outcome}" for outcome in _OUTCOMES
+        counts += [f"{n} {_OUTCOMES[outcome] if outcome in refusals else outcome}" for outcome in _OUTCOMES
                    if (n := sum(1 for e in state.events if e[0] == kernel and e[1] == outcome))]
         terminalreporter.write_line(f"{kernel}: {', '.join(counts)}")
         for outcome, label in _OUTCOMES.items():
