@@ -47,6 +47,17 @@ def test_unknown_arch_is_a_usage_error(pytester):
     result.stderr.fnmatch_lines(["*unknown GPU architecture 'sm_42'*"])
 
 
+@needs_torch
+def test_the_flag_followed_by_a_path_tests_that_path_on_the_default_gpu(pytester):
+    # ``pytest --tilecheck-cpu-device tests/`` as docs/ci.md writes it: the path is not an architecture
+    pytester.makepyfile(test_here="def test_here():\n    import torch\n    assert torch.cuda.get_device_capability() == (9, 0)\n",
+                        test_elsewhere="def test_elsewhere():\n    raise AssertionError('not asked for')\n")
+    result = pytester.runpytest_subprocess("--tilecheck-cpu-device", "test_here.py", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result = pytester.runpytest_subprocess("--tilecheck-cpu-device", "test_here.py::test_here", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
 def test_without_torch_the_option_says_so(pytester, monkeypatch):
     # a torch that cannot be imported, ahead of the real one on the path
     fake = pytester.mkdir("no_torch")

@@ -22,6 +22,7 @@ Heavy modules (z3, cuda.tile, numpy, torch) are imported only when one of these 
 """
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -105,6 +106,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     arch = getattr(early_config.known_args_namespace, "tilecheck_cpu_device", None)
     if arch is None:
         return
+    arch = _arch_not_a_path(early_config, args, arch)
     from tilecheck.cpu_device import CpuDevice, parse_arch
     from tilecheck.errors import TilecheckError
 
@@ -127,6 +129,21 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     _intercept(state)
     early_config.add_cleanup(lambda: _release(state))
     early_config.add_cleanup(state.cpu_device.uninstall)
+
+
+def _arch_not_a_path(early_config: pytest.Config, args: list[str], arch: str) -> str:
+    """``pytest --tilecheck-cpu-device tests/`` (as docs/ci.md writes it): argparse takes ``tests/``
+    for the option's optional ARCH. A value that names no architecture (``sm_...``) but a path that
+    exists goes back to the paths to test, and the default architecture is meant. ``args`` is the
+    command line pytest parses again after this hook, so it is mended in place."""
+    if arch.startswith("sm_") or not os.path.exists(arch.split("::")[0]):
+        return arch
+    for i in range(len(args) - 1):
+        if args[i] == "--tilecheck-cpu-device" and args[i + 1] == arch:
+            args[i] = "--tilecheck-cpu-device=sm_90"
+            early_config.known_args_namespace.tilecheck_cpu_device = "sm_90"
+            return "sm_90"
+    return arch
 
 
 def pytest_configure(config: pytest.Config) -> None:
