@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import tilecheck
 from corpus.kernels.shape_contracts import rows_and_columns as rows
+from tests.tiers import examples
 from tests.verifier.test_contract import copy_tiles, same_tile
 from tilecheck.verifier.contracts import shapes as sc
 from tilecheck.verifier.contracts.levels import EVERY_SHAPE_LEVEL
@@ -336,6 +337,32 @@ def test_a_compiled_fact_gives_what_evaluating_its_tree_gives(tree, x, n):
             sc.compiled(tree)(env)
         return
     assert sc.compiled(tree)(env) == expected
+
+
+_NAMES = st.sampled_from(["x.shape[0]", "n", "absent"])
+_TERMS = st.recursive(st.one_of(st.builds(lambda v: sc.Term(value=v), st.integers(-3, 40)),
+                                st.builds(lambda n, t, c: sc.Term(n, tile=t, ceil=c), _NAMES, st.integers(1, 5),
+                                          st.booleans())),
+                      lambda sub: st.builds(lambda n, t: sc.Term(n, times=t), _NAMES, sub), max_leaves=3)
+_RULES = st.builds(lambda a, r, b: sc.Rule(a, r, b, "shape"), _TERMS, st.sampled_from(["==", "<=", "%"]), _TERMS)
+
+
+@settings(max_examples=examples(400, fast=100), deadline=None, derandomize=True)
+@given(rules=st.lists(_RULES, max_size=3), facts=st.lists(_TREES, max_size=3),
+       index32=st.lists(st.sampled_from(["x", "y"]), max_size=2, unique=True),
+       x=st.integers(-4, 40), n=st.integers(-4, 40), widths=st.dictionaries(st.sampled_from(["x", "y"]),
+                                                                            st.sampled_from([32, 64])))
+def test_a_contract_admits_a_launch_as_walking_its_rules_and_facts_does(rules, facts, index32, x, n, widths):
+    # the generated check (one Python function per contract, what the launcher and the proof cache
+    # ask at every launch) against the tree walk it stands for; where the walk fails (a % by zero, an
+    # ill-typed tree) the launch is not admitted
+    contract = sc.ShapeContract(tuple(rules), tuple(index32), facts=tuple(facts))
+    env = {"x.shape[0]": x, "n": n}
+    try:
+        expected = contract.admits_walked(env, widths)
+    except (TypeError, ZeroDivisionError):
+        expected = False
+    assert contract.admits(env, widths) is expected
 
 
 def test_a_launch_is_read_as_the_contract_names_it():

@@ -31,8 +31,7 @@ _DTYPES = {"bool": "bool_", "int8": "int8", "int16": "int16", "int32": "int32", 
            "double": "float64", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
 
 
-@dataclass(frozen=True)
-class KernelParam:
+class KernelParam(typing.NamedTuple):
     """One parameter of the Python kernel and where it lives in the entry's argument list.
 
     ``kind`` is ``array`` (entry args: base pointer, then shape, then strides), ``scalar`` (one arg),
@@ -40,6 +39,10 @@ class KernelParam:
     base pointer of an in-memory table with one row of i64 words per array — data pointer, shape,
     strides — and the list's length). ``shape``/``strides`` are the example argument's; a list's are
     ``(len,)`` and ``()``, and ``items`` holds each array's (shape, strides).
+
+    A named tuple, not a frozen dataclass: a launch of a new shape binds one per argument, and a
+    frozen dataclass's ``__init__`` (a ``object.__setattr__`` per field) cost 2 us of the
+    launcher's 60 us check; the ``repr`` (in cache keys) is the same.
     """
 
     name: str
@@ -314,6 +317,8 @@ def _element_strides(arg: Any, where: str) -> tuple[int, ...]:
     if type(arg) is np.ndarray:  # the common case, asked at every launch a memo decides
         itemsize = arg.itemsize
         strides = arg.strides
+        if len(strides) == 1 and itemsize and strides[0] % itemsize == 0:
+            return (strides[0] // itemsize,)
         if itemsize and not any(s % itemsize for s in strides):
             return tuple(s // itemsize for s in strides)
     stride = getattr(arg, "stride", None)
