@@ -112,6 +112,13 @@ def test_the_exact_fallback_is_bounded_by_the_work_of_the_launch(monkeypatch):
     report = tilecheck.verify(K.float_offset_index, args, (8, 1, 1))
     assert report.status == "unknown"
     assert any("moves more than 100 array elements" in r and "tilecheck.detect" in r for r in report.reasons)
+    monkeypatch.setattr(data_step, "DATA_DETECT_ELEMENTS", 10**9)
+    monkeypatch.setattr(data_step, "DATA_DETECT_STEPS", 10)  # and by its steps of work
+    report = tilecheck.verify(K.float_offset_index, args, (8, 1, 1))
+    assert report.status == "unknown"
+    assert any("needs more than 10 steps of the exact detector's work" in r for r in report.reasons), report.reasons
+    monkeypatch.setattr(data_step, "DATA_DETECT_STEPS", 10**6)
+    assert tilecheck.verify(K.float_offset_index, args, (8, 1, 1)).status != "unknown"
 
 
 @ct.kernel

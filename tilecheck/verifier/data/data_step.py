@@ -28,10 +28,14 @@ from tilecheck.verifier.solver import smt
 # query leaves open): on TileGym every such query proved took under 0.75M units and every model
 # under 1.7M; those that ran on to 4M all ended unknown (the ragged GEMMs, 3-4 s each)
 DATA_STEP_RLIMIT = 2_000_000
-# the largest launch (in blocks, and in array elements its memory ops move) whose data verify
-# decides by running the exact detector: a few seconds of interpretation at most
+# the largest launch (in blocks, in the exact detector's work, and in array elements its memory ops
+# move) whose data verify decides by running the exact detector: about two seconds at most. The
+# work (``Interpreter.count_step``: ops run for a wave, and values computed) follows time where an
+# element count did not: TileGym's group GEMM moves 40M elements in 21,000 steps (0.8 s), a
+# persistent grouped GEMM 1.9M steps (14 s)
 DATA_DETECT_BLOCKS = 1024
-DATA_DETECT_ELEMENTS = 4_000_000
+DATA_DETECT_STEPS = 60_000
+DATA_DETECT_ELEMENTS = 64_000_000
 
 
 def decide(report: Report, kernel: Any, module: Module, args: Sequence[Any], grid: tuple[int, int, int],
@@ -152,10 +156,14 @@ def detect_if_small(detect: Any, kernel: Any, args: Sequence[Any], grid: tuple[i
         report.reasons.append(f"the launch has {blocks} blocks, more than verify runs exactly "
                               f"({DATA_DETECT_BLOCKS}); run tilecheck.detect on it, or state the precondition")
         return report
-    report = detect(kernel, args, grid, assume=assume, max_elements=DATA_DETECT_ELEMENTS)
+    report = detect(kernel, args, grid, assume=assume, max_elements=DATA_DETECT_ELEMENTS, max_steps=DATA_DETECT_STEPS)
     if report.status == "unknown" and any("elements moved" in r for r in report.reasons):
         report.reasons = [f"the launch moves more than {DATA_DETECT_ELEMENTS} array elements, more than "
                           "verify runs exactly; run tilecheck.detect on it, or state the precondition"]
+    elif report.stats.get("limit") == "steps":
+        report.reasons = [f"the launch needs more than {DATA_DETECT_STEPS} steps of the exact detector's work "
+                          "(about two seconds), more than verify runs exactly; run tilecheck.detect on it, or "
+                          "state the precondition"]
     return report
 
 
