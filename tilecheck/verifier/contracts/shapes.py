@@ -589,11 +589,19 @@ def admission(contract: ShapeContract) -> Callable[[Mapping[str, int], Mapping[s
         source, names = _admission_source(contract)
     except KeyError:  # a fact of a kind without code: walk every launch
         return lambda env, widths: contract.admits_walked(env, widths)
+    made = _ADMISSIONS.get(source)  # one compile per text: a contract read again from the cache is another object
+    if made is not None:
+        return made
     scope = {"_true": lambda v: v is True, "_sum": sum, "_mul": _product, "_eq": lambda xs: len(set(xs)) == 1,
              "_distinct": lambda xs: len(set(xs)) == len(xs), "_ite": lambda a, b, c: b if a else c,
              "_div": _BINARY["div"], "_mod": _BINARY["mod"], "_implies": _BINARY["implies"]}
     exec(compile(source, f"<contract over {len(names)} symbols>", "exec"), scope)  # our own text, below
+    if len(_ADMISSIONS) < 4096:
+        _ADMISSIONS[source] = scope["admits"]
     return scope["admits"]
+
+
+_ADMISSIONS: dict[str, Callable[[Mapping[str, int], Mapping[str, int]], bool]] = {}
 
 
 def _admission_source(contract: ShapeContract) -> tuple[str, list[str]]:

@@ -77,7 +77,11 @@ def resolve(cache: bool | str | Path | None) -> ProofCache | None:
         if directory is None:
             directory = _DEFAULTS[where] = default_directory()
     else:
-        directory = Path(cache)
+        directory = _GIVEN.get(cache)  # ``Path(cache)``, made once per value given (a str or a Path)
+        if directory is None:
+            directory = Path(cache)
+            if len(_GIVEN) < 256:
+                _GIVEN[cache] = directory
     found = _OPEN.get(directory)
     if found is None:
         found = _OPEN[directory] = ProofCache(directory)
@@ -85,6 +89,7 @@ def resolve(cache: bool | str | Path | None) -> ProofCache | None:
 
 
 _OPEN: dict[Path, ProofCache] = {}
+_GIVEN: dict[str | Path, Path] = {}
 _DEFAULTS: dict[tuple[str | None, str], Path] = {}  # the default directory, per setting and working directory
 
 
