@@ -175,6 +175,30 @@ def test_racy():
     assert "created: 2/2 workers" in result.stdout.str()
 
 
+def test_unchecked_runs_every_launch_and_verifies_none(project):
+    # --tilecheck-unchecked: the baseline a suite's checks are measured against (docs/ci.md)
+    project.makepyfile(test_base='''
+import cuda.tile as ct
+from kernels import copy_ok, copy_racy, _args
+
+def test_copy():
+    src, dst, t = _args()
+    ct.launch(None, (8, 1, 1), copy_ok, (src, dst, t))
+    assert (dst == src).all()
+
+def test_racy_runs_unchecked():
+    src, dst, t = _args()
+    ct.launch(None, (8, 1, 1), copy_racy, (src, dst, t))
+''')
+    result = project.runpytest_subprocess("--tilecheck-launches", "--tilecheck-backend=cpu", "--tilecheck-unchecked",
+                                          "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*= tilecheck =*", "--tilecheck-unchecked: 2 launch(es) ran on the interpreter, "
+                                 "none verified"])
+    refused = project.runpytest_subprocess("--tilecheck-launches", "--tilecheck-unchecked", "-p", "no:cacheprovider")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR  # the GPU backend has no unchecked mode
+
+
 UNKNOWN_ON_DEVICE = '''
 import numpy as np
 import cuda.tile as ct

@@ -66,6 +66,8 @@ class _State:
     original_do_bench: Any = None  # and its do_bench
     checking_only: int = 0  # >0 while Triton's autotuner "times" a configuration on the cpu backend
     active: int = 0  # >0 while launches are intercepted
+    unchecked: bool = False  # --tilecheck-unchecked: launches run, none is verified (a baseline)
+    unchecked_launches: int = 0
 
     def note(self, kernel: str, outcome: str, text: str) -> None:
         event = (kernel, outcome, self.current or "?", text)
@@ -78,9 +80,11 @@ class _State:
         for event in data.get("events", []):
             if tuple(event) not in self.events:
                 self.events.append(tuple(event))
+        self.unchecked_launches += data.get("unchecked", 0)
 
     def export(self) -> dict[str, Any]:
-        return {"verified": dict(self.verified), "events": [list(e) for e in self.events]}
+        return {"verified": dict(self.verified), "events": [list(e) for e in self.events],
+                "unchecked": self.unchecked_launches}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -94,6 +98,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--tilecheck-allow-unknown", action="store_true", default=False,
                     help="launch kernels whose verdict is unknown (listed in the summary) instead of refusing "
                          "them; [tool.tilecheck] allow-unknown names kernels one by one")
+    group.addoption("--tilecheck-unchecked", action="store_true", default=False,
+                    help="with --tilecheck-cpu-device (or --tilecheck-launches --tilecheck-backend=cpu): run "
+                         "every launch on the interpreter without verifying it, to measure what the checks "
+                         "cost a suite (time, memory); nothing is checked")
     group.addoption("--tilecheck-cpu-device", nargs="?", const="sm_90", default=None, metavar="ARCH",
                     help="run a CUDA-only test suite without a GPU: device='cuda' tensors become CPU "
                          "tensors, torch.cuda answers as GPU ARCH (default sm_90), launches run on the "
@@ -122,7 +130,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     except ImportError:
         raise pytest.UsageError("--tilecheck-cpu-device stands in for CUDA in torch; install torch "
                                 "(the CPU build is enough)") from None
-    state = _State(True, "cpu", allow_unknown=_allow_flag(early_config), rootpath=early_config.rootpath)
+    state = _State(True, "cpu", allow_unknown=_allow_flag(early_config), rootpath=early_config.rootpath,
+                   unchecked=bool(getattr(early_config.known_args_namespace, "tilecheck_unchecked", False)))
     state.cpu_device = CpuDevice(gpu)
     state.cpu_device.install()
     early_config.stash[_STATE] = state
@@ -152,7 +161,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if _STATE in config.stash:  # --tilecheck-cpu-device: set up before the conftests
         return
     state = _State(config.getoption("--tilecheck-launches"), config.getoption("--tilecheck-backend") or "gpu",
-                   allow_unknown=_allow_flag(config), rootpath=config.rootpath)
+                   allow_unknown=_allow_flag(config), rootpath=config.rootpath,
+                   unchecked=config.getoption("--tilecheck-unchecked"))
+    if state.unchecked and state.backend != "cpu":
+        raise pytest.UsageError("--tilecheck-unchecked runs launches on the CPU interpreter unchecked: it needs "
+                                "--tilecheck-cpu-device or --tilecheck-backend=cpu")
     config.stash[_STATE] = state
     if state.check_all_launches:
         _intercept(state)
@@ -406,6 +419,9 @@ def _kernel_name(kernel: Any) -> str:
 
 def _check_launch(state: _State, grid: tuple[int, int, int], kernel: Any, args: tuple[Any, ...]) -> None:
     __tracebackhide__ = True
+    if state.unchecked:
+        state.unchecked_launches += 1
+        return
     import warnings
 
     from tilecheck.errors import TilecheckError
@@ -484,6 +500,11 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
     if state is None:
+        return
+    if state.unchecked:
+        terminalreporter.section("tilecheck")
+        terminalreporter.write_line(f"--tilecheck-unchecked: {state.unchecked_launches} launch(es) ran on the "
+                                    "interpreter, none verified", yellow=True, bold=True)
         return
     if not (state.verified or state.events):
         if state.check_all_launches or state.cpu_device is not None:
