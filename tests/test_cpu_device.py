@@ -255,6 +255,15 @@ def test_cpu_device_in_process():
         b = torch.rand(3, device="cuda")
         torch.cuda.manual_seed(5)
         assert torch.equal(b, torch.rand(3, device="cuda"))
+        # and its state is the CUDA generator's Philox layout (seed, offset), which FlagGems reads and
+        # advances to seed its own kernels
+        gen = torch.cuda.default_generators[0]
+        state = gen.get_state()
+        assert state.dtype == torch.uint8 and state.view(torch.int64).tolist() == [5, 0]
+        state.view(torch.int64)[1] += 8
+        gen.set_state(state)
+        assert gen.get_state().view(torch.int64).tolist() == [5, 8] and gen.initial_seed() == 5
+        assert torch.rand(2, generator=gen).shape == (2,)
         # torch._dynamo maps each torch object to one rule: the stand-ins must be distinct objects
         from torch._dynamo import trace_rules
 

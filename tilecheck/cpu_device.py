@@ -259,9 +259,48 @@ def _ordinal(device: Any) -> bool:
     return isinstance(device, int) and not isinstance(device, bool)
 
 
+def _cuda_generator(torch: Any) -> Any:
+    """``torch.cuda.default_generators[0]`` as the CPU stands in for it: a CPU generator (torch ops
+    given it draw from it) whose ``get_state`` / ``set_state`` speak the CUDA generator's Philox
+    layout, 16 bytes, the seed then the offset as int64. Kernel libraries read that state to seed
+    their own kernels' random numbers and advance its offset (FlagGems' ``philox_backend_seed_offset``);
+    a CPU generator's mt19937 state (5056 bytes) made 63 of FlagGems' tests fail."""
+
+    class CudaGenerator(torch.Generator):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            self.philox = [int(super().initial_seed()), 0]
+
+        def get_state(self) -> Any:
+            return torch.tensor(self.philox, dtype=torch.int64).view(torch.uint8)
+
+        def set_state(self, state: Any) -> Any:
+            self.philox = [int(v) for v in state.view(torch.int64)[:2].tolist()]
+            return self
+
+        def manual_seed(self, seed: int) -> Any:
+            # "cuda" tensors are CPU tensors here, drawn from torch's CPU generator: seed it too
+            super().manual_seed(int(seed))
+            torch.default_generator.manual_seed(int(seed))
+            self.philox = [int(seed), 0]
+            return self
+
+        def seed(self) -> int:
+            value = int(super().seed())
+            self.philox = [value, 0]
+            return value
+
+        def initial_seed(self) -> int:
+            return self.philox[0]
+
+    return CudaGenerator()
+
+
 def _torch_cuda_api(torch: Any, gpu: GpuModel) -> dict[str, Any]:
+    generator = _cuda_generator(torch)
+
     def seed(value: int) -> None:
-        torch.default_generator.manual_seed(int(value))
+        generator.manual_seed(int(value))
 
     def zero(*_: Any, **__: Any) -> int:
         return 0
@@ -304,7 +343,7 @@ def _torch_cuda_api(torch: Any, gpu: GpuModel) -> dict[str, Any]:
         "set_rng_state": lambda new_state, device="cuda": torch.set_rng_state(new_state),
         "_sleep": nothing,
         # the one device's generator (torch.cuda.default_generators[i].manual_seed, FlagGems' seeding)
-        "default_generators": (torch.default_generator,),
+        "default_generators": (generator,),
     }
     # one function object per name: torch._dynamo keys its rules by the object, and refuses one
     # object that stands for two torch.cuda functions with different rules (torch.compile, and
