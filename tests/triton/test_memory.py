@@ -110,6 +110,31 @@ def test_any_object_triton_takes_as_a_pointer_is_read_in_place():
     assert np.array_equal(y[20:], 2 * x) and not y[:20].any()
 
 
+class TypedPtr:
+    """FlagGems' typed pointer: an address and a dtype, no shape (a complex tensor read as its floats)."""
+
+    def __init__(self, address, dtype):
+        self.address, self.dtype, self.device = address, dtype, "cpu"
+
+    def data_ptr(self):
+        return self.address
+
+
+def test_a_pointer_given_as_an_address_alone_reaches_its_allocation():
+    torch = pytest.importorskip("torch")
+    x = torch.complex(torch.randn(50), torch.randn(50))  # 100 floats behind one address
+    y = torch.empty_like(x)
+    args = (TypedPtr(x.data_ptr(), torch.float32), TypedPtr(y.data_ptr(), torch.float32), 100, 32)
+    assert tc.verify(scale, args, (4,), cache=False).status == "verified"  # not out of bounds at element 1
+    tc.launch((4,), scale, args)
+    assert torch.equal(y, x * 2)
+    # an address no live tensor holds: its memory is not known, and nothing is read there
+    lost = np.zeros(8, np.float32)
+    with pytest.raises(tc.TilecheckError, match="address alone, into memory tilecheck cannot find"):
+        tc.verify(scale, (TypedPtr(lost.__array_interface__["data"][0], torch.float32), torch.zeros(8), 8, 32),
+                  (1,), cache=False)
+
+
 @triton.jit
 def reverse_rows(x_ptr, y_ptr, n, stride, BLOCK: tl.constexpr):
     # FlagGems' flip: the input's strides are negative, its pointer at its first element in view order

@@ -276,7 +276,9 @@ def _duck_flat(kernel: str, param: str, v: Any) -> tuple[Any, int, int]:
             dtype = np.dtype(name)
     except (TypeError, KeyError, ImportError):
         raise FrontendError(f"kernel '{kernel}', argument '{param}': dtype {name} is not supported") from None
-    shape = tuple(int(n) for n in getattr(v, "shape", (1,)))
+    if not hasattr(v, "shape"):  # a bare address and a dtype (FlagGems' TypedPtr): its allocation's rest
+        return _bare_pointer_flat(kernel, param, int(v.data_ptr()), dtype)
+    shape = tuple(int(n) for n in v.shape)
     stride = getattr(v, "stride", None)
     strides = tuple(int(s) for s in (stride() if callable(stride) else stride or ()))
     if not strides:  # contiguous
@@ -290,6 +292,35 @@ def _duck_flat(kernel: str, param: str, v: Any) -> tuple[Any, int, int]:
     span = 1 + sum((n - 1) * abs(s) for n, s in zip(shape, strides))
     memory = (ctypes.c_char * (span * dtype.itemsize)).from_address(int(v.data_ptr()) - below * dtype.itemsize)
     return np.frombuffer(memory, dtype, count=span), span, below
+
+
+def _bare_pointer_flat(kernel: str, param: str, address: int, dtype: np.dtype) -> tuple[Any, int, int]:
+    """A pointer given as an address and a dtype alone: it may reach what the allocation holding that
+    address holds past it (a complex tensor read as its floats, an offset into a buffer). The
+    allocation is found among the live torch tensors' storages; none found, the pointer's memory is
+    not known and the launch is not checked (a ``FrontendError``), never read as one element (that
+    made FlagGems' typed-pointer tests false out-of-bounds refusals)."""
+    import ctypes
+    import gc
+
+    torch = sys.modules.get("torch")
+    end = None
+    for obj in gc.get_objects() if torch is not None else ():
+        if isinstance(obj, torch.Tensor):
+            try:
+                storage = obj.untyped_storage()
+                lo, size = storage.data_ptr(), storage.nbytes()
+            except (RuntimeError, TypeError, NotImplementedError):
+                continue
+            if lo <= address < lo + size and getattr(obj.device, "type", "cpu") == "cpu":
+                end = max(end or 0, lo + size)
+    if end is None:
+        raise FrontendError(f"kernel '{kernel}', argument '{param}': a pointer given as an address alone, into "
+                            "memory tilecheck cannot find (no live host tensor holds it): give a tensor, or an "
+                            "object with a shape")
+    span = (end - address) // dtype.itemsize
+    memory = (ctypes.c_char * (span * dtype.itemsize)).from_address(address)
+    return np.frombuffer(memory, dtype, count=span), span, 0
 
 
 # how far past its own elements an argument's memory is extended into its allocation: at most three
