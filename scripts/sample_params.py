@@ -4,7 +4,9 @@ then the tests a file names deselected.
 How FlagGems' quick suite (13,000 tests) became the 1,700 run under ``--tilecheck-cpu-device``
 (docs/ci.md): ``PYTHONPATH=scripts pytest -p sample_params --sample-params 3 ...``. The first N in
 collection order are kept, so the same tree gives the same sample; ``--sample-deselect FILE``
-then drops what FILE names, without changing which parametrisations the sample kept.
+then drops what FILE names, without changing which parametrisations the sample kept. Give it as
+one token, ``--sample-deselect=FILE``: a path given as an argument of its own is taken by pytest for
+one of the paths to test when it looks for the rootdir, which changes every test id.
 """
 from __future__ import annotations
 
