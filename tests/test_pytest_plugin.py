@@ -169,8 +169,9 @@ def test_racy():
                                           "-p", "no:cacheprovider")
     result.assert_outcomes(passed=4, failed=1)
     # the controller ran no test: every line below came from the workers
-    result.stdout.fnmatch_lines(["*= tilecheck =*", "4 kernel launch check(s) verified", "copy_ok: 4 verified",
-                                 "1 launch(es) refused (1 race); 0 tilecheck could not check", "copy_racy: 1 refused (a race)",
+    result.stdout.fnmatch_lines(["*= tilecheck =*", "4 kernel launch check(s) verified",
+                                 "1 launch(es) refused (1 race); 0 tilecheck could not check", "copy_ok: 4 verified",
+                                 "copy_racy: 1 refused (a race)",
                                  "  refused (a race): test_dist.py::test_racy: refusing to launch copy_racy*"])
     assert "created: 2/2 workers" in result.stdout.str()
 

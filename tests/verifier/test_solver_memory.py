@@ -76,3 +76,30 @@ def test_failure_reasons_name_what_failed():
     assert memory.failure_reason(z3.Z3Exception(b"invalid argument")) == \
         "the solver failed (invalid argument): the verdict is unknown"
     assert memory.failure_reason(MemoryError()).startswith("out of memory while verifying (MemoryError)")
+
+
+def test_out_of_memory_collects_the_garbage_and_asks_once_more(monkeypatch):
+    # Z3 counts the memory of every live context, earlier verifications' garbage among them (it waits
+    # for a full collection): the first "out of memory" collects and asks again; a second is unknown
+    import gc
+
+    kernel = attention.head_permute_safe
+    args, grid = _case(kernel)
+    real, calls, collected = z3.Solver.check, [], []
+
+    def once(self, *assumptions):
+        calls.append(1)
+        if len(calls) == 1:
+            raise z3.Z3Exception(b"out of memory")
+        return real(self, *assumptions)
+
+    monkeypatch.setattr(z3.Solver, "check", once)
+    monkeypatch.setattr(gc, "collect", lambda *a: collected.append(1) or 0)
+    assert tilecheck.verify(kernel, args, grid, cache=False).status == "verified" and collected == [1]
+
+    def always(self, *assumptions):
+        raise z3.Z3Exception(b"out of memory")
+
+    monkeypatch.setattr(z3.Solver, "check", always)
+    report = tilecheck.verify(kernel, args, grid, cache=False)
+    assert report.status == "unknown" and "ran out of memory" in report.reasons[0] and collected == [1, 1]

@@ -70,6 +70,11 @@ def new_context() -> z3.Context:
 FAILURES: tuple[type[BaseException], ...] = (z3.Z3Exception, MemoryError)
 
 
+def out_of_memory(exc: BaseException) -> bool:
+    """Did ``exc`` come from running out of memory (Z3's cap, or the process's)?"""
+    return isinstance(exc, MemoryError) or "out of memory" in message(exc)
+
+
 def failure_reason(exc: BaseException) -> str:
     """Why a verification that raised ``exc`` (one of ``FAILURES`` or ``smt.SolverError``) is unknown."""
     text = message(exc)
