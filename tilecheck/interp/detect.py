@@ -160,6 +160,8 @@ def detect(kernel: Any, args: Sequence[Any], grid: Any, *, assume: Sequence[Any]
 # blocks have memory operations before they release it. Past it the order's races still count; with
 # none found anywhere the launch is unknown (docs/semantics/synchronisation.md), never verified.
 DETECT_TRIPS = 20_000
+
+
 @dataclass
 class _Steps:
     """The work all of a detection's runs may still spend (``Interpreter.steps``; None: no limit)."""

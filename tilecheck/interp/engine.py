@@ -281,20 +281,17 @@ VALUES_PER_STEP = 4096
 @functools.lru_cache(maxsize=4096)
 def _result_size(op: Op) -> int:
     """The element count of an op's results (their tiles, per block)."""
-    total = 0
-    for v in op.results:
-        t = v.type
-        if isinstance(t, T.TileType) and not isinstance(t.element, T.TokenType):
-            total += int(np.prod(t.shape)) if t.shape else 1
-    return total
+    return sum(_tile_elements(v.type) for v in op.results)
+
+
+def _tile_elements(t: T.Type) -> int:
+    """The elements of a tile of data (0 for a token, a view or a scalar type)."""
+    if isinstance(t, T.TileType) and not isinstance(t.element, T.TokenType):
+        return int(np.prod(t.shape)) if t.shape else 1
+    return 0
 
 
 @functools.lru_cache(maxsize=4096)
 def _data_size(op: Op) -> int:
     """The element count of the largest non-token tile a memory op takes or gives (its data)."""
-    sizes = [1]
-    for v in (*op.operands, *op.results):
-        t = v.type
-        if isinstance(t, T.TileType) and not isinstance(t.element, T.TokenType):
-            sizes.append(int(np.prod(t.shape)) if t.shape else 1)
-    return max(sizes)
+    return max(1, *(_tile_elements(v.type) for v in (*op.operands, *op.results)))

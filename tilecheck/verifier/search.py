@@ -15,6 +15,7 @@ from typing import Any
 from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
 from tilecheck.report import LEVELS, RACE_KINDS
+from tilecheck.verifier.contracts import launch_check
 from tilecheck.verifier.contracts import shapes as shape_contract
 from tilecheck.verifier.contracts.grid import axes_read, exclude_overflow, infer_contract, symbolic_bounds
 from tilecheck.verifier.contracts.levels import CONTRACT_LEVEL, Level, LevelResult
@@ -55,7 +56,7 @@ def every_shape(model: Model, assume: list[Precondition], args: Sequence[Any], g
     pool = shape_contract.candidates(fp, [env, *others], axes_read(fp.function), tiles)
     syms = shape_contract.symbols(fp)
     trees = shape_contract.fact_trees(fp)
-    if trees is None or not all(shape_contract.evaluate(t, env) is True for t in trees):
+    if trees is None or not all(launch_check.evaluate(t, env) is True for t in trees):
         return Search(shape_contract.ShapeContract(
             (), index32, reason="the kernel's own assumptions do not all hold at this launch, or name "
                                 "more than its shapes and scalars"), None)

@@ -306,13 +306,14 @@ def _bare_pointer_flat(kernel: str, param: str, address: int, dtype: np.dtype) -
     torch = sys.modules.get("torch")
     end = None
     for obj in gc.get_objects() if torch is not None else ():
-        if isinstance(obj, torch.Tensor):
+        # host tensors with a storage of their own (a sparse or meta tensor has none to hold it)
+        if isinstance(obj, torch.Tensor) and obj.device.type == "cpu" and obj.layout == torch.strided:
             try:
                 storage = obj.untyped_storage()
                 lo, size = storage.data_ptr(), storage.nbytes()
-            except (RuntimeError, TypeError, NotImplementedError):
+            except RuntimeError:  # (a tensor subclass whose storage cannot be reached)
                 continue
-            if lo <= address < lo + size and getattr(obj.device, "type", "cpu") == "cpu":
+            if lo <= address < lo + size:
                 end = max(end or 0, lo + size)
     if end is None:
         raise FrontendError(f"kernel '{kernel}', argument '{param}': a pointer given as an address alone, into "

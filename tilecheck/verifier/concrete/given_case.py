@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from tilecheck.ir.summary import decision_slice
 from tilecheck.report import Finding, contents_items
 from tilecheck.verifier.concrete import enumeration
+from tilecheck.verifier.contracts import launch_check
 from tilecheck.verifier.contracts import shapes as shape_contract
 from tilecheck.verifier.model.engine import data_shape
 from tilecheck.verifier.model.footprints import BLOCK_IDS, block_vars, rename_blocks
@@ -109,7 +110,7 @@ def _hold_at_case(ch: Checker) -> bool:
     values = {smt.term_id(sym): smt.const_value(v) for sym, v in ch.concrete}  # the level's fixed values
     env = {name: values[key] for name, sym in shape_contract.symbols(ch.fp).items()
            if (key := smt.term_id(sym)) in values}
-    return all(shape_contract.evaluate(t, env) is True for t in trees)
+    return all(launch_check.evaluate(t, env) is True for t in trees)
 
 
 def check_assumptions_last(ch: Checker) -> None:
