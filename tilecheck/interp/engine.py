@@ -20,6 +20,7 @@ from tilecheck.ir.opdefs import Effect
 from tilecheck.interp.registry import RULES
 from tilecheck.interp.values import Pointer, numpy_dtype
 from tilecheck.interp.memory import ArrayMemory, bind_arguments
+from tilecheck.interp import unspecified
 from tilecheck.interp.wave import InterpreterError, LoopFrame, StepLimitError, TripLimitError, WaveContext, where
 
 Steps = Generator[None, None, Any]
@@ -194,6 +195,8 @@ class Interpreter:
                 return
             opdef = op.opdef
             if opdef is not None and opdef.terminator:
+                if ctx.unspecified:
+                    unspecified.before(ctx, op)
                 self.terminate(ctx, op)
                 return
             yield from self.execute(ctx, op)
@@ -214,6 +217,8 @@ class Interpreter:
         if self.schedule.max_steps is not None:
             self.count_step(ctx, op)
         operands = [ctx.env[v] for v in op.operands]
+        if ctx.unspecified:
+            unspecified.before(ctx, op)
         if op.regions:
             results = yield from rule(self, ctx, op, *operands)
         else:
@@ -235,6 +240,8 @@ class Interpreter:
             raise InterpreterError(f"{op.name}: rule returned {len(results)} results", op.loc)
         for value, result in zip(op.results, results):
             ctx.env[value] = result
+        if ctx.unspecified:
+            unspecified.after(ctx, op)
 
     def terminate(self, ctx: WaveContext, op: Op) -> None:
         values = [ctx.env[v] for v in op.operands]

@@ -45,6 +45,8 @@ class WaveContext:
     done: np.ndarray | None = None
     # the enclosing loops, outermost first: (loop op, iteration number, induction variable per block)
     iterations: list[tuple[Op, int, Any]] = field(default_factory=list)
+    # values with lanes a GPU leaves unspecified (interp/unspecified.py): (lanes, the op that made them)
+    unspecified: dict[Value, tuple[np.ndarray, Op]] = field(default_factory=dict)
 
     @property
     def width(self) -> int:

@@ -221,6 +221,82 @@ def _decision_slice(function: Any) -> set[Any]:
     return ops
 
 
+# ops that compute lane i of their result from lane i of their operands (same shape in and out)
+LANEWISE = frozenset({"addi", "subi", "muli", "divi", "remi", "shli", "shri", "andi", "ori", "xori", "maxi",
+                       "mini", "negi", "absi", "mulhii", "exti", "trunci", "offset", "int_to_ptr",
+                       "ptr_to_int", "ptr_to_ptr", "bitcast", "select"})
+
+
+def lane_accesses(function: Any) -> dict[Any, frozenset[Any]]:
+    """For each integer tile op whose result reaches memory only as the address of pointer ops, lane
+    for lane (through same-shaped lanewise ops of its own block, never into a mask, a branch, a
+    loop bound, a view, a stored value or another shape): those memory ops. Lane i of such a value
+    decides nothing unless one of them is active at lane i, so a wrap-around there matters only
+    where one is (cat's index arithmetic on an empty input leaves i32 in lanes every mask turns
+    off). Ops missing from the map are used some other way. Once per function."""
+    found = _LANE_ACCESSES.get(function)
+    if found is None:
+        found = _LANE_ACCESSES[function] = _lane_accesses(function)
+    return found
+
+
+_LANE_ACCESSES: weakref.WeakKeyDictionary[Any, dict[Any, frozenset[Any]]] = weakref.WeakKeyDictionary()
+
+
+def _lane_accesses(function: Any) -> dict[Any, frozenset[Any]]:
+    uses: dict[int, list[tuple[Any, int]]] = {}
+    block_of: dict[int, Any] = {}
+
+    def visit(block: Any) -> None:
+        for op in block.ops:
+            block_of[id(op)] = block
+            for k, v in enumerate(op.operands):
+                uses.setdefault(id(v), []).append((op, k))
+            for region in op.regions:
+                for inner in region.blocks:
+                    visit(inner)
+
+    visit(function.body)
+    reach: dict[int, frozenset[Any] | None] = {}
+
+    def targets(op: Any) -> frozenset[Any] | None:  # None: some use is not an address, lane for lane
+        key = id(op)
+        if key in reach:
+            return reach[key]
+        reach[key] = None  # SSA has no cycles outside block arguments; a guard all the same
+        out: set[Any] = set()
+        value = op.results[0]
+        shape = value.type.shape
+        for user, k in uses.get(id(value), ()):
+            if block_of.get(id(user)) is not block_of.get(id(op)):
+                return None
+            address = _ADDRESS.get(user.name)
+            if address is not None and not user.name.endswith("view_tko"):
+                if user.operand(address) is not value or sum(v is value for v in user.operands) != 1:
+                    return None  # also (or only) the mask, the stored value or the argument
+                out.add(user)
+                continue
+            if user.name not in LANEWISE or len(user.results) != 1 \
+                    or not isinstance(user.results[0].type, TileType) or user.results[0].type.shape != shape \
+                    or user.name == "select" and k == 0:
+                return None
+            further = targets(user)
+            if further is None:
+                return None
+            out |= further
+        reach[key] = frozenset(out)
+        return reach[key]
+
+    found = {}
+    for op in function.walk():
+        if len(op.results) == 1 and isinstance(op.results[0].type, TileType) and op.results[0].type.shape \
+                and not isinstance(op.results[0].type.element, TokenType):
+            t = targets(op)
+            if t:
+                found[op] = t
+    return found
+
+
 def exits(ops: list[Any], name: str) -> list[Any]:
     """The ``name`` ops (continue, break) of the loop whose body holds ``ops``: in nested ifs, not
     in nested loops (theirs)."""

@@ -5,6 +5,7 @@ import numpy as np
 
 from tilecheck.ir import Op
 from tilecheck.ir import types as T
+from tilecheck.interp import unspecified
 from tilecheck.interp.wave import InterpreterError
 from tilecheck.interp.registry import interpret
 from tilecheck.interp.memory import NARROW_FLOATS
@@ -105,10 +106,12 @@ def absi(interp, ctx, op, x):
 
 
 def _safe_divisor(ctx, op: Op, rhs: np.ndarray) -> np.ndarray:
-    """The divisor, after checking no active block divides by zero (inactive lanes get 1)."""
+    """The divisor, 1 where it is zero: a GPU does not trap there, the lane's result is unspecified
+    (marked so in an active block: interp/unspecified.py stops the run if it is ever used)."""
     zero = rhs == 0
-    if zero.any() and (zero & ctx.active.reshape((-1,) + (1,) * (zero.ndim - 1))).any():
-        raise InterpreterError(f"integer division by zero in {op.name} at {op.loc.outermost()}", op.loc)
+    if not zero.any():
+        return rhs
+    unspecified.mark(ctx, op, zero & ctx.active.reshape((-1,) + (1,) * (zero.ndim - 1)))
     return np.where(zero, 1, rhs).astype(rhs.dtype)
 
 

@@ -14,7 +14,7 @@ from tilecheck.errors import TilecheckError
 from tilecheck.ir import Block, Function, Module, Op, TileIRError, Value
 from tilecheck.ir import types as T
 from tilecheck.ir.opdefs import Effect
-from tilecheck.ir.summary import written_arguments
+from tilecheck.ir.summary import lane_accesses, written_arguments
 from tilecheck.verifier.model.bounds import NON_NEGATIVE
 from tilecheck.verifier.model.carried import Carried
 from tilecheck.verifier.model.footprints import BLOCK_IDS, Access
@@ -308,11 +308,34 @@ def execute(module: Module, function: Function | None = None) -> Footprints:
     state = State(module, function, arrays, read_only=set(arrays) - written_arguments(function))
     _bind_arguments(state)
     state.run_block(function.body)
+    _guard_by_lanes(state)
     scalar_names = {p.first_arg: p.name for p in module.params if p.kind == "scalar"} \
         if function is module.entry else {}
     return Footprints(function, arrays, state.accesses, state.facts, state.scalars, state.unsupported,
                       state.read_only, state.memory, scalar_names, state.fact_ops, state.overflows, state.carried,
                       state.overflow_loops, state.bitwise)
+
+
+def _guard_by_lanes(state: State) -> None:
+    """An integer result that reaches memory only as the address of pointer ops, lane for lane
+    (``lane_accesses``), decides nothing in a lane where none of them is active: its overflow
+    obligation holds only where one is (their ``active``: mask, path and loop domain, over the same
+    lanes). Every record of each op is taken, so the guard can only be wider than the truth."""
+    targets = lane_accesses(state.function)
+    if not targets:
+        return
+    records: dict[Op, list[Access]] = {}
+    for access in state.accesses:
+        records.setdefault(access.op, []).append(access)
+    for n, (op, term, lo, hi, live) in enumerate(state.overflows):
+        uses = targets.get(op)
+        if uses is None or any(u not in records for u in uses):
+            continue  # an address op the model did not record (unsupported): no guard
+        loops = state.overflow_loops[n]
+        actives = [a.active for u in uses for a in records[u]]
+        if any(a.loops != loops for u in uses for a in records[u]):
+            continue
+        state.overflows[n] = (op, term, lo, hi, smt.And(live, smt.Or(*actives)))
 
 
 def _trace_arg(value: Value, function: Function) -> int | None:
