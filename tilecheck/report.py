@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import linecache
 import weakref
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from tilecheck.ir.loc import Loc
@@ -32,9 +32,12 @@ class WeakLaunch:
     def __init__(self, kernel: Any, args: Any, grid: Any) -> None:
         self.kernel, self.grid = kernel, grid
         self.keys = tuple(args) if isinstance(args, dict) else None
-        self.held = tuple(_hold(v) for v in (args.values() if isinstance(args, dict) else args))
+        self.held = None if args is None else tuple(
+            _hold(v) for v in (args.values() if isinstance(args, dict) else args))
 
     def get(self) -> tuple[Any, Any, Any] | None:
+        if self.held is None:
+            return self.kernel, None, self.grid
         values = [_release(h) for h in self.held]
         if any(v is _GONE for v in values):
             return None
@@ -112,8 +115,26 @@ class Finding:
     related_locs: tuple[Loc, ...] = ()
     witness: Witness | None = None
     level: int = 3
-    # (kernel, args, grid) that ``tilecheck.replay`` runs the witness on; not part of the finding's value
+    # (kernel, args, grid) that ``tilecheck.replay`` runs the witness on, or a ``WeakLaunch`` of it in
+    # a report a memo keeps (``Report.held_weakly``); not part of the finding's value
     case: Any = field(default=None, compare=False, repr=False)
+
+    def launch_case(self) -> tuple[Any, Any, Any] | None:
+        """``case`` as (kernel, args, grid); None when there is none or its arrays were freed."""
+        return self.case.get() if isinstance(self.case, WeakLaunch) else self.case
+
+    def held_weakly(self) -> Finding:
+        """This finding with its launch's arrays held by weak reference."""
+        if self.case is None or isinstance(self.case, WeakLaunch):
+            return self
+        return replace(self, case=WeakLaunch(*self.case))
+
+    def relaunched(self, args: Any) -> Finding:
+        """A kept finding made about an equal launch (same kernel, shapes, strides, scalars, grid):
+        its witness replays on ``args``, held strongly again."""
+        if not isinstance(self.case, WeakLaunch):
+            return self
+        return replace(self, case=(self.case.kernel, args, self.case.grid))
 
     @property
     def is_race(self) -> bool:
@@ -195,6 +216,21 @@ class Report:
     # the launch the report is about (``WeakLaunch``: a report kept by the launcher's memo must not
     # keep the user's arrays alive), for ``save_picture``; None without one
     launch: Any = field(default=None, repr=False, compare=False)
+
+    def held_weakly(self) -> Report:
+        """A copy for a memo to keep: its findings hold their launch's arrays by weak reference (the
+        launcher keeps thousands of verdicts; each kept a test's tensors alive: 1.7 GB by the end of
+        FlagGems' suite)."""
+        contract = self.contract
+        if contract is not None and contract.breaking is not None:
+            contract = replace(contract, breaking=contract.breaking.held_weakly())
+        return replace(self, findings=[f.held_weakly() for f in self.findings], contract=contract)
+
+    def relaunched(self, args: Any) -> Report:
+        """A kept report (``held_weakly``) given to an equal launch: its findings replay on ``args``."""
+        if not any(isinstance(f.case, WeakLaunch) for f in self.findings):
+            return self
+        return replace(self, findings=[f.relaunched(args) for f in self.findings])
 
     def save_picture(self, path: Any, *, max_cells: int | None = None) -> Any:
         """Draw the launch this report is about (``tilecheck.picture``): each written array's elements

@@ -122,12 +122,13 @@ def verified_report(module: Module, args: Sequence[Any], grid: tuple[int, int, i
         report = verify(module, args if module.params else None, grid, assume=assume, data=False,
                         observed=list(seen), data_follows=host)
         if not content_conditions(report):  # data=False: a contract on contents is not expected here,
-            _VERIFIED[key] = report  # and a verdict that rests on them is never kept by signature
+            _VERIFIED[key] = report.held_weakly()  # and a verdict that rests on them is never kept by
+            # signature; kept, its findings do not keep this launch's arrays alive
             _remember_contract(report, program)
         if report.status == "verified" and module.params:
             seen[:] = [*seen[-(_SEEN_MAX - 1):], (module, grid)]
         return report
-    return _VERIFIED[key]
+    return _VERIFIED[key].relaunched(args if module.params else None)
 
 
 def _decided_by_contract(proved: list[Report], module: Module, grid: tuple[int, int, int]) -> Report | None:
@@ -318,7 +319,8 @@ def _verified_on_data(kernel: Any, module: Module, args: Sequence[Any], grid: tu
     if contents is not None and key in _ON_DATA:
         found, floats = _ON_DATA[key]
         if floats is None or floats == contents_digest(module.params, args, floats=True):
-            return found  # None: not verified on the data (the caller runs the detector on this launch)
+            # None: not verified on the data (the caller runs the detector on this launch)
+            return found.relaunched(args) if found is not None else None
     runs = exact.runs_started
     # the contract over the shapes was searched (or not) by the cached verify: not again here
     on_data = verify(kernel, args, grid, assume=assume, every_shape=False, cache=False)
@@ -330,7 +332,7 @@ def _verified_on_data(kernel: Any, module: Module, args: Sequence[Any], grid: tu
     if contents is not None and (floats is not None or not by_detector):
         if len(_ON_DATA) >= _ON_DATA_MAX:
             _ON_DATA.pop(next(iter(_ON_DATA)))
-        _ON_DATA[key] = (found, floats)
+        _ON_DATA[key] = (found.held_weakly() if found is not None else None, floats)
     return found
 
 

@@ -111,8 +111,9 @@ def save_report_picture(report: Any, path: str | Path, max_cells: int = MAX_CELL
     launch = report.launch.get() if report.launch is not None else None
     if launch is None:
         for f in report.findings:
-            if f.case is not None and f.case[1] is not None and f.case[2] is not None:
-                launch = f.case
+            case = f.launch_case()
+            if case is not None and case[1] is not None and case[2] is not None:
+                launch = case
                 break
     if launch is None:
         raise TilecheckError(f"{report.kernel}: this report names no launch whose arrays are still alive "

@@ -60,9 +60,12 @@ INTERLEAVED_ORDERS = 32  # seeded interleavings tried when one block waits for t
 
 def replay(finding: Any) -> ReplayResult:
     """Replay ``finding``'s witness (a ``tilecheck.Finding`` from ``verify(kernel, args, grid)``)."""
-    case = getattr(finding, "case", None)
-    if finding.witness is None or case is None:
+    if finding.witness is None or getattr(finding, "case", None) is None:
         raise TilecheckError("this finding has no replayable witness (verify a kernel with its launch arguments)")
+    case = finding.launch_case()
+    if case is None:
+        raise TilecheckError("this finding's launch arrays were freed (a verdict the launcher kept): verify the "
+                             "kernel again with its arguments, and replay that report's finding")
     kernel, args, grid = case
     if args is None:
         raise TilecheckError("replay needs the launch arguments: verify(kernel, args, grid)")
