@@ -288,3 +288,71 @@ def test_a_blank_array_keeps_the_layout_of_the_one_it_stands_for():
         assert not blank.any() and not np.shares_memory(blank, base)
         blank[...] = a  # every element its own place in the new buffer
         assert np.array_equal(blank, a)
+
+
+@settings(max_examples=examples(300, fast=50), deadline=None, derandomize=True)
+@given(data=st.data())
+def test_windows_read_and_write_as_copies_do(data):
+    """A run's lazy copies (pages copied in where first touched) against eager ones: the same
+    values read through every view after any writes, overlapping views included; the caller's
+    memory is untouched."""
+    from tilecheck.interp.memory import (ArrayMemory, WINDOW_PAGE, _flat_view, copies_keeping_overlaps,
+                                         windows_keeping_overlaps)
+
+    size = data.draw(st.sampled_from([64, WINDOW_PAGE // 4 + 3, 3 * WINDOW_PAGE // 4]))
+    buffers = [np.arange(size, dtype=np.float32) for _ in range(data.draw(st.integers(1, 2)))]
+    originals = [b.copy() for b in buffers]
+    leaves = []
+    for _ in range(data.draw(st.integers(1, 4))):
+        buffer = data.draw(st.sampled_from(buffers))
+        lo = data.draw(st.integers(0, size - 1))
+        leaves.append(buffer[lo:data.draw(st.integers(lo + 1, size)):data.draw(st.sampled_from([1, 2, 3]))])
+    eager = copies_keeping_overlaps(leaves)
+    lazy, windows = windows_keeping_overlaps(leaves)
+
+    def memory(a, window):
+        flat, strides = _flat_view("a", a)
+        mem = ArrayMemory("a", a, flat, a.shape, strides, window)
+        if window is not None:
+            mem.window_offset = flat.__array_interface__["data"][0] - window.copy.__array_interface__["data"][0]
+        return mem
+
+    pairs = [(memory(e, None), memory(z, windows[id(z)])) for e, z in zip(eager, lazy)]
+    for step in range(data.draw(st.integers(1, 12))):
+        e, z = data.draw(st.sampled_from(pairs))
+        n = len(e.flat)
+        if data.draw(st.booleans()):  # a run of elements (a contiguous tile)
+            first = data.draw(st.integers(0, n - 1))
+            stop = data.draw(st.integers(first + 1, n))
+            z.touch(first, stop)
+            key = slice(first, stop)
+        else:  # a gather or scatter
+            key = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=8)), np.int64)
+            z.touch(key)
+        if data.draw(st.booleans()):
+            e.flat[key] = z.flat[key] = np.float32(-step - 1)
+        else:
+            assert np.array_equal(e.flat[key], z.flat[key])
+    for e, z in pairs:  # every element, read through the window as a run does
+        z.touch(0, len(z.flat))
+        assert np.array_equal(e.flat, z.flat)
+    assert all(np.array_equal(b, o) for b, o in zip(buffers, originals))
+
+
+def test_a_confirmation_in_a_large_in_place_array_copies_the_pages_its_blocks_touch(monkeypatch):
+    from corpus.kernels import inplace
+    from tilecheck.interp import memory
+
+    made = []
+    init = memory.Window.__init__
+
+    def spy(self, lo, hi):
+        init(self, lo, hi)
+        made.append(self)
+    monkeypatch.setattr(memory.Window, "__init__", spy)
+    x = np.ones(1 << 24, np.float32)  # 64 MB, written in place: every array of the run shares it
+    report = tilecheck.verify(inplace.inplace_halo, (x, 128), (8, 1, 1), cache=False)
+    assert report.status == "race" and made
+    copied = sum(int(w.loaded.sum()) for w in made) * memory.WINDOW_PAGE
+    assert copied <= 4 * memory.WINDOW_PAGE < x.nbytes // 100, copied
+    assert (x == 1).all()

@@ -19,7 +19,7 @@ from tilecheck.ir import types as T
 from tilecheck.ir.opdefs import Effect
 from tilecheck.interp.registry import RULES
 from tilecheck.interp.values import Pointer, numpy_dtype
-from tilecheck.interp.memory import ArrayMemory, bind_arguments
+from tilecheck.interp.memory import ArrayMemory, Window, bind_arguments
 from tilecheck.interp import unspecified
 from tilecheck.interp.wave import InterpreterError, LoopFrame, StepLimitError, TripLimitError, WaveContext, where
 
@@ -82,6 +82,15 @@ class Interpreter:
         self.constants: dict[tuple[Op, int], tuple[np.ndarray, ...]] = {}  # (op, wave width) -> its value
         self._waits: bool | None = None
         self._single: bool | None = None
+
+    def windowed(self, windows: dict[int, Window]) -> None:
+        """Arrays bound from lazily made copies (``memory.windows_keeping_overlaps``, by the copy's
+        ``id``): their accesses copy the window's pages in first (``ArrayMemory.touch``)."""
+        for mem in self.arrays.values():
+            window = windows.get(id(mem.array))
+            if window is not None:
+                mem.window = window
+                mem.window_offset = mem.flat.__array_interface__["data"][0] - window.copy.__array_interface__["data"][0]
 
     def count_elements(self, ctx: WaveContext, op: Op) -> None:
         """The array elements a memory op moves (its data tile, in each active block); past the

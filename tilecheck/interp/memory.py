@@ -15,6 +15,31 @@ from tilecheck.ir import Function, Module
 from tilecheck.ir import types as T
 
 
+WINDOW_PAGE = 1 << 16  # bytes a window copies at once
+
+
+class Window:
+    """A private copy of a span of the caller's memory, made a page at a time where a run first
+    touches it: a confirmation runs two blocks of a launch, and copying every array they might
+    write (in place: every array sharing memory with a written one) costs the whole arrays, where
+    the blocks touch a few tiles. ``copy`` is allocated, not filled: the OS makes its pages when
+    they are written. Every access of the interpreter to an array over a window goes through
+    ``ArrayMemory.touch`` first."""
+
+    __slots__ = ("origin", "copy", "loaded")
+
+    def __init__(self, lo: int, hi: int) -> None:
+        self.origin = np.frombuffer((ctypes.c_char * (hi - lo)).from_address(lo), np.uint8)
+        self.copy = np.empty(hi - lo, np.uint8)
+        self.loaded = np.zeros(-(-(hi - lo) // WINDOW_PAGE), bool)
+
+    def load(self, pages: np.ndarray) -> None:
+        new = pages[~self.loaded[pages]]
+        for p in new.tolist():
+            self.copy[p * WINDOW_PAGE:(p + 1) * WINDOW_PAGE] = self.origin[p * WINDOW_PAGE:(p + 1) * WINDOW_PAGE]
+        self.loaded[new] = True
+
+
 @dataclass
 class ArrayMemory:
     name: str
@@ -22,6 +47,24 @@ class ArrayMemory:
     flat: np.ndarray  # 1-D view over every element the array can address (stride 1 = one element)
     shape: tuple[int, ...]
     strides: tuple[int, ...]  # in elements
+    window: Window | None = None  # ``flat`` lies in a window's copy, at byte ``window_offset``
+    window_offset: int = 0
+
+    def touch(self, offsets: Any, stop: int | None = None) -> None:
+        """Before an access to ``flat[offsets]`` (an index array, or the run ``offsets:stop``):
+        the window's pages under those elements are copied in (no-op without a window)."""
+        window = self.window
+        if window is None:
+            return
+        size = self.flat.itemsize
+        if stop is not None:
+            first = self.window_offset + int(offsets) * size
+            last = self.window_offset + max(int(stop), int(offsets) + 1) * size - 1
+            window.load(np.arange(first // WINDOW_PAGE, last // WINDOW_PAGE + 1))
+            return
+        starts = self.window_offset + np.asarray(offsets, np.int64).reshape(-1) * size
+        if starts.size:
+            window.load(np.unique(np.concatenate((starts // WINDOW_PAGE, (starts + size - 1) // WINDOW_PAGE))))
 
 
 class ArgumentError(TilecheckError):
@@ -196,6 +239,34 @@ def copies_keeping_overlaps(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Private copies of host arrays that overlap one another exactly as the originals do (two views
     of one buffer stay two views of one new buffer), so a run on the copies sees the aliasing the
     caller's arguments have, and the originals are left as they were."""
+    out = [np.array(a, copy=True) if a.size == 0 else a for a in arrays]  # the rest are replaced below
+    for lo, hi, group in _overlapping(arrays):
+        buffer = np.frombuffer((ctypes.c_char * (hi - lo)).from_address(lo), np.uint8).copy()
+        for i in group:
+            a = arrays[i]
+            first = a.__array_interface__["data"][0] - lo
+            out[i] = np.ndarray(a.shape, a.dtype, buffer=buffer, offset=first, strides=a.strides)
+    return out
+
+
+def windows_keeping_overlaps(arrays: Sequence[np.ndarray]) -> tuple[list[np.ndarray], dict[int, Window]]:
+    """``copies_keeping_overlaps`` made lazily: views of the same layout over windows (``Window``)
+    of each group of overlapping arrays, and per view (by ``id``) its window; nothing is copied
+    until a run touches it."""
+    out = [np.array(a, copy=True) if a.size == 0 else a for a in arrays]
+    windows: dict[int, Window] = {}
+    for lo, hi, group in _overlapping(arrays):
+        window = Window(lo, hi)
+        for i in group:
+            a = arrays[i]
+            out[i] = np.ndarray(a.shape, a.dtype, buffer=window.copy, offset=a.__array_interface__["data"][0] - lo,
+                                strides=a.strides)
+            windows[id(out[i])] = window
+    return out, windows
+
+
+def _overlapping(arrays: Sequence[np.ndarray]) -> Iterator[tuple[int, int, list[int]]]:
+    """The non-empty arrays' byte spans, grouped where they overlap: each group's span and members."""
     spans = []
     for i, a in enumerate(arrays):
         if a.size == 0:
@@ -203,22 +274,16 @@ def copies_keeping_overlaps(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         lo = a.__array_interface__["data"][0] + sum((n - 1) * s for n, s in zip(a.shape, a.strides) if s < 0)
         extent = a.itemsize + sum((n - 1) * abs(s) for n, s in zip(a.shape, a.strides))
         spans.append((lo, lo + extent, i))
-    out = [np.array(a, copy=True) if a.size == 0 else a for a in arrays]  # the rest are replaced below
     spans.sort()
     k = 0
     while k < len(spans):
-        group, lo, hi = [spans[k]], spans[k][0], spans[k][1]
+        lo, hi, group = spans[k][0], spans[k][1], [spans[k][2]]
         k += 1
         while k < len(spans) and spans[k][0] < hi:
-            group.append(spans[k])
+            group.append(spans[k][2])
             hi = max(hi, spans[k][1])
             k += 1
-        buffer = np.frombuffer((ctypes.c_char * (hi - lo)).from_address(lo), np.uint8).copy()
-        for start, _, i in group:
-            a = arrays[i]
-            first = a.__array_interface__["data"][0] - lo
-            out[i] = np.ndarray(a.shape, a.dtype, buffer=buffer, offset=first, strides=a.strides)
-    return out
+        yield lo, hi, group
 
 
 def blank_with_layout(a: np.ndarray) -> np.ndarray:

@@ -14,8 +14,8 @@ import numpy as np
 from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.interp.engine import Interpreter
-from tilecheck.interp.memory import (as_host_array, blank_with_layout, copies_keeping_overlaps,
-                                     copy_with_layout)
+from tilecheck.interp.memory import (Window, as_host_array, blank_with_layout, copies_keeping_overlaps,
+                                     copy_with_layout, windows_keeping_overlaps)
 from tilecheck.interp.recorder import Recorder
 from tilecheck.interp.schedule import Schedule
 
@@ -40,7 +40,8 @@ def block_of(linear: int, grid: tuple[int, int, int]) -> tuple[int, int, int]:
 
 
 def copies(module: Module, args: tuple[Any, ...], only_written: bool = False,
-           scratch: dict[int, tuple[Any, np.ndarray]] | None = None) -> tuple[Any, ...]:
+           scratch: dict[int, tuple[Any, np.ndarray]] | None = None,
+           windows: dict[int, Window] | None = None) -> tuple[Any, ...]:
     """Copies of every host array argument (nested tuples too) that alias one another as the
     originals do, so the caller's arrays stay as they were and overlapping arguments still overlap.
     ``only_written``: an array no op writes is passed as it is (a run of a few blocks on large
@@ -50,7 +51,9 @@ def copies(module: Module, args: tuple[Any, ...], only_written: bool = False,
     output was a view of one input). ``scratch`` (the caller's, kept across runs): an array that
     ops write but none reads, and that shares memory with no other argument, is not copied: what it
     holds decides nothing in a run (no address, no branch), so it gets a zeroed array of its layout
-    (``blank_with_layout``), the one an earlier run left there when there is one."""
+    (``blank_with_layout``), the one an earlier run left there when there is one. ``windows`` (with
+    ``only_written``): the copies are made lazily, page by page where a run touches them
+    (``memory.Window``), and each copy's window is put there by ``id`` for ``Interpreter.windowed``."""
     leaves: list[np.ndarray] = []
     _collect(args, leaves)
     written = _written_leaves(module, len(leaves)) if only_written else None
@@ -61,7 +64,13 @@ def copies(module: Module, args: tuple[Any, ...], only_written: bool = False,
     write_only = _write_only(module, leaves, written) if scratch is not None else []
     kept = {i: scratch[i][1] if i in scratch and _same_memory(scratch[i][0], leaves[i])
             else blank_with_layout(leaves[i]) for i in write_only}
-    copied = iter(copies_keeping_overlaps([a for i, a in enumerate(leaves) if i in copied_ones and i not in kept]))
+    to_copy = [a for i, a in enumerate(leaves) if i in copied_ones and i not in kept]
+    if windows is not None:
+        lazy, made_windows = windows_keeping_overlaps(to_copy)
+        windows.update(made_windows)
+        copied = iter(lazy)
+    else:
+        copied = iter(copies_keeping_overlaps(to_copy))
     made = [kept[i] if i in kept else next(copied) if i in copied_ones else a for i, a in enumerate(leaves)]
     if scratch is not None:
         scratch.update({i: (leaves[i], made[i]) for i in write_only})
@@ -256,9 +265,12 @@ class _BlockRun:
         scale = max(1, len(self.order) // 2)
         schedule = Schedule(max_memory_ops=CONFIRM_MEMORY_OPS * scale,
                             max_iterations=iterations * scale)
-        run_args = copies(self.module, tuple(args), only_written=True, scratch=scratch)
+        # the copies are windows: two blocks touch a few tiles of arrays that may be gigabytes
+        windows: dict[int, Window] = {}
+        run_args = copies(self.module, tuple(args), only_written=True, scratch=scratch, windows=windows)
         # which elements the blocks touch, not what they compute (``Interpreter`` deciding_only)
         self.interp = Interpreter(self.module, run_args, self.grid, schedule, deciding_only=True)
+        self.interp.windowed(windows)
         self.recorder = Recorder(self.grid, set(), None, ())
         self.recorder.summarise = False
         self.recorder.bind(self.interp.arrays)

@@ -99,6 +99,7 @@ def load_view(interp, ctx, op, view, *rest):
     if interp.recorder is not None:
         _record_view(interp, ctx, op, view, index, first, "read", elements)
     if first is not None:
+        mem.touch(first, first + ctx.width * view.tile[0])
         tile = mem.flat[first:first + ctx.width * view.tile[0]].reshape(ctx.width, view.tile[0])
         # a view of memory no op writes needs no copy; anything else is copied (later stores must
         # not change a tile already loaded)
@@ -107,7 +108,9 @@ def load_view(interp, ctx, op, view, *rest):
     shape = (ctx.width, *view.tile)
     take = broadcast(valid & _lanes(ctx.active, len(view.tile)), shape)
     result = np.full(shape, _PADDING.get(view.padding, 0.0) if dtype.kind == "f" else 0, dtype)
-    result[take] = mem.flat[broadcast(offsets, shape)[take]]
+    taken = broadcast(offsets, shape)[take]
+    mem.touch(taken)
+    result[take] = mem.flat[taken]
     return (result, None)
 
 
@@ -122,13 +125,16 @@ def store_view(interp, ctx, op, tile, view, *rest):
         _record_view(interp, ctx, op, view, index, first, "write", elements)
     interp.writes += 1
     if whole:
+        mem.touch(first, first + ctx.width * view.tile[0])
         mem.flat[first:first + ctx.width * view.tile[0]] = np.reshape(tile, -1)
         return (None,)
     offsets, valid = elements
     shape = (ctx.width, *view.tile)
     put = broadcast(valid & _lanes(ctx.active, len(view.tile)), shape)
     # duplicate offsets (a race between the wave's blocks): numpy keeps the last, in wave order
-    mem.flat[broadcast(offsets, shape)[put]] = broadcast(tile, shape)[put]
+    lanes = broadcast(offsets, shape)[put]
+    mem.touch(lanes)
+    mem.flat[lanes] = broadcast(tile, shape)[put]
     return (None,)
 
 
@@ -162,7 +168,9 @@ def load_ptr(interp, ctx, op, ptr, *rest):
     result = np.zeros(shape, dtype) if pad is None else np.array(broadcast(pad, shape), dtype=dtype)
     for part, lanes in pointer_parts(ptr, mask):  # (one part but through a tile into several arrays)
         active, offsets = _pointer_lanes(interp, ctx, op, part, lanes)
-        result[active] = interp.memory(part.array, op).flat[offsets[active]]
+        mem = interp.memory(part.array, op)
+        mem.touch(offsets[active])
+        result[active] = mem.flat[offsets[active]]
         if interp.recorder is not None:
             interp.recorder.access(ctx, op, part.array, offsets, active, "read")
     return (result, None)
@@ -186,7 +194,9 @@ def _store(interp, ctx, op, ptr, value, mask):
         order = interp.schedule.rng.permutation(len(lanes))
         lanes, values = lanes[order], values[order]
     interp.writes += 1
-    interp.memory(ptr.array, op).flat[lanes] = values
+    mem = interp.memory(ptr.array, op)
+    mem.touch(lanes)
+    mem.flat[lanes] = values
 
 
 _RMW = {"add": np.add, "addf": np.add, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
@@ -221,7 +231,9 @@ def _joined(results: list) -> np.ndarray:
 
 def _atomic_rmw(interp, ctx, op, ptr, arg, mask):
     active, offsets = _pointer_lanes(interp, ctx, op, ptr, mask)
-    flat = interp.memory(ptr.array, op).flat
+    mem = interp.memory(ptr.array, op)
+    mem.touch(offsets[active])
+    flat = mem.flat
     mode = op.attrs["mode"]
     old = np.zeros(offsets.shape, flat.dtype)
     lanes = offsets[active]
@@ -250,7 +262,9 @@ def atomic_cas(interp, ctx, op, ptr, cmp, val, *rest):
 
 def _atomic_cas(interp, ctx, op, ptr, cmp, val, mask):
     active, offsets = _pointer_lanes(interp, ctx, op, ptr, mask)
-    flat = interp.memory(ptr.array, op).flat
+    mem = interp.memory(ptr.array, op)
+    mem.touch(offsets[active])
+    flat = mem.flat
     old = np.zeros(offsets.shape, flat.dtype)
     cmps = broadcast(cmp, offsets.shape)[active]
     vals = broadcast(val, offsets.shape)[active]
@@ -280,6 +294,7 @@ def atomic_red_view(interp, ctx, op, view, *rest):
     if interp.recorder is not None:
         interp.recorder.access(ctx, op, view.tensor.array, broadcast(offsets, shape), put, "atomic")
     interp.writes += 1
+    mem.touch(lanes)
     for o, a in zip(lanes, values):
         mem.flat[o] = _apply(op.attrs["mode"], mem.flat[o:o + 1], a.reshape(1))[0]
     return (None,)
