@@ -90,7 +90,9 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
                 report.stats["work"] = smt.work_spent()  # deterministic: the same on any machine
             break
         except smt.FAILURES as exc:  # Z3 out of its memory, or failing: this launch is unknown, and the
-            # context that held the memory is gone with the block (solver/memory.py)
+            # context that held the memory is gone with the block (solver/memory.py): the terms the
+            # traceback holds go with ``exc``, with room to be deleted (``headroom``)
+            smt.headroom()
             if attempt == 1 and smt.out_of_memory(exc):
                 # Z3 counts the memory of every context still alive, garbage among them: earlier
                 # verifications' contexts in reference cycles wait for a full collection (rare in a

@@ -57,7 +57,9 @@ def headroom() -> None:
     failed allocation counted: once a verification runs out of memory, the process's count stays
     near the cap though nothing holds the memory (FlagGems' bitonic sort: 3,136 MB counted after it,
     no context alive, 1 GB resident), and every later verification ran out at once: 127 launches
-    of the suite ended unknown. Called for every fresh context (before each verification)."""
+    of the suite ended unknown. Called for every fresh context (before each verification), and
+    before one is let go: deleting a context allocates, and at the cap Z3 throws inside the
+    destructor and aborts the process (FlagGems' top-k, after a query that ran out)."""
     global _BUDGET_MB, _SET_MB
     if _BUDGET_MB is None:
         return

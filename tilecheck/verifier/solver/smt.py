@@ -111,7 +111,7 @@ memory.cap_memory()
 # what a verification may raise from inside Z3 (out of memory, an exception); ``verify`` makes each
 # an ``unknown`` verdict with ``failure_reason``'s words
 FAILURES = (SolverError, *memory.FAILURES)
-failure_reason, out_of_memory = memory.failure_reason, memory.out_of_memory
+failure_reason, out_of_memory, headroom = memory.failure_reason, memory.out_of_memory, memory.headroom
 
 
 @dataclass(frozen=True)
@@ -182,6 +182,9 @@ def own_context() -> Iterator[None]:
     try:
         yield
     finally:
+        # deleting a context allocates: at Z3's cap (a query that ran out) that throws inside a
+        # destructor, and Z3 aborts the process (FlagGems' top-k): room first, then let it go
+        memory.headroom()
         _local.ctx, _local.fresh, _local.ints = outer
 
 
