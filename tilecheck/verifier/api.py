@@ -81,26 +81,23 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
             return _about(hit, kernel, args, grid)
     # its own Z3 context: the same kernel gives the same formulas and answers, whatever was
     # verified before (and a verify run inside another leaves the outer one's terms valid)
-    for attempt in (1, 2):
-        try:
-            with _older_objects_frozen(), smt.backstop(timeout_s), smt.work_budget(work), smt.own_context():
-                report = pipeline.prove(kernel, args, grid, assume=assume, data=data, contract=contract,
-                                        every_shape=every_shape, observed=observed,
-                                        data_follows=data or data_follows)
-                report.stats["work"] = smt.work_spent()  # deterministic: the same on any machine
-            break
-        except smt.FAILURES as exc:  # Z3 out of its memory, or failing: this launch is unknown, and the
-            # context that held the memory is gone with the block (solver/memory.py): the terms the
-            # traceback holds go with ``exc``, with room to be deleted (``headroom``)
-            smt.headroom()
-            if attempt == 1 and smt.out_of_memory(exc):
-                # Z3 counts the memory of every context still alive, garbage among them: earlier
-                # verifications' contexts in reference cycles wait for a full collection (rare in a
-                # long test session), so collect, then ask again once
-                gc.collect()
-                continue
-            return _about(Report(kernel_name(kernel), "unknown", reasons=[smt.failure_reason(exc)]), kernel,
-                          args, grid)
+    try:
+        with _older_objects_frozen(), smt.backstop(timeout_s), smt.work_budget(work), smt.own_context():
+            report = pipeline.prove(kernel, args, grid, assume=assume, data=data, contract=contract,
+                                    every_shape=every_shape, observed=observed,
+                                    data_follows=data or data_follows)
+            report.stats["work"] = smt.work_spent()  # deterministic: the same on any machine
+    except smt.FAILURES as exc:  # Z3 out of its memory, or failing: this launch is unknown, and the
+        # context that held the memory is gone with the block (solver/memory.py): the terms the
+        # traceback holds go with ``exc``, with room to be deleted (``headroom``). Asked again, a
+        # query that ran out runs out again, at the same cost (FlagGems' bitonic sort: 2 minutes
+        # each): the next verification has its budget (``headroom``), and garbage contexts in
+        # cycles go now rather than at some later collection.
+        smt.headroom()
+        if smt.out_of_memory(exc):
+            gc.collect()
+        return _about(Report(kernel_name(kernel), "unknown", reasons=[smt.failure_reason(exc)]), kernel,
+                      args, grid)
     if store is not None and case is not None:
         remember(store, case, report, args, grid)
     return _about(report, kernel, args, grid)
