@@ -14,6 +14,7 @@ process): ``new_context`` checks for NULL first.
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 import z3
@@ -63,16 +64,20 @@ def headroom() -> None:
     global _BUDGET_MB, _SET_MB
     if _BUDGET_MB is None:
         return
-    counted = z3.z3core.Z3_get_estimated_alloc_size() >> 20
-    try:
-        current = int(z3.get_param("memory_max_size"))
-        if current != _SET_MB:  # the process set a cap of its own since: it keeps it
-            _BUDGET_MB = None
-        elif current != counted + _BUDGET_MB:
-            z3.set_param("memory_max_size", counted + _BUDGET_MB)
-            _SET_MB = counted + _BUDGET_MB
-    except (z3.Z3Exception, ValueError):
-        pass  # the cap stays as it was: a verification out of memory is unknown, as before
+    with _CAP_LOCK:  # verifications in several threads: one reads and moves the cap at a time
+        counted = z3.z3core.Z3_get_estimated_alloc_size() >> 20
+        try:
+            current = int(z3.get_param("memory_max_size"))
+            if current != _SET_MB:  # the process set a cap of its own since: it keeps it
+                _BUDGET_MB = None
+            elif current != counted + _BUDGET_MB:
+                z3.set_param("memory_max_size", counted + _BUDGET_MB)
+                _SET_MB = counted + _BUDGET_MB
+        except (z3.Z3Exception, ValueError):
+            pass  # the cap stays as it was: a verification out of memory is unknown, as before
+
+
+_CAP_LOCK = threading.Lock()
 
 
 class _Context(z3.Context):
