@@ -13,16 +13,16 @@ A measurement, not a verifier: textual, so an upper bound on what merges.
 from __future__ import annotations
 
 import collections
-import importlib
-import pickle
 import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
 
 from tilecheck.ir.cutile import module_for  # noqa: E402
+from tilegym_records import compiled_records, kernel_of  # noqa: E402
 
 FLOATS = re.compile(r"(bf16|f16|f32|f64|tf32|f8E4M3FN|f8E5M2)")
 
@@ -39,20 +39,13 @@ def _levels(text: str) -> tuple[str, str, str]:
 
 def main() -> None:
     sys.path.insert(0, sys.argv[1] + "/src")
-    import cuda.tile as ct
-
-    records = [r for r in pickle.load(open(sys.argv[2], "rb")) if r.get("compile_ok")]
+    records = compiled_records(sys.argv[2], first_only=False)
     kernels: dict[tuple[str, str], object] = {}
     seen = [collections.defaultdict(set) for _ in range(3)]
     for r in records:
         key = (r["module"], r["kernel_name"])
         if key not in kernels:
-            kernel = getattr(importlib.import_module(r["module"]), r["kernel_name"].split(".")[-1])
-            if r.get("kernel_ref") == "pyfunc":
-                kernel = ct.kernel(kernel, **(r.get("compiler_options") or {}))
-            elif r.get("compiler_options"):
-                kernel = kernel.replace_hints(**r["compiler_options"])
-            kernels[key] = kernel
+            kernels[key] = kernel_of(r)
         module, _ = module_for(kernels[key], tuple(r["args"]))
         for level, text in zip(seen, _levels(str(module))):
             level[key].add(text)
