@@ -312,9 +312,9 @@ def test_windows_read_and_write_as_copies_do(data):
 
     def memory(a, window):
         flat, strides = _flat_view("a", a)
-        mem = ArrayMemory("a", a, flat, a.shape, strides, window)
+        mem = ArrayMemory("a", a, flat, a.shape, strides)
         if window is not None:
-            mem.window_offset = flat.__array_interface__["data"][0] - window.copy.__array_interface__["data"][0]
+            mem.in_window(window)
         return mem
 
     pairs = [(memory(e, None), memory(z, windows[id(z)])) for e, z in zip(eager, lazy)]

@@ -89,8 +89,7 @@ class Interpreter:
         for mem in self.arrays.values():
             window = windows.get(id(mem.array))
             if window is not None:
-                mem.window = window
-                mem.window_offset = mem.flat.__array_interface__["data"][0] - window.copy.__array_interface__["data"][0]
+                mem.in_window(window)
 
     def count_elements(self, ctx: WaveContext, op: Op) -> None:
         """The array elements a memory op moves (its data tile, in each active block); past the

@@ -50,6 +50,11 @@ class ArrayMemory:
     window: Window | None = None  # ``flat`` lies in a window's copy, at byte ``window_offset``
     window_offset: int = 0
 
+    def in_window(self, window: Window) -> None:
+        """``flat`` lies in ``window``'s copy: every access copies its pages in first (``touch``)."""
+        self.window = window
+        self.window_offset = self.flat.__array_interface__["data"][0] - window.copy.__array_interface__["data"][0]
+
     def touch(self, offsets: Any, stop: int | None = None) -> None:
         """Before an access to ``flat[offsets]`` (an index array, or the run ``offsets:stop``):
         the window's pages under those elements are copied in (no-op without a window)."""
@@ -239,30 +244,36 @@ def copies_keeping_overlaps(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Private copies of host arrays that overlap one another exactly as the originals do (two views
     of one buffer stay two views of one new buffer), so a run on the copies sees the aliasing the
     caller's arguments have, and the originals are left as they were."""
-    out = [np.array(a, copy=True) if a.size == 0 else a for a in arrays]  # the rest are replaced below
-    for lo, hi, group in _overlapping(arrays):
-        buffer = np.frombuffer((ctypes.c_char * (hi - lo)).from_address(lo), np.uint8).copy()
-        for i in group:
-            a = arrays[i]
-            first = a.__array_interface__["data"][0] - lo
-            out[i] = np.ndarray(a.shape, a.dtype, buffer=buffer, offset=first, strides=a.strides)
-    return out
+    return _rebased(arrays, lambda lo, hi: np.frombuffer((ctypes.c_char * (hi - lo)).from_address(lo),
+                                                         np.uint8).copy())
 
 
 def windows_keeping_overlaps(arrays: Sequence[np.ndarray]) -> tuple[list[np.ndarray], dict[int, Window]]:
     """``copies_keeping_overlaps`` made lazily: views of the same layout over windows (``Window``)
     of each group of overlapping arrays, and per view (by ``id``) its window; nothing is copied
     until a run touches it."""
-    out = [np.array(a, copy=True) if a.size == 0 else a for a in arrays]
-    windows: dict[int, Window] = {}
+    made: dict[int, Window] = {}  # by the buffer's id, then by each view's
+
+    def window(lo: int, hi: int) -> np.ndarray:
+        w = Window(lo, hi)
+        made[id(w.copy)] = w
+        return w.copy
+
+    out = _rebased(arrays, window)
+    return out, {id(a): made[id(a.base)] for a in out if id(a.base) in made}
+
+
+def _rebased(arrays: Sequence[np.ndarray], buffer: Any) -> list[np.ndarray]:
+    """Each array as a view of the same layout over ``buffer(lo, hi)``, one buffer per group of
+    overlapping arrays spanning bytes [lo, hi); empty arrays copied."""
+    out = [np.array(a, copy=True) if a.size == 0 else a for a in arrays]  # the rest are replaced below
     for lo, hi, group in _overlapping(arrays):
-        window = Window(lo, hi)
+        made = buffer(lo, hi)
         for i in group:
             a = arrays[i]
-            out[i] = np.ndarray(a.shape, a.dtype, buffer=window.copy, offset=a.__array_interface__["data"][0] - lo,
+            out[i] = np.ndarray(a.shape, a.dtype, buffer=made, offset=a.__array_interface__["data"][0] - lo,
                                 strides=a.strides)
-            windows[id(out[i])] = window
-    return out, windows
+    return out
 
 
 def _overlapping(arrays: Sequence[np.ndarray]) -> Iterator[tuple[int, int, list[int]]]:

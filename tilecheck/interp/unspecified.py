@@ -66,14 +66,11 @@ def after(ctx: WaveContext, op: Op) -> None:
     for result in op.results:
         shape = _shape(ctx.env.get(result))
         own = ctx.unspecified.get(result)  # the op's own division by zero (``mark``)
+        sources = [m for m, _ in marked] + ([own[0]] if own else [])
         if op.name in LANEWISE and shape is not None:
-            lanes = np.zeros(shape, bool)
-            for m, _ in (*marked, *([own] if own else [])):
-                lanes |= _lanewise(m, shape)
-        else:
-            lanes = np.zeros(ctx.width, bool)
-            for m, _ in (*marked, *([own] if own else [])):
-                lanes |= _per_block(m)
+            lanes = np.logical_or.reduce([_lanewise(m, shape) for m in sources])
+        else:  # a whole block's tile from any lane of it (a reduction, a reshape, a view)
+            lanes = np.logical_or.reduce([_per_block(m) for m in sources])
         ctx.unspecified[result] = (lanes, origin)
 
 

@@ -257,43 +257,34 @@ def _lane_accesses(function: Any) -> dict[Any, frozenset[Any]]:
                     visit(inner)
 
     visit(function.body)
-    reach: dict[int, frozenset[Any] | None] = {}
-
-    def targets(op: Any) -> frozenset[Any] | None:  # None: some use is not an address, lane for lane
-        key = id(op)
-        if key in reach:
-            return reach[key]
-        reach[key] = None  # SSA has no cycles outside block arguments; a guard all the same
-        out: set[Any] = set()
+    # users come after their value in program order (SSA; a use in another block gives up), so in
+    # reverse order each op's users are decided before it: no recursion on long chains
+    reach: dict[int, frozenset[Any] | None] = {}  # None: some use is not an address, lane for lane
+    found = {}
+    for op in reversed(list(function.walk())):
+        if len(op.results) != 1 or not isinstance(op.results[0].type, TileType) or not op.results[0].type.shape \
+                or isinstance(op.results[0].type.element, TokenType):
+            continue
         value = op.results[0]
-        shape = value.type.shape
+        out: set[Any] | None = set()
         for user, k in uses.get(id(value), ()):
             if block_of.get(id(user)) is not block_of.get(id(op)):
-                return None
-            address = _ADDRESS.get(user.name)
-            if address is not None and not user.name.endswith("view_tko"):
+                out = None
+            elif (address := _ADDRESS.get(user.name)) is not None and not user.name.endswith("view_tko"):
                 if user.operand(address) is not value or sum(v is value for v in user.operands) != 1:
-                    return None  # also (or only) the mask, the stored value or the argument
-                out.add(user)
-                continue
-            if user.name not in LANEWISE or len(user.results) != 1 \
-                    or not isinstance(user.results[0].type, TileType) or user.results[0].type.shape != shape \
-                    or user.name == "select" and k == 0:
-                return None
-            further = targets(user)
-            if further is None:
-                return None
-            out |= further
-        reach[key] = frozenset(out)
-        return reach[key]
-
-    found = {}
-    for op in function.walk():
-        if len(op.results) == 1 and isinstance(op.results[0].type, TileType) and op.results[0].type.shape \
-                and not isinstance(op.results[0].type.element, TokenType):
-            t = targets(op)
-            if t:
-                found[op] = t
+                    out = None  # also (or only) the mask, the stored value or the argument
+                else:
+                    out.add(user)
+            elif user.name not in LANEWISE or user.name == "select" and k == 0 \
+                    or reach.get(id(user)) is None or user.results[0].type.shape != value.type.shape:
+                out = None  # (``reach`` holds only single-result tile ops)
+            else:
+                out |= reach[id(user)]
+            if out is None:
+                break
+        reach[id(op)] = None if out is None else frozenset(out)
+        if out:
+            found[op] = reach[id(op)]
     return found
 
 

@@ -88,12 +88,11 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
                                     data_follows=data or data_follows)
             report.stats["work"] = smt.work_spent()  # deterministic: the same on any machine
     except smt.FAILURES as exc:  # Z3 out of its memory, or failing: this launch is unknown, and the
-        # context that held the memory is gone with the block (solver/memory.py): the terms the
-        # traceback holds go with ``exc``, with room to be deleted (``headroom``). Asked again, a
-        # query that ran out runs out again, at the same cost (FlagGems' bitonic sort: 2 minutes
-        # each): the next verification has its budget (``headroom``), and garbage contexts in
-        # cycles go now rather than at some later collection.
-        smt.headroom()
+        # context that held the memory is gone with the block (solver/memory.py; ``own_context``
+        # made room for its deletion on the way out). Asked again, a query that ran out runs out
+        # again, at the same cost (FlagGems' bitonic sort: 2 minutes each): the next verification
+        # has its budget (``memory.headroom``), and garbage contexts in cycles go now rather than at
+        # some later collection.
         if smt.out_of_memory(exc):
             gc.collect()
         return _about(Report(kernel_name(kernel), "unknown", reasons=[smt.failure_reason(exc)]), kernel,

@@ -111,7 +111,7 @@ memory.cap_memory()
 # what a verification may raise from inside Z3 (out of memory, an exception); ``verify`` makes each
 # an ``unknown`` verdict with ``failure_reason``'s words
 FAILURES = (SolverError, *memory.FAILURES)
-failure_reason, out_of_memory, headroom = memory.failure_reason, memory.out_of_memory, memory.headroom
+failure_reason, out_of_memory = memory.failure_reason, memory.out_of_memory
 
 
 @dataclass(frozen=True)
