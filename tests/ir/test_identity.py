@@ -6,8 +6,10 @@ import pytest
 
 ct = pytest.importorskip("cuda.tile")
 
+from tests.verifier import constant_kernels as C  # noqa: E402
 from tilecheck.ir.cutile import module_for  # noqa: E402
-from tilecheck.ir.identity import program_digest  # noqa: E402
+from tilecheck.ir.identity import access_digest, program_digest  # noqa: E402
+from tilecheck.ir.lifting import lifted  # noqa: E402
 from tilecheck.runtime import launcher  # noqa: E402
 
 
@@ -122,3 +124,26 @@ def test_a_launch_the_detector_decided_is_remembered_with_its_floats(monkeypatch
     x[0] = 7.0  # a detector's verdict may follow the floats: decided again
     launcher.check_launch(scatter.replace_hints(occupancy=4), (x, y, idx, 16), (4, 1, 1))
     assert len(calls) == 2
+
+
+# ---- the contracts' key reads as the model reads (issue 51) -------------------------------------
+def test_a_constant_that_decides_no_address_leaves_the_contracts_key_alone():
+    x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+    a, b = module_for(C.scaled_copy, (x, y, 2))[0], module_for(C.scaled_copy, (x, y, 3))[0]
+    assert program_digest(a) != program_digest(b)  # a launch's whole report is still per value
+    assert access_digest(a) == access_digest(b) and lifted(a) is None
+
+
+def test_a_float_cast_is_the_identity_to_the_contracts_key():
+    y = np.zeros(64, np.float32)
+    a = module_for(C.widened_copy, (np.ones(64, np.float16), y))[0]
+    b = module_for(C.widened_copy, (np.ones(64, np.float32), y))[0]
+    assert any(op.name == "ftof" for op in a.entry.walk()) and not any(op.name == "ftof" for op in b.entry.walk())
+    assert access_digest(a) == access_digest(b)
+
+
+def test_integer_widths_and_addresses_still_make_another_key():
+    x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+    a = module_for(C.guarded_copy, (x, y, 64, 16))[0]
+    b = module_for(C.guarded_copy, (x, y, 64, 32))[0]  # another tile shape
+    assert access_digest(lifted(a).module) != access_digest(lifted(b).module)

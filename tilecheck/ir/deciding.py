@@ -35,7 +35,19 @@ def skippable(function: Function) -> frozenset[Op]:
     """The pure ops (no memory effect, not a terminator, not a branch or loop: a reduction whose
     combiner touches no memory is one) none of whose results decides what memory the kernel
     touches."""
-    live = _deciding(function)
+    return _pure_unless(function, _deciding(function, stores_come_back=True))
+
+
+@functools.lru_cache(maxsize=64)
+def unread_by_model(function: Function) -> frozenset[Op]:
+    """``skippable``'s ops for the symbolic model, which reads a loaded value as an unknown of the
+    array's contents, never as what a store wrote: a stored value decides nothing there, wherever
+    it is stored. The kernel's assume ops are kept (the model keeps their facts)."""
+    return frozenset(op for op in _pure_unless(function, _deciding(function, stores_come_back=False))
+                     if op.name != "assume")
+
+
+def _pure_unless(function: Function, live: set[int]) -> frozenset[Op]:
     out = set()
     for op in function.walk():
         opdef = op.opdef
@@ -58,7 +70,7 @@ def _numeric(t: Any) -> bool:
     return isinstance(element, ScalarType)
 
 
-def _deciding(function: Function) -> set[int]:
+def _deciding(function: Function, stores_come_back: bool) -> set[int]:
     ops = list(function.walk())
     read = [address_root(op, function) for op in ops
             if op.opdef is not None and op.opdef.effect in (Effect.READ, Effect.ATOMIC)]
@@ -81,7 +93,7 @@ def _deciding(function: Function) -> set[int]:
         elif opdef.effect is Effect.WRITE:
             stored = op.operand(_STORED.get(op.name, ""))
             root = address_root(op, function)
-            comes_back = any(may_share(root, r) for r in read)
+            comes_back = stores_come_back and any(may_share(root, r) for r in read)
             add(v for v in op.operands if v is not stored or comes_back)
         elif opdef.effect is Effect.READ:
             add(op.operands)

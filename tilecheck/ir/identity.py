@@ -21,6 +21,8 @@ from typing import Any
 from tilecheck.ir.core import Block, Function, Module, Op, Value
 
 HINTS = "optimization_hints"
+# ops the model reads as the identity once float widths are erased (``access_digest``)
+FLOAT_IDENTITY = frozenset({"ftof"})
 _DIGESTS: dict[tuple[int, bool], tuple[Any, str]] = {}  # (id(module.functions), floats) -> (functions, digest)
 
 
@@ -67,6 +69,8 @@ class _Writer:
         self.hash = hashlib.sha256()
         self.numbers: dict[Value, int] = {}
         self.floats = floats
+        self.unread: frozenset[Op] = frozenset()
+        self.count = 0
 
     def put(self, *parts: Any) -> None:
         text = "\x1f".join(map(str, parts))
@@ -75,13 +79,19 @@ class _Writer:
             text = _FLOAT_DENSE.sub("DenseElements(element='F', is_float=True)", text)
         self.hash.update((text + "\x1e").encode())
 
-    def value(self, v: Value) -> int:
+    def value(self, v: Value) -> int | str:
         if v not in self.numbers:
-            self.numbers[v] = len(self.numbers)
+            self.numbers[v] = self.count  # (aliases and unread values take no number)
+            self.count += 1
         return self.numbers[v]
 
     def function(self, f: Function) -> None:
-        name = f.name if self.floats else _FLOAT_IN_NAME.sub("F", f.name)
+        if not self.floats:
+            self.unread = unread_ops(f)
+        # an entry's name spells its specialisation (argument dtypes, constants' values: cuTile's
+        # ``_I128`` suffixes) and no semantics: what the values do is in the body. Calls name the
+        # functions they call, which are not entries.
+        name = f.name if self.floats else "entry" if f.is_entry else _FLOAT_IN_NAME.sub("F", f.name)
         self.put("function", name, f.is_entry, repr(f.type), repr(f.loc), _attrs(f.attrs),
                  [(self.value(a), repr(a.type)) for a in f.args])
         self.block(f.body)
@@ -93,6 +103,16 @@ class _Writer:
         self.put("end")
 
     def op(self, op: Op) -> None:
+        if op in self.unread:  # its results stand for values of their type, as the model reads them
+            for r in op.results:
+                self.numbers[r] = f"unread {r.type!r}"
+            return
+        if not self.floats and op.name in FLOAT_IDENTITY and len(op.operands) == 1 and len(op.results) == 1:
+            # a cast between float types is the identity to the model (a float is opaque to it, its
+            # width erased here): its result is its operand, so a kernel compiled for float16 arrays
+            # (which casts them to float32) and for float32 ones (which does not) read as one program
+            self.numbers[op.results[0]] = self.value(op.operands[0])
+            return
         self.put("op", op.name, [self.value(v) for v in op.operands],
                  [(self.value(r), repr(r.type)) for r in op.results], _attrs(op.attrs), op.segments,
                  repr(op.loc), len(op.regions))
@@ -100,6 +120,23 @@ class _Writer:
             self.put("region", len(region.blocks))
             for block in region.blocks:
                 self.block(block)
+
+
+def unread_ops(function: Function) -> frozenset[Op]:
+    """The ops ``access_digest`` leaves out: the pure ops none of whose results decides what memory
+    the kernel touches (``deciding.skippable``: they reach only values stored where no op reads
+    them), which the model computes but no obligation reads. Not one the model could not analyse (a
+    tile above its rank: ``verifier.model.values.MAX_RANK``), whose fresh proof is unknown."""
+    from tilecheck.ir.deciding import unread_by_model
+    from tilecheck.ir.types import TileType
+
+    def rank(op: Op) -> int:
+        return max((len(v.type.shape) for v in (*op.operands, *op.results) if isinstance(v.type, TileType)), default=0)
+    return frozenset(op for op in unread_by_model(function) if rank(op) <= MODEL_MAX_RANK)
+
+
+# the highest tile rank the symbolic model analyses (``verifier.model.values.MAX_RANK``)
+MODEL_MAX_RANK = 8
 
 
 def _attrs(attrs: Any) -> list[tuple[str, str]]:
