@@ -136,3 +136,23 @@ def rows_and_columns(x, y, T: ConstInt):
 def rows_first_tile(x, y, T: ConstInt):
     r = ct.bid(0)
     ct.store(y, index=(r, 0), tile=ct.load(x, index=(r, 0), shape=(1, T)))
+
+
+# A constant whose value decides the race (issue 51: proofs that span constants): rows past K all
+# write row K, so the kernel is race-free exactly when K >= grid - 1. K is compiled in as a literal
+# and lifted into a symbol (tilecheck/ir/lifting.py): the first launch is proved as compiled (K held
+# at 7), the second (K = 9) over K's range (9 <= K), the third (K = 12) is decided by that contract;
+# the fourth (K = 3) is outside it, and races. The entries run in this order through one cache.
+def _capped(k):
+    return lambda: (np.ones((8, 16), np.float32), np.zeros((max(k, 8) + 1, 16), np.float32), k)
+
+
+@tilecheck.case(grid=(8, 1, 1), args=_capped(7))
+@tilecheck.case(grid=(8, 1, 1), args=_capped(9))
+@tilecheck.case(grid=(8, 1, 1), args=_capped(12))
+@tilecheck.case(grid=(8, 1, 1), args=_capped(3))
+@ct.kernel
+def capped_rows(x, y, K: ConstInt):
+    b = ct.bid(0)
+    t = ct.load(x, index=(b, 0), shape=(1, 16))
+    ct.store(y, index=(ct.minimum(b, K), 0), tile=t)

@@ -23,6 +23,7 @@ from tilecheck.ir import Module
 from tilecheck.ir.cutile import argument_signature as _signature
 from tilecheck.ir.cutile import module_for
 from tilecheck.ir.identity import program_digest
+from tilecheck.ir.lifting import lifted
 from tilecheck.memo import Memo
 from tilecheck.report import contents_items
 from tilecheck.requirements import Precondition, check_preconditions, configured
@@ -104,10 +105,14 @@ def verified_report(module: Module, args: Sequence[Any], grid: tuple[int, int, i
 
     host = _on_host(args)
     broken = broken_preconditions(module, args, assume)
-    program = (program_digest(module), module.name, tuple(assume), broken, host)
+    # contracts are about the lifted program (its integer literals symbols: ``ir.lifting``), which
+    # launches with other constants share
+    lift = lifted(module)
+    program_module = lift.module if lift is not None else module
+    program = (program_digest(program_module), module.name, tuple(assume), broken, host)
     proved = _PROVED.get(program)
     if proved and (module.distinct_arrays or not aliasing_findings(module, args)):  # (else verify decides)
-        decided = _decided_by_contract(proved, module, grid)
+        decided = _decided_by_contract(proved, program_module, grid)
         if decided is not None:
             return decided
     key = (*case_key(module, grid), tuple(assume), broken, host)

@@ -85,7 +85,8 @@ def verify(kernel: Any, args: Sequence[Any] | None = None, grid: Any = None, *,
         with _older_objects_frozen(), smt.backstop(timeout_s), smt.work_budget(work), smt.own_context():
             report = pipeline.prove(kernel, args, grid, assume=assume, data=data, contract=contract,
                                     every_shape=every_shape, observed=observed,
-                                    data_follows=data or data_follows)
+                                    data_follows=data or data_follows,
+                                    span_literals=case is not None and case.literal_miss)
             report.stats["work"] = smt.work_spent()  # deterministic: the same on any machine
     except smt.FAILURES as exc:  # Z3 out of its memory, or failing: this launch is unknown, and the
         # context that held the memory is gone with the block (solver/memory.py; ``own_context``

@@ -22,10 +22,12 @@ from typing import Any
 from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
+from tilecheck.ir.lifting import lifted
 from tilecheck.ir.order import order_graph
 from tilecheck.report import LEVELS, Finding, Report
 from tilecheck.requirements import check_named, with_requirements
 from tilecheck.verifier import search
+from tilecheck.verifier.contracts import shapes as shape_contract
 from tilecheck.verifier.contracts.levels import EVERY_SHAPE_LEVEL, Level, LevelResult
 from tilecheck.verifier.contracts.preconditions import Precondition
 from tilecheck.verifier.data import data_step
@@ -47,8 +49,10 @@ DEFAULT_ASSUMPTIONS = (
 
 def prove(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Sequence[Precondition],
           data: bool, contract: bool | None, every_shape: bool = True,
-          observed: Sequence[tuple[Sequence[Any], Any]] = (), data_follows: bool = False) -> Report:
-    """``verify``'s proof, inside its Z3 context and budgets (``api.verify``)."""
+          observed: Sequence[tuple[Sequence[Any], Any]] = (), data_follows: bool = False,
+          span_literals: bool = False) -> Report:
+    """``verify``'s proof, inside its Z3 context and budgets (``api.verify``). ``span_literals``:
+    step 4 tries a proof over the kernel's literals first (``spanning``)."""
     start = time.perf_counter()
     assume = with_requirements(kernel, assume)  # and the kernel's @tilecheck.requires
     model = model_of(kernel, args, assume)
@@ -64,7 +68,7 @@ def prove(kernel: Any, args: Sequence[Any] | None, grid: Any, *, assume: Sequenc
     every, results = None, []
     if every_shape and grid3 is not None and args is not None and model.params and not model.fp.unsupported:
         mark = time.perf_counter()
-        every = search.every_shape(model, assume, args, grid3, data, observed)
+        every = spanning(model, assume, args, grid3, data, observed, span_literals)
         phases["search_s"] = time.perf_counter() - mark
         report.launch_contract = every.contract
         levels, results = after_search(levels, every, contract)
@@ -103,11 +107,39 @@ def model_of(kernel: Any, args: Sequence[Any] | None, assume: Sequence[Precondit
             raise TilecheckError("assume= takes tilecheck.distinct(...), tilecheck.bounded(...) or "
                                  f"tilecheck.nondecreasing(...), got {pre!r}")
     reset_instances()
+    return _executed(kernel, module, params, args, compile_s)
+
+
+def _executed(kernel: Any, module: Module, params: tuple[Any, ...], args: Sequence[Any] | None,
+              compile_s: float) -> Model:
     fp = execute(module)
     graph = order_graph(fp.function)
     locks, lock_facts, lock_notes, unchecked = locks_at_case(find_spin_locks(fp.function, fp.accesses, graph), fp,
                                                              params, args)
     return Model(kernel, module, params, fp, graph, locks, lock_facts, lock_notes, unchecked, compile_s)
+
+
+def spanning(model: Model, assume: list[Precondition], args: Sequence[Any], grid3: tuple[int, int, int],
+             data: bool, observed: Sequence[tuple[Sequence[Any], Any]], literals: bool) -> search.Search:
+    """Step 4: the launch's contract over the shapes. Its contract is about the lifted program (the
+    kernel's integer literals lifted into symbols, ``ir.lifting``), which the proof cache keys: with
+    ``literals`` (the cache holds a proof of this program for other values of its literals, which
+    only they kept from deciding this launch) the search is first over the literals as symbols, a
+    proof that spans the values of the ``ct.Constant`` s they came from; otherwise, or when that
+    proves nothing, over the kernel as compiled, its contract then holding every lifted literal at
+    its value (the proof was about those values alone). A kernel launched with one set of
+    constants pays no second search."""
+    lift = lifted(model.module)
+    if lift is not None and literals:
+        over = _executed(model.kernel, lift.module, lift.module.params, args, 0.0)
+        found = search.every_shape(over, assume, args, grid3, data, observed,
+                                   literals=frozenset(name for name, _ in lift.literals))
+        if found.contract.proved:
+            return found
+    found = search.every_shape(model, assume, args, grid3, data, observed)
+    if lift is not None and found.contract.proved:
+        found.contract = shape_contract.pinned(found.contract, lift.literals)
+    return found
 
 
 def opened(model: Model, assume: Sequence[Precondition], args: Sequence[Any] | None

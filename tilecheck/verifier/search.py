@@ -14,6 +14,8 @@ from typing import Any
 
 from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
+from tilecheck.ir.identity import program_digest
+from tilecheck.ir.lifting import lifted
 from tilecheck.report import LEVELS, RACE_KINDS
 from tilecheck.verifier.contracts import launch_check
 from tilecheck.verifier.contracts import shapes as shape_contract
@@ -42,18 +44,20 @@ SEARCH_TIER_RLIMIT = 500_000
 
 
 def every_shape(model: Model, assume: list[Precondition], args: Sequence[Any], grid: tuple[int, int, int],
-                data: bool, observed: Sequence[tuple[Sequence[Any], Any]]) -> Search:
+                data: bool, observed: Sequence[tuple[Sequence[Any], Any]],
+                literals: frozenset[str] = frozenset()) -> Search:
     """The launch's contract over the shapes. With ``data`` (the verdict may rest on this launch's
     contents), a kernel whose addresses depend on index arrays' contents is searched again under the
     facts the given contents satisfy (their range, no duplicates, order: ``launch_data.facts_of``),
-    which then belong to the contract. ``observed``: other launches, whose common rules are tried first."""
+    which then belong to the contract. ``observed``: other launches, whose common rules are tried
+    first. ``literals``: the scalars that are the kernel's lifted literals (``pipeline.spanning``)."""
     fp, params = model.fp, model.params
     others = _observed_launches(model.kernel, model.module, observed)
     env, widths = shape_contract.launch_of(params, grid)
     index32 = tuple(info.name for info in fp.arrays.values() if widths.get(info.name) == 32)
     facts = tuple(shape_contract.width_facts(fp, index32))
     tiles = {1} | {n for a in fp.accesses for n in data_shape(a.op) if n > 1}
-    pool = shape_contract.candidates(fp, [env, *others], axes_read(fp.function), tiles)
+    pool = shape_contract.candidates(fp, [env, *others], axes_read(fp.function), tiles, literals)
     syms = shape_contract.symbols(fp)
     trees = shape_contract.fact_trees(fp)
     if trees is None or not all(launch_check.evaluate(t, env) is True for t in trees):
@@ -85,7 +89,7 @@ def every_shape(model: Model, assume: list[Precondition], args: Sequence[Any], g
     found = shape_contract.search(checker(assume), pool, index32, stop_on_data=by_contents)
     if not found.contract.proved and others and found.contract.breaking is not None:
         # what the launches have in common does not prove it (one of them may race): this one's
-        pool = shape_contract.candidates(fp, [env], axes_read(fp.function), tiles)
+        pool = shape_contract.candidates(fp, [env], axes_read(fp.function), tiles, literals)
         found = shape_contract.search(checker(assume), pool, index32, stop_on_data=by_contents)
     arrays = given_integer_arrays(params, args)
     # a defect (not an undecided query) the given contents' facts may exclude (its query reads
@@ -175,9 +179,23 @@ def _observed_launches(kernel: Any, module: Module, observed: Sequence[tuple[Seq
             continue
         else:
             other, _ = module_for(kernel, tuple(args))
-        if other.functions is module.functions:  # the same specialisation, so the same Tile IR
-            out.append(shape_contract.launch_of(other.params, normalize_grid(grid))[0])
+        same = _as_program(other, module)
+        if same is not None:
+            out.append(shape_contract.launch_of(same.params, normalize_grid(grid))[0])
     return out
+
+
+def _as_program(other: Module, module: Module) -> Module | None:
+    """``other`` (a launch's module) as a launch of ``module``'s program: itself when it is the same
+    specialisation, its lifted module when ``module`` is a lifted program (``ir.lifting``) and
+    ``other``'s literals lift to it; else None (other Tile IR)."""
+    if other.functions is module.functions:
+        return other
+    lift = lifted(other)
+    if lift is not None and (lift.module.functions is module.functions
+                             or program_digest(lift.module) == program_digest(module)):
+        return lift.module
+    return None
 
 
 def _symbolic_contract(inferred: Any, model: Model, assume: list[Precondition], levels: list[Level]) -> Any:

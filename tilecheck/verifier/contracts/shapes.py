@@ -90,7 +90,7 @@ class Rule:
     left: Term
     relation: str
     right: Term
-    kind: str  # "grid", "unread", "scalar", "shape", "stride", "divisible", "fixed"
+    kind: str  # "grid", "unread", "scalar", "shape", "stride", "divisible", "fixed", "literal"
 
     def holds(self, env: Mapping[str, int]) -> bool | None:
         a, b = self.left.eval(env), self.right.eval(env)
@@ -157,7 +157,8 @@ class ShapeContract:
                 and all(evaluate(fact, env) is True for fact in self.facts))
 
     def __str__(self) -> str:
-        parts = [str(r) for r in self.rules]
+        # a literal held at its compiled value is the kernel as compiled (``pinned``): not said
+        parts = [str(r) for r in self.rules if r.kind != "literal"]
         if self.index32:
             parts.append(f"{_names(self.index32)} indexed below 2**31")
         parts += [pre.describe().removesuffix(" (precondition)") for pre in (*self.contents, *self.protocol)]
@@ -275,11 +276,12 @@ def implied_forms(fp: Any) -> dict[int, list[Term]]:
 
 
 def candidates(fp: Any, launches: Sequence[Mapping[str, int]], reads: tuple[bool, bool, bool],
-               tiles: set[int]) -> list[Rule]:
+               tiles: set[int], literals: frozenset[str] = frozenset()) -> list[Rule]:
     """The candidate rules every observed launch satisfies, most usual first. ``kind`` orders the
     search's tiers: what the kernel's indexing implies and the relations between arguments
     (``implied``, ``scalar``, ``shape``, ``stride``, ``unread``) first, then the other forms that fit
-    the launches (``grid``, ``divisible``), then the values seen (``fixed``)."""
+    the launches (``grid``, ``divisible``), then the values seen (``fixed``). ``literals``: the
+    scalars that are lifted literals (``ir.lifting``), whose values seen are bounds (``_seen``)."""
     syms = symbols(fp)
     if not launches:
         return []
@@ -328,10 +330,14 @@ def candidates(fp: Any, launches: Sequence[Mapping[str, int]], reads: tuple[bool
             for rule in (Rule(_sym(s), "<=", _sym(other), "scalar"), Rule(_sym(s), "==", _sym(other), "scalar")):
                 if everywhere(rule):
                     out.append(rule)
-    for i in fp.scalars:  # the last resort for a scalar: the value seen
+    for i in fp.scalars:  # the last resort for a scalar: the value seen (a lifted literal's bounds)
         s = fp.scalar_name(i)
         values = {env.get(s) for env in launches}
-        if len(values) == 1 and None not in values:
+        if None in values:
+            continue
+        if s in literals:
+            out += _seen(s, values)
+        elif len(values) == 1:
             out.append(Rule(_sym(s), "==", Term(value=values.pop()), "fixed"))
     for a, b in itertools.permutations(shapes, 2):  # arrays that share a dimension
         if a.split(".")[0] != b.split(".")[0] and a < b:
@@ -359,6 +365,17 @@ def candidates(fp: Any, launches: Sequence[Mapping[str, int]], reads: tuple[bool
             if everywhere(rule) and right.names() <= set(syms):
                 out.append(rule)
     return out
+
+
+def _seen(name: str, values: set[int]) -> list[Rule]:
+    """The values seen of a lifted literal (``ir.lifting``), as two bounds: at least the least, at
+    most the greatest. A proof that needs the constant large enough (or small enough) keeps one of
+    them, the range of values the contract admits; one that needs both keeps the value
+    (``_simplest``). (As bounds, not as an equality: a proof over the literal that needs its value
+    is no better than the proof of the kernel as compiled. Sizes and other scalars keep their
+    equality, which the solver substitutes: as two bounds, the GEMMs' last tiers ran out of work.)"""
+    return [Rule(Term(value=min(values)), "<=", _sym(name), "fixed"),
+            Rule(_sym(name), "<=", Term(value=max(values)), "fixed")]
 
 
 # ---- the search -----------------------------------------------------------------------------------
@@ -431,8 +448,31 @@ def search(check: Callable[[tuple[Rule, ...], set[Any], bool], Any], pool: list[
     return Search(ShapeContract(tuple(pool), index32, reason=result.unknowns[0]), result)
 
 
+def pinned(contract: ShapeContract, literals: Sequence[tuple[str, int]]) -> ShapeContract:
+    """``contract`` proved for the kernel as compiled, as a contract about its lifted program
+    (``ir.lifting``): each lifted literal held at the value it was compiled with."""
+    pins = tuple(Rule(_sym(name), "==", Term(value=value), "literal") for name, value in literals)
+    return dataclasses.replace(contract, rules=(*contract.rules, *pins))
+
+
+def held_literals(contract: ShapeContract) -> bool:
+    """Does ``contract`` hold lifted literals at their compiled values (``pinned``)?"""
+    return any(r.kind == "literal" for r in contract.rules)
+
+
+def unpinned(contract: ShapeContract) -> ShapeContract:
+    """``contract`` less its literals' pins: what a proof over the literals might give."""
+    return dataclasses.replace(contract, rules=tuple(r for r in contract.rules if r.kind != "literal"))
+
+
 def _simplest(rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
-    """The rules less those another one implies (a bound its equality tightens)."""
+    """The rules less those another one implies (a bound its equality tightens), two bounds that
+    meet as one equality (``v <= n`` and ``n <= v`` as ``n == v``)."""
+    below = {(r.left, r.right) for r in rules if r.relation == "<="}
+    met = {r for r in rules if r.relation == "<=" and (r.right, r.left) in below
+           and (r.left.name is None or r.right.name is None)}
+    pinned = tuple(Rule(r.right, "==", r.left, r.kind) for r in rules if r in met and r.left.name is None)
+    rules = tuple(r for r in rules if r not in met) + pinned
     equal = {(r.left, r.right) for r in rules if r.relation == "=="}
     return tuple(r for r in rules if not (r.relation == "<=" and (r.left, r.right) in equal))
 

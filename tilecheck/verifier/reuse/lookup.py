@@ -11,6 +11,7 @@ from typing import Any
 from tilecheck.errors import TilecheckError
 from tilecheck.grid import normalize_grid
 from tilecheck.ir import Module
+from tilecheck.ir.lifting import lifted
 from tilecheck.report import Report
 from tilecheck.requirements import with_requirements
 from tilecheck.verifier.contracts import shapes as shape_contract
@@ -33,12 +34,15 @@ class CacheCase:
     arguments' parameters (bound to this launch) and its identity as a launch (options included)."""
 
     code: str  # ``program_digest``: a launch's whole report is keyed by it
-    access: str  # ``access_digest`` (float widths erased): contracts are keyed by it
+    access: str  # ``access_digest`` of the lifted program (``ir.lifting``): contracts are keyed by it
     preconditions: list[str]
     kernel: str
     params: tuple[Any, ...]
     grid: tuple[int, int, int]
     options: dict[str, Any]
+    # a contract proved for this program held its literals at other values, and only they kept it
+    # from deciding this launch: the proof to pay is one over the literals (``pipeline.spanning``)
+    literal_miss: bool = False
 
     @property
     def launch(self) -> Any:
@@ -86,19 +90,22 @@ def lookup(store: proof_cache.ProofCache, kernel: Any, args: Sequence[Any], grid
     entry = store.kernel(proof_cache.key(*source), front[1]) if source is not None else None
     if entry is not None:
         digest, access, name = entry["code"], entry["access"], entry["kernel"]
-        written, params = set(entry["written"]), front[2]
+        written, params, literals = set(entry["written"]), front[2], entry["literals"]
     else:
         module, _ = module_for(kernel, tuple(args))
-        digest, access, name = program_digest(module), access_digest(module), module.name
-        written, params = written_arrays(module), module.params
+        lift = lifted(module)  # contracts are about the lifted program (pipeline.spanning)
+        digest, access, name = program_digest(module), access_digest(lift.module if lift else module), module.name
+        written, params, literals = written_arrays(module), module.params, list(lift.literals) if lift else []
         if source is not None and name == front[1]:
-            store.add_kernel(proof_cache.key(*source), proof_cache.about(*source), digest, access, name, list(written))
+            store.add_kernel(proof_cache.key(*source), proof_cache.about(*source), digest, access, name, list(written),
+                             literals)
     case = CacheCase(digest, access, preconditions, name, params, grid3, options)
     replay = (kernel, tuple(args), grid3)
     if options["every_shape"] and not aliasing_in(None, written, params, args) and \
             not broken_preconditions(None, params, args, assume):
         entries = store.decoded(proof_cache.key(*case.proof_parts()))
         env, widths = shape_contract.launch_of(params, grid3) if entries else ({}, {})
+        env.update(literals)  # the lifted literals' values, by name
         arrays = None
         for found, stored in entries:
             if not admissible(found, options):
@@ -109,6 +116,8 @@ def lookup(store: proof_cache.ProofCache, kernel: Any, args: Sequence[Any], grid
                 return case, Report(name, "verified", level=EVERY_SHAPE_LEVEL, assumptions=list(stored["assumptions"]),
                                     notes=list(stored["notes"]), launch_contract=found,
                                     stats={"cache": "hit", "total_s": round(time.perf_counter() - start, 6)})
+            if not case.literal_miss and literals and shape_contract.held_literals(found):
+                case.literal_miss = shape_contract.unpinned(found).admits(env, widths, arrays)
     contents = contents_digest(params, args, floats=False)
     if contents is not None:
         stored = store.verdict(proof_cache.key(*case.launch_parts(contents)))

@@ -32,7 +32,7 @@ from typing import Any
 from tilecheck.errors import TilecheckError
 from tilecheck.verifier.contracts import shapes as shape_contract
 
-FORMAT = 2
+FORMAT = 3
 DIRECTORY = ".tilecheck_cache"
 # TILECHECK_CACHE_DIR=path: where the cache lives; TILECHECK_NO_CACHE=1: no cache (as --no-cache)
 ENV_DIR, ENV_OFF = "TILECHECK_CACHE_DIR", "TILECHECK_NO_CACHE"
@@ -229,12 +229,17 @@ class ProofCache:
         found = self._get("kernels", name)
         ok = (isinstance(found, dict) and isinstance(found.get("code"), str) and isinstance(found.get("access"), str)
               and found.get("kernel") == kernel
-              and isinstance(found.get("written"), list) and all(isinstance(w, str) for w in found["written"]))
+              and isinstance(found.get("written"), list) and all(isinstance(w, str) for w in found["written"])
+              and isinstance(found.get("literals"), list)
+              and all(isinstance(x, list) and len(x) == 2 and isinstance(x[0], str) and type(x[1]) is int
+                      for x in found["literals"]))
         return found if ok else None
 
-    def add_kernel(self, name: str, described: Any, code: str, access: str, kernel: str, written: list[str]) -> None:
+    def add_kernel(self, name: str, described: Any, code: str, access: str, kernel: str, written: list[str],
+                   literals: Any = ()) -> None:
         self._put("kernels", name, described, {"code": code, "access": access, "kernel": kernel,
-                                               "written": sorted(written)})
+                                               "written": sorted(written),
+                                               "literals": [[n, int(v)] for n, v in literals]})
 
     def verdict(self, name: str) -> Any:
         return self._get("launches", name)
