@@ -107,6 +107,7 @@ def lookup(store: proof_cache.ProofCache, kernel: Any, args: Sequence[Any], grid
         env, widths = shape_contract.launch_of(params, grid3) if entries else ({}, {})
         env.update(literals)  # the lifted literals' values, by name
         arrays = None
+        pinned = []
         for found, stored in entries:
             if not admissible(found, options):
                 continue
@@ -116,8 +117,10 @@ def lookup(store: proof_cache.ProofCache, kernel: Any, args: Sequence[Any], grid
                 return case, Report(name, "verified", level=EVERY_SHAPE_LEVEL, assumptions=list(stored["assumptions"]),
                                     notes=list(stored["notes"]), launch_contract=found,
                                     stats={"cache": "hit", "total_s": round(time.perf_counter() - start, 6)})
-            if not case.literal_miss and literals and shape_contract.held_literals(found):
-                case.literal_miss = shape_contract.unpinned(found).admits(env, widths, arrays)
+            if literals and shape_contract.held_literals(found):
+                pinned.append(found)
+        # a miss: was it only the literals' values? (then the proof to pay spans them)
+        case.literal_miss = any(shape_contract.unpinned(found).admits(env, widths, arrays) for found in pinned)
     contents = contents_digest(params, args, floats=False)
     if contents is not None:
         stored = store.verdict(proof_cache.key(*case.launch_parts(contents)))
