@@ -46,3 +46,13 @@ def stepped_rows(x, y, STEP: ConstInt):
     for i in range(0, 64, STEP):
         t = ct.load(x, index=(b, i), shape=(1, 1))
         ct.store(y, index=(b, i), tile=t)
+
+
+@ct.kernel
+def two_guards(x, y, N: ConstInt, M: ConstInt):
+    # two constants, each a literal of its own
+    b = ct.bid(0)
+    t = ct.load(x, index=(b,), shape=(16,))
+    if b * 16 < N:
+        if b * 16 < M + 4:
+            ct.store(y, index=(b,), tile=t)

@@ -11,7 +11,7 @@ import tilecheck
 from tests.tiers import examples
 from tests.verifier import constant_kernels as C
 from tilecheck.ir.cutile import module_for
-from tilecheck.ir.identity import access_digest, program_digest
+from tilecheck.ir.identity import access_digest
 from tilecheck.ir.lifting import lifted
 from tilecheck.verifier.contracts import shapes as sc
 
@@ -163,3 +163,18 @@ def test_a_verdict_reused_across_constants_says_no_more_than_a_fresh_proof(case,
 ])
 def test_two_bounds_that_meet_are_one_equality(rules, shown):
     assert sorted(map(str, sc._simplest(rules))) == sorted(shown)
+
+
+def test_the_lifted_literals_names_are_part_of_the_program():
+    # a contract names the literals: two specialisations that name them otherwise (here N's literal,
+    # when M has N's value too) are two programs to the cache, never one whose names point at other
+    # positions. (cuTile folds M + 4 into one literal, named where it is written.)
+    x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+    a = lifted(module_for(C.two_guards, (x, y, 40, 24))[0])
+    b = lifted(module_for(C.two_guards, (x, y, 40, 40))[0])
+    c = lifted(module_for(C.two_guards, (x, y, 56, 8))[0])
+    assert [n for n, _ in a.literals] == ["N", "const@constant_kernels.py:57:20"] == [n for n, _ in c.literals]
+    assert [v for _, v in a.literals] == [40, 28]
+    assert b.literals[0][0] != "N"  # 40 is both N's and M's value
+    assert access_digest(a.module) != access_digest(b.module)
+    assert access_digest(a.module) == access_digest(c.module)

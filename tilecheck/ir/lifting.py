@@ -63,6 +63,8 @@ def lifted(module: Module) -> Lifted | None:
                          module.distinct_arrays), literals)
 
 
+# the lifted entry's attribute naming its lifted literals, in the order of their arguments
+LIFTED_ATTR = "tilecheck.lifted_literals"
 # per compiled specialisation (by its functions): the lifted functions, literals and parameters
 _LIFTED: dict[int, tuple[Any, Any]] = Memo(1024)
 
@@ -142,8 +144,11 @@ def _lifted_entry(module: Module) -> tuple[Function, tuple[tuple[str, int], ...]
     new_args = tuple(Value(op.results[0].type, name) for op, name in zip(ops, names))
     copy = _Copy({id(op) for op in ops}, {op.results[0]: arg for op, arg in zip(ops, new_args)})
     body = copy.block(entry.body, extra=new_args)
+    # the names in the program (and so in its digest): a contract names the literals, and a launch
+    # that names them otherwise (another constant with the same value) is another program to it
+    attrs = {**dict(entry.attrs), LIFTED_ATTR: tuple(names)}
     function = Function(entry.name, T.FunctionType(tuple(a.type for a in body.args), entry.type.results), body,
-                        entry.is_entry, entry.loc, entry.attrs)
+                        entry.is_entry, entry.loc, attrs)
     return function, tuple((name, op.attrs["value"].values[0]) for name, op in zip(names, ops))
 
 
