@@ -20,9 +20,14 @@ over a symbol would only make harder, all kept as they are:
 The choice steers cost only, never soundness: a lifted literal is a symbol the contract constrains,
 and one kept is part of the program's key.
 
-Each lifted literal is named by where it is in the source (``const@file.py:12:8``, a ``#2`` after
-the name of a second one there): the same in every launch of the lifted program, so a stored
-contract names what a later launch's literals are evaluated as.
+Each lifted literal is named after the ``ct.Constant`` whose value it is, when exactly one constant
+has that value and the literal sits at the kernel's own line (where cuTile writes a constant's
+value), else by where it is written (``const@file.py:12:8``, a ``#2`` after the name of a second
+one there). The names are an attribute of the lifted entry, so part of the lifted program's digest:
+a stored contract's names mean the same literals at every launch it is asked of.
+
+Which literal stays one is a cost choice, and the proof cache, not this module, decides when a
+proof over the lifted program is worth paying (``verifier.pipeline.spanning``).
 """
 from __future__ import annotations
 
