@@ -178,3 +178,14 @@ def test_the_lifted_literals_names_are_part_of_the_program():
     assert b.literals[0][0] != "N"  # 40 is both N's and M's value
     assert access_digest(a.module) != access_digest(b.module)
     assert access_digest(a.module) == access_digest(c.module)
+
+
+def test_launches_observed_with_other_constants_widen_the_range(tmp_path):
+    # launches of other specialisations of the same lifted program count as launches of it: the
+    # values of K seen (7, 9, 12) bound the range, so a proof that needs K >= 7 keeps 7 <= K
+    cases = [_capped(k) for k in (7, 9, 12)]
+    tilecheck.verify(C.capped_rows, *cases[0], cache=tmp_path)
+    report = tilecheck.verify(C.capped_rows, *cases[1], cache=tmp_path, observed=[cases[0], cases[2]])
+    assert report.status == "verified" and "7 <= K" in str(report.launch_contract)
+    args, grid = _capped(6)
+    assert tilecheck.verify(C.capped_rows, args, grid, cache=tmp_path).status == "race"
