@@ -147,3 +147,12 @@ def test_integer_widths_and_addresses_still_make_another_key():
     a = module_for(C.guarded_copy, (x, y, 64, 16))[0]
     b = module_for(C.guarded_copy, (x, y, 64, 32))[0]  # another tile shape
     assert access_digest(lifted(a).module) != access_digest(lifted(b).module)
+
+
+def test_the_keys_model_rank_is_the_models():
+    # ir/ does not import the verifier: the rank past which the model cannot analyse an op is
+    # written twice, and an op the key leaves out must be one the model analyses
+    from tilecheck.ir import identity
+    from tilecheck.verifier.model.values import MAX_RANK
+
+    assert identity.MODEL_MAX_RANK == MAX_RANK
