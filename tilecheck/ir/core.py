@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tilecheck.ir.loc import Loc
-from tilecheck.ir.types import FunctionType, Type
+from tilecheck.ir.types import FunctionType, TileType, Type
 
 
 class Value:
@@ -77,6 +77,12 @@ class Op:
     @property
     def result(self) -> Value:
         return self.results[0]
+
+    @property
+    def tile_rank(self) -> int:
+        """The highest rank among the op's tiles (operands and results)."""
+        return max((len(v.type.shape) for v in (*self.operands, *self.results) if isinstance(v.type, TileType)),
+                   default=0)
 
     def walk(self) -> Iterator[Op]:
         """This op and every op nested in its regions, in program order."""

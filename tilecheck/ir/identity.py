@@ -123,16 +123,13 @@ class _Writer:
 
 
 def unread_ops(function: Function) -> frozenset[Op]:
-    """The ops ``access_digest`` leaves out: the pure ops none of whose results decides what memory
-    the kernel touches (``deciding.skippable``: they reach only values stored where no op reads
-    them), which the model computes but no obligation reads. Not one the model could not analyse (a
+    """The ops ``access_digest`` leaves out: the pure ops none of whose results the model reads
+    (``deciding.unread_by_model``: they reach only values a store writes, which the model never
+    reads back), which it computes but no obligation reads. Not one the model could not analyse (a
     tile above its rank: ``verifier.model.values.MAX_RANK``), whose fresh proof is unknown."""
     from tilecheck.ir.deciding import unread_by_model
-    from tilecheck.ir.types import TileType
 
-    def rank(op: Op) -> int:
-        return max((len(v.type.shape) for v in (*op.operands, *op.results) if isinstance(v.type, TileType)), default=0)
-    return frozenset(op for op in unread_by_model(function) if rank(op) <= MODEL_MAX_RANK)
+    return frozenset(op for op in unread_by_model(function) if op.tile_rank <= MODEL_MAX_RANK)
 
 
 # the highest tile rank the symbolic model analyses (``verifier.model.values.MAX_RANK``)

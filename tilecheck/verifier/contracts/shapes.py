@@ -471,8 +471,8 @@ def _simplest(rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
     below = {(r.left, r.right) for r in rules if r.relation == "<="}
     met = {r for r in rules if r.relation == "<=" and (r.right, r.left) in below
            and (r.left.name is None or r.right.name is None)}
-    pinned = tuple(Rule(r.right, "==", r.left, r.kind) for r in rules if r in met and r.left.name is None)
-    rules = tuple(r for r in rules if r not in met) + pinned
+    equalities = tuple(Rule(r.right, "==", r.left, r.kind) for r in rules if r in met and r.left.name is None)
+    rules = tuple(r for r in rules if r not in met) + equalities
     equal = {(r.left, r.right) for r in rules if r.relation == "=="}
     return tuple(r for r in rules if not (r.relation == "<=" and (r.left, r.right) in equal))
 

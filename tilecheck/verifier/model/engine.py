@@ -238,8 +238,8 @@ class State:
             if op.opdef.effect is not Effect.NONE:
                 self.unsupported_op(op, f"memory op '{op.name}' has no symbolic semantics")
             results = tuple(self.havoc(r.type) for r in op.results)
-        elif _rank(op) > MAX_RANK:  # e.g. Triton's tl.sort: a 512-element tile as a 2x2x...x2 hypercube
-            self.unsupported_op(op, f"a tile of rank {_rank(op)} (the symbolic model has lanes for {MAX_RANK})")
+        elif op.tile_rank > MAX_RANK:  # e.g. Triton's tl.sort: a 512-element tile as a 2x2x...x2 hypercube
+            self.unsupported_op(op, f"a tile of rank {op.tile_rank} (the symbolic model has lanes for {MAX_RANK})")
             results = tuple(Opaque(r.type.shape) if isinstance(r.type, T.TileType) else Opaque() for r in op.results)
         else:
             operands = [self.value(v) for v in op.operands]
@@ -289,12 +289,6 @@ def data_shape(op: Op) -> tuple[int, ...]:
         if v is not None and isinstance(v.type, T.TileType) and not isinstance(v.type.element, T.TokenType):
             return v.type.shape
     return ()
-
-
-def _rank(op: Op) -> int:
-    """The highest rank among an op's tiles."""
-    return max((len(v.type.shape) for v in (*op.operands, *op.results) if isinstance(v.type, T.TileType)),
-               default=0)
 
 
 # ---- entry ----------------------------------------------------------------------------------
