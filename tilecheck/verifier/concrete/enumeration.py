@@ -56,6 +56,7 @@ from tilecheck.verifier.concrete.listing import (
 from tilecheck.verifier.concrete.listing import (
     with_lanes as _with_lanes,
 )
+from tilecheck.verifier.concrete import separable
 from tilecheck.verifier.concrete.rows import LIMIT, Evaluator, Unsupported
 from tilecheck.verifier.model.footprints import Access
 from tilecheck.verifier.model.values import LANES
@@ -274,7 +275,11 @@ def _elements_compared(access_x: Access, access_y: Access, grid: tuple[int, int,
                        cache: dict[Any, Any] | None) -> bool | Clash:
     """``compare`` element by element, for accesses that are not aligned tiles (a gather or a
     scatter at computed offsets, e.g. a sorting network's partners ``i ^ j``): every lane of every
-    instance evaluated, its element's offset compared."""
+    instance evaluated, its element's offset compared. A pair whose coordinates each follow one lane
+    axis is first listed axis by axis (``separable``: the sum of the axes' lanes, not their product)."""
+    dags = cache.setdefault("dags", {}) if cache is not None else {}
+    if separable.disjoint(access_x, access_y, grid, concrete, memory, dags):
+        return True
     keys_x, blocks_x, row_x = _elements_of(access_x, grid, concrete, memory, cache)
     keys_y, blocks_y, row_y = (keys_x, blocks_x, row_x) if access_y is access_x else \
         _elements_of(access_y, grid, concrete, memory, cache)

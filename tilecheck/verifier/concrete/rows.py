@@ -3,7 +3,7 @@
 given arrays take their elements; loop-carried values (``carried.Carried``) are computed iteration
 by iteration, for every row at once; bit-vectors are held as their unsigned values. Anything it
 cannot evaluate exactly (a read of other contents, a carried value whose loop does not proceed to
-the iteration asked or runs past ``carried.MAX_ITERATIONS``, a division by zero, a sum or product
+the iteration asked or runs past ``carried.EVALUATED_ITERATIONS``, a division by zero, a sum or product
 past int64's exact range, a bit-vector wider than ``BV_BITS``) raises ``Unsupported``: the caller
 leaves the question to the solver."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tilecheck.verifier.model.carried import MAX_ITERATIONS, Carried
+from tilecheck.verifier.model.carried import EVALUATED_ITERATIONS, Carried
 from tilecheck.verifier.solver import smt
 
 # values past this are out of the arithmetic the kernel can do in int64 without wrapping around
@@ -166,27 +166,77 @@ class Evaluator:
                          self._dags)
 
     def _iterated(self, loop: Carried, outer: dict[str, np.ndarray], target: np.ndarray, rows: int) -> np.ndarray:
-        """``loop``'s carried value at iteration ``target`` of each row: its ``init`` at the first
-        iteration, then ``following`` at each one that proceeds, only over the rows that have not
-        reached theirs (past it a row's loop may stop, and its terms not evaluate)."""
-        everyone = np.arange(rows)
-        start = self._rows_of(outer, everyone)
-        first, step = start.ints(loop.first, rows), start.ints(loop.step, rows)
+        """``loop``'s carried value at iteration ``target`` of each row, read off the trajectories
+        of its loop (``_trajectories``) over the distinct contexts of the rows."""
+        names = list(outer)
+        table = np.stack([np.broadcast_to(np.asarray(outer[n], np.int64), (rows,)) for n in names])
+        contexts, inverse = distinct_columns(table)
+        distinct = {n: contexts[i] for i, n in enumerate(names)}
+        start = self._rows_of(distinct, np.arange(contexts.shape[1]))
+        first, step = start.ints(loop.first, contexts.shape[1]), start.ints(loop.step, contexts.shape[1])
+        first, step = first[inverse], step[inverse]
         if (step <= 0).any() or ((target - first) % step).any() or (target < first).any():
             raise Unsupported  # not an iteration of the loop
         needed = (target - first) // step
-        if needed.max(initial=0) > MAX_ITERATIONS:
+        if needed.max(initial=0) > EVALUATED_ITERATIONS:
             raise Unsupported
-        value = np.array(np.broadcast_to(start._value(loop.init, rows), (rows,)))
-        following, proceeds, this = self._own(loop)
-        for k in range(int(needed.max(initial=0))):
+        most = np.zeros(contexts.shape[1], np.int64)
+        np.maximum.at(most, inverse, needed)
+        values, reached = self._trajectories(loop, distinct, most)
+        if loop.func.name() not in values or (needed > reached[loop.func.name()][inverse]).any():
+            raise Unsupported  # the loop stops before the iteration asked, or a value cannot be computed
+        return values[loop.func.name()][needed, inverse]
+
+    def _trajectories(self, loop: Carried, outer: dict[str, np.ndarray], needed: np.ndarray
+                      ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """Every carried value of ``loop``'s loop (its siblings: one ``for``'s block arguments), at
+        each iteration up to ``needed`` of each context (one column of ``outer``), computed
+        together: an iteration's ``following`` reads its siblings at the same iteration, and a
+        value computed alone asked each sibling from the first iteration again (TileGym's expert
+        walk: six values over 128 experts, 40 s). Per value: an array of its values by iteration
+        and context, and the iterations reached per context (a value whose step cannot be
+        evaluated stops there; only rows that need an iteration compute it, since past its last
+        one a row's loop may stop and its terms not evaluate). Once per contexts and case."""
+        contexts = len(needed)
+        key = ("trajectories", loop.var.decl().name(), *(c.tobytes() for c in outer.values()))
+        known = self._dags.get(key)
+        if known is not None and (known[2] >= needed).all():
+            return known[0], known[1]
+        siblings, proceeds = self._joint(loop)
+        everyone = np.arange(contexts)
+        start = self._rows_of(outer, everyone)
+        first, step = start.ints(loop.first, contexts), start.ints(loop.step, contexts)
+        length = int(needed.max(initial=0)) + 1
+        values: dict[str, np.ndarray] = {}
+        reached: dict[str, np.ndarray] = {}
+        for name, (sibling, _, _) in siblings.items():
+            try:
+                init = np.broadcast_to(start._value(sibling.init, contexts), (contexts,))
+            except Unsupported:
+                continue
+            values[name] = np.zeros((length, contexts), init.dtype)
+            values[name][0] = init
+            reached[name] = np.zeros(contexts, np.int64)
+        for k in range(length - 1):
             which = np.flatnonzero(needed > k)
-            ev = self._rows_of(outer, which, **{loop.var.decl().name(): first[which] + k * step[which],
-                                                this: value[which]})
-            if not ev.truth(proceeds, len(which)).all():
-                raise Unsupported  # the loop stops before the iteration asked
-            value[which] = ev._value(following, len(which))
-        return value
+            alive = [n for n in values if (reached[n][which] >= k).all()]
+            ev = self._rows_of(outer, which, **{loop.var.decl().name(): first[which] + k * step[which]},
+                               **{siblings[n][2]: values[n][k, which] for n in alive})
+            try:
+                going = ev.truth(proceeds, len(which))
+            except Unsupported:
+                break
+            which, ev = which[going], self._rows_of(
+                outer, which[going], **{loop.var.decl().name(): first[which[going]] + k * step[which[going]]},
+                **{siblings[n][2]: values[n][k, which[going]] for n in alive})
+            for name in alive:
+                try:
+                    values[name][k + 1, which] = ev._value(siblings[name][1], len(which))
+                except Unsupported:
+                    continue
+                reached[name][which] = k + 1
+        self._dags[key] = (values, reached, needed.copy())
+        return values, reached
 
     def _exit(self, loop: Carried, outer: dict[str, np.ndarray], rows: int) -> np.ndarray:
         """A ``loop``'s exit iteration for each row: the first iteration that breaks, each before it
@@ -196,7 +246,7 @@ class Evaluator:
             raise Unsupported  # the loop is not reached: no facts define its exit
         exit_at = np.full(rows, -1, np.int64)
         pending = everyone
-        for j in range(MAX_ITERATIONS):
+        for j in range(EVALUATED_ITERATIONS):
             ev = self._rows_of(outer, pending, **{loop.var.decl().name(): np.int64(j)})
             broke = ev.truth(loop.broke, len(pending))
             exit_at[pending[broke]] = j
@@ -207,16 +257,23 @@ class Evaluator:
                 return exit_at
         raise Unsupported
 
-    def _own(self, loop: Carried) -> tuple[smt.Expr, smt.BoolExpr, str]:
-        """``following`` and ``proceeds`` with the carried value's own application at the iteration
-        (``func(*outer, var)``) as a variable, and that variable's name: once per loop and case."""
-        key = ("own", loop.func.name())
+    def _joint(self, loop: Carried) -> tuple[dict[str, tuple[Carried, smt.Expr, str]], smt.BoolExpr]:
+        """The carried values of ``loop``'s loop in this evaluator's memory (by function name: the
+        value, its ``following`` with every sibling's application at the iteration as a variable,
+        that variable's name), and ``proceeds`` likewise: once per loop and case."""
+        key = ("joint", loop.var.decl().name())
         if key not in self._dags:
-            name = f"{loop.func.name()}!this"
-            this = smt.Int(name) if loop.func.range() == smt.IntSort() else smt.Bool(name)
-            own = (loop.func(*loop.outer, loop.var), this)
-            self._dags[key] = (smt.substitute(loop.following, own), smt.substitute(loop.proceeds, own),
-                               this.decl().name())
+            members = [c for c in self.memory.values() if isinstance(c, Carried) and c.init is not None
+                       and c.var.eq(loop.var) and len(c.outer) == len(loop.outer)
+                       and all(a.eq(b) for a, b in zip(c.outer, loop.outer))]
+            own = []
+            for c in members:
+                name = f"{c.func.name()}!this"
+                this = smt.Int(name) if c.func.range() == smt.IntSort() else smt.Bool(name)
+                own.append((c.func(*c.outer, c.var), this))
+            self._dags[key] = ({c.func.name(): (c, smt.substitute(c.following, *own), this.decl().name())
+                                for c, (_, this) in zip(members, own)},
+                               smt.substitute(loop.proceeds, *own))
         return self._dags[key]
 
     def _value(self, term: smt.Expr, rows: int) -> np.ndarray:
@@ -234,6 +291,22 @@ class Evaluator:
             if c.size and (c.min() < 0 or c.max() >= n):
                 raise Unsupported
         return contents[tuple(arrays)].astype(np.int64)
+
+
+def distinct_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct columns of ``table`` and, per column, the index of its distinct one: through
+    one integer key per column where the values' spans allow (a sort of a structured array was
+    most of a 128-expert walk's listing)."""
+    low, high = table.min(axis=1, initial=0), table.max(axis=1, initial=0)
+    spans = (high - low + 1).tolist()
+    if math.prod(spans) < LIMIT:
+        key = np.zeros(table.shape[1], np.int64)
+        for row, lo, span in zip(table, low, spans):
+            key = key * span + (row - lo)
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        return table[:, first], inverse.reshape(-1)
+    contexts, inverse = np.unique(table, axis=1, return_inverse=True)
+    return contexts, inverse.reshape(-1)
 
 
 def _apply(kind: str, v: list[Any]) -> Any:

@@ -30,6 +30,11 @@ from tilecheck.verifier.solver import smt
 # iterations unrolled per loop instance in one query, and facts added to one query in all
 MAX_ITERATIONS = 64
 MAX_FACTS = 4096
+# iterations a concrete evaluation follows per loop instance (``Carried.value``, ``rows.Evaluator``):
+# values computed one iteration after another, not facts the solver must reason through, so the
+# cap is the work's, not the solver's (TileGym's grouped GEMM walks 128 experts per tile; past 64
+# its offsets were untracked and four launches unknown)
+EVALUATED_ITERATIONS = 4096
 
 Pairs = Sequence[tuple[smt.Expr, smt.Expr]]  # substitutions: (symbol, value)
 
@@ -93,7 +98,7 @@ class Carried:
               known: dict[tuple[int, ...], Any] | None = None) -> int | bool | None:
         """The function's value at concrete ``args``, computed iteration by iteration with
         ``evaluate`` (a term with no template variables left -> its value, or None): None where an
-        iteration's outcome is not known or past ``MAX_ITERATIONS``. ``known``: the function's
+        iteration's outcome is not known or past ``EVALUATED_ITERATIONS``. ``known``: the function's
         values computed before (arguments -> value), taken instead of recomputed, and given each
         iteration's value computed here."""
         known = {} if known is None else known
@@ -113,7 +118,7 @@ class Carried:
         if self.init is None:  # the exit iteration: the first that breaks
             if evaluate(smt.substitute(self.reached, *pairs)) is not True:
                 return None
-            for j in range(MAX_ITERATIONS):
+            for j in range(EVALUATED_ITERATIONS):
                 if at(self.broke, j) is True:
                     return j
                 if at(self.proceeds, j) is not True:
@@ -124,7 +129,7 @@ class Carried:
         x, v = known.get((*prefix, first)), first
         if x is None:
             x = evaluate(smt.substitute(self.init, *pairs))
-        for _ in range(MAX_ITERATIONS):
+        for _ in range(EVALUATED_ITERATIONS):
             if x is None or v == target:
                 return x if v == target else None
             if v > target:

@@ -45,6 +45,11 @@ from tilecheck.verifier.solver import bits, intervals, smt
 # the largest grid extent per axis a launch can have (CUDA: 2^31 - 1 blocks in x, 65535 in y and z)
 GRID_LIMITS = ((1 << 31) - 1, 65535, 65535)
 TENTATIVE_RLIMIT = 1_000_000  # a shortcut query (Checker.solve(tentative=True)): small, it has a fallback
+# the query about the two instances an enumeration found on one element (``_pinned_first``): every
+# variable is pinned, so its model is found quickly or a mask the listing took as true rules it
+# out (TileBench's bitonic step: 2.4M units); past this its fallback decides (a 70-expert
+# scheduler's clash ran 20M units, 16 s, unknown, and the exact detector found the race in 1.3 s)
+CLASH_RLIMIT = 4_000_000
 # a query with bit-vector arithmetic (xor, and, or, shifts of indices) where something else decides
 # it: at a level with symbolic shapes (the given case enumerates such addresses) or at a given case
 # whose launch verify's exact detector runs. Z3 bit-blasts it, and its work units cost far more time
@@ -156,7 +161,7 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder, InB
         # each access's enumerated elements (enumeration.compare), and the accesses it lists together
         self._enumerated: dict[Any, Any] = {"accesses": tuple(fp.accesses)}
         # per obligation, listing its pair at the given contents (``_list_with_given_contents``)
-        self.given_listings: dict[tuple[Any, ...], Callable[[], bool]] = {}
+        self.given_listings: dict[tuple[Any, ...], Callable[[], Any]] = {}
         if like is not None:
             self._reuse(like)
         self.protected: dict[int, list[SpinLock]] = {}
@@ -408,8 +413,10 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder, InB
                     raise _Abort
                 return
         if not isinstance(result, smt.Sat):
-            result = self.solve(constraints, f"{kind} across blocks", (x.op.loc, y.op.loc), key,
-                                limit=SEARCH_TIER_ACROSS_RLIMIT if self.early_tier else None)
+            limit = SEARCH_TIER_ACROSS_RLIMIT if self.early_tier else None
+            if isinstance(found, enumeration.Clash):  # listed on one element: a proof is unlikely
+                limit = min(limit or self.rlimit, CLASH_RLIMIT)
+            result = self.solve(constraints, f"{kind} across blocks", (x.op.loc, y.op.loc), key, limit=limit)
         if isinstance(result, smt.Sat) and (sync := self.synchronising().ordering(x, y)) is not None:
             release, acquire = sync
             self.result.unknowns.append(
@@ -435,7 +442,7 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder, InB
             return
         self.given_listings[key] = lambda: enumeration.compare(
             x, y, self.level.grid, self.concrete, self.enumerated_functions(given=True),
-            self.enumerated(given=True)) is True
+            self.enumerated(given=True))
 
     def _before_listing(self, x: Access, y: Access, constraints: list[smt.BoolExpr], what: str,
                         key: tuple[Any, ...]) -> smt.Result | None:
@@ -458,7 +465,7 @@ class Checker(ContentQuestions, WitnessBuilding, LockExclusion, AtomicOrder, InB
         if not isinstance(found, enumeration.Clash):
             return None, constraints
         pins = [*pinned(a, found.x), *pinned(b, found.y)]
-        result = self.solve([*constraints, *pins], what, locs, tentative=True, limit=self.rlimit)
+        result = self.solve([*constraints, *pins], what, locs, tentative=True, limit=min(self.rlimit, CLASH_RLIMIT))
         return (result, [*constraints, *pins]) if isinstance(result, smt.Sat) else (None, constraints)
 
     def synchronising(self) -> Synchronising:

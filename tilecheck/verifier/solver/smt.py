@@ -498,6 +498,19 @@ def _and_arguments(term: Expr) -> list[BoolExpr] | None:
     return None if parts is None else [z3.BoolRef(a, ctx) for a in parts]
 
 
+def conjuncts(term: BoolExpr) -> list[BoolExpr]:
+    """``term``'s conjuncts, nested ``and``s flattened (``[term]`` for any other term)."""
+    out, todo = [], [term]
+    while todo:
+        t = todo.pop()
+        parts = _and_arguments(t)
+        if parts is None:
+            out.append(t)
+        else:
+            todo.extend(reversed(parts))
+    return out
+
+
 def _raw_and_arguments(c: Any, a: Any) -> list[Any] | None:
     """``_and_arguments`` on a raw AST of context ``c``: the raw ASTs of its conjuncts."""
     if _C.Z3_get_ast_kind(c, a) != z3.Z3_APP_AST or \
