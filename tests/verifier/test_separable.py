@@ -139,8 +139,8 @@ def test_listing_by_axis_decides_disjoint_tiles_and_declines_shared_elements(row
               "TN: ct.Constant[int], S: ct.Constant[int]):\n    b = ct.bid(0)\n    for s in range(S):\n"
               f"        rows = {rows} + ct.arange(TM, dtype=ct.int32)\n"
               f"        cols = {cols} + ct.arange(TN, dtype=ct.int32)\n"
-              "        t = ct.gather(src, (rows[:, None], cols[None, :]), check_bounds=True, padding_value=0)\n"
-              "        ct.scatter(dst, (rows[:, None], cols[None, :]), t, check_bounds=True)\n")
+              "        t = ct.gather(dst, (rows[:, None], cols[None, :]), check_bounds=True, padding_value=0)\n"
+              "        ct.scatter(dst, (rows[:, None], cols[None, :]), t + 1, check_bounds=True)\n")
     args = (np.zeros(4, np.int32), np.ones((16, 16), np.float32), np.zeros((16, 16), np.float32), 4, 4, 2)
     kernel = _load(source, tmp_path)
     module = tilecheck.ir.from_cutile(kernel, args)
@@ -153,6 +153,9 @@ def test_listing_by_axis_decides_disjoint_tiles_and_declines_shared_elements(row
                                       (*shapes[info.name].shape, *(n // 4 for n in shapes[info.name].strides)))
                     if smt.is_const(sym)]
         assert separable.disjoint(store, store, (4, 1, 1), concrete, {}, {}) is expected
+        # the gather of the same array, through the same map: a pair of two accesses
+        load = next(a for a in fp.accesses if not a.writes and a.array == store.array)
+        assert separable.disjoint(load, store, (4, 1, 1), concrete, {}, {}) is expected
 
 
 @settings(max_examples=examples(200), deadline=None, derandomize=True)

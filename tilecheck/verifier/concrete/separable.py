@@ -39,8 +39,7 @@ def disjoint(access_x: Access, access_y: Access, grid: tuple[int, int, int],
 
     shape = data_shape(access_x.op)
     if not _separable(access_x, shape) or (access_y is not access_x and (
-            not _separable(access_y, data_shape(access_y.op)) or access_y.array != access_x.array
-            or len(access_y.coords) != len(access_x.coords))):  # type: ignore[arg-type]
+            not _separable(access_y, data_shape(access_y.op)) or not _one_map(access_x, access_y))):
         return None
     try:
         sides = [_listed(access_x, grid, concrete, memory, dags)]
@@ -71,6 +70,17 @@ def _separable(access: Access, shape: tuple[int, ...]) -> bool:
         if _lane_axes(term) - {k}:
             return False
     return True
+
+
+def _one_map(x: Access, y: Access) -> bool:
+    """``x`` and ``y`` address one array through one map from coordinates to offsets (the same
+    strides: not two views of it), so that equal coordinates are one element and only they are
+    (distinct in-bounds coordinates are distinct addresses, the model's assumption)."""
+    if x.array != y.array or len(x.coords) != len(y.coords):  # type: ignore[arg-type]
+        return False
+    places = [smt.Int(f"separable!{k}") for k in range(len(x.coords))]  # type: ignore[arg-type]
+    mapped = [smt.substitute(a.linear, *zip(a.coords, places)) for a in (x, y)]  # type: ignore[arg-type]
+    return smt.term_id(mapped[0]) == smt.term_id(mapped[1])
 
 
 def _lane_axes(term: smt.Expr) -> set[int]:
