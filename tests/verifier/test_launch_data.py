@@ -531,3 +531,36 @@ def test_past_the_detector_an_open_question_leaves_only_a_probe_for_the_rest(mon
     tilecheck.verify(K.scatter, args, (4, 1, 1), every_shape=False)
     assert (True, False) in runs and (False, True) not in runs, runs  # the given case, the detector next
     assert (False, True) in seen and (True, False) not in seen, seen
+
+
+def test_a_static_proof_on_the_data_is_reused_for_other_float_values_and_a_detectors_is_not(tmp_path):
+    """A launch proved with its index array pinned (or under preconditions its contents satisfy)
+    read only integer contents: the cache keeps it by those, so the same launch with other float
+    values is a hit (a 64 MB weight array kept TileGym's grouped GEMM's proof out of the cache, and
+    the same launch paid it again). A verdict the exact detector gave may follow the floats: the
+    same launch with other float values is proved again."""
+    x, y = np.arange(64, dtype=np.float32), np.zeros(128, np.float32)
+    idx = np.array([0, 0, 1, 5, 2], np.int32)
+    first = verify(K.pair_sum_rows, (idx, x, y, 8), (4, 1, 1), cache=tmp_path)
+    assert (first.status, first.level, first.stats.get("data_proof")) == ("verified", LEVEL, "pinned"), first
+    again = verify(K.pair_sum_rows, (idx, x * 3, y, 8), (4, 1, 1), cache=tmp_path)
+    assert again.stats.get("cache") == "hit" and again.status == "verified", again
+    # idx past 256 elements: decided by the detector, on the floats too
+    large = np.arange(300, dtype=np.int32) * 2
+    detected = verify(K.scatter_halved, (x, np.zeros(64, np.float32), large, 16), (4, 1, 1), cache=tmp_path)
+    assert detected.status == "verified" and "data_proof" not in detected.stats, detected
+    assert verify(K.scatter_halved, (x, np.zeros(64, np.float32), large, 16), (4, 1, 1),
+                  cache=tmp_path).stats.get("cache") == "hit"
+    other = verify(K.scatter_halved, (x + 1, np.zeros(64, np.float32), large, 16), (4, 1, 1), cache=tmp_path)
+    assert other.stats.get("cache") != "hit", other
+
+
+def test_a_race_the_detector_found_comes_back_from_the_cache_and_replays(tmp_path):
+    x = np.arange(64, dtype=np.float32)
+    large = np.arange(300, dtype=np.int32) * 2
+    large[1] = 1  # 1 // 2 == 0 // 2: blocks 0 and 1 write one tile
+    args = (x, np.zeros(64, np.float32), large, 16)
+    first = verify(K.scatter_halved, args, (4, 1, 1), cache=tmp_path)
+    again = verify(K.scatter_halved, args, (4, 1, 1), cache=tmp_path)
+    assert first.status == again.status == "race" and again.stats.get("cache") == "hit", again
+    assert tilecheck.replay(again.races[0]).reproduced

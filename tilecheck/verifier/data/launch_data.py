@@ -22,6 +22,11 @@ from tilecheck.verifier.contracts.preconditions import Bounded, Precondition, bo
 from tilecheck.verifier.solver import smt
 
 LEVEL = "this launch's data"
+# how a verdict at this launch's data was proved statically (a report's stats): with the small
+# index arrays at their given contents ("pinned"), or under preconditions their contents satisfy.
+# Either reads only integer contents (floats are opaque to the model), so the proof cache keeps it
+# by those; a verdict the exact detector gave may follow the float values too
+DATA_PROOF = "data_proof"
 MAX_CANDIDATES = 12  # facts tried at once
 MAX_REVERIFY = 6  # verifies spent making the suggested set smaller (it stays valid at any point)
 MAX_WIDEN = 3  # verifies spent widening a suggested range to an index range of the arrays
@@ -76,6 +81,7 @@ def proved_on_data(report: Report, pinned: list[str]) -> Report:
         report.assumptions.append("the given contents of " + ", ".join(pinned))
     report.reasons = []
     report.status, report.level = "verified", LEVEL
+    report.stats[DATA_PROOF] = "pinned"
     return report
 
 
@@ -160,6 +166,7 @@ def decide(report: Report, arrays: dict[str, np.ndarray],
             "verified, and this launch's data satisfies it")
         proved.assumptions.append("the given contents of " + ", ".join(sorted({k.array for k in kept})) +
                                   " (checked: they satisfy the preconditions above)")
+        proved.stats[DATA_PROOF] = "preconditions"
         return proved
     pinned = prove_pinned()
     if pinned is not None:

@@ -152,9 +152,12 @@ def remember(store: proof_cache.ProofCache, case: CacheCase, report: Report, arg
                   proof_cache.about(*parts))
         return
     contents = contents_digest(case.params, args, floats=False)
-    # a verdict the exact detector gave on this launch's data may follow its float values too
-    floats = contents_digest(case.params, args, floats=True) if report.level == launch_data.LEVEL else None
-    if contents is not None and (floats is not None or report.level != launch_data.LEVEL):
+    # a verdict the exact detector gave on this launch's data may follow its float values too; a
+    # static proof on the data reads integer contents alone (a 64 MB weight array kept a grouped
+    # GEMM's pinned proof out of the cache, paid again at the same launch)
+    by_detector = report.level == launch_data.LEVEL and launch_data.DATA_PROOF not in report.stats
+    floats = contents_digest(case.params, args, floats=True) if by_detector else None
+    if contents is not None and (floats is not None or not by_detector):
         try:
             data = proof_cache.report_json(report)
         except TypeError:  # a value the store does not know how to write: not stored

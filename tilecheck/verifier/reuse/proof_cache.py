@@ -453,8 +453,10 @@ def _encode(value: Any) -> Any:
     if isinstance(value, Precondition):
         return {"$p": _spec(value)}
     if dataclasses.is_dataclass(value) and type(value).__name__ in _types():
+        # (a field not given at construction is derived; a finding's case and the launch a report is
+        # about are the caller's: an exact detector's report held its launch, and was never stored)
         fields = {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)
-                  if f.name != "case" and f.init}  # (a field not given at construction is derived)
+                  if f.name not in ("case", "launch") and f.init}
         return {"$": type(value).__name__, **fields}
     if isinstance(value, tuple):
         return {"$t": [_encode(v) for v in value]}
