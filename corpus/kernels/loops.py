@@ -177,6 +177,72 @@ def expert_walk_counts_own_rows(sizes, x, y, E: ConstInt, TM: ConstInt, TD: Cons
     _copy_expert_tile(x, y, size, local, first_row, TM, TD)
 
 
+def many_experts(count: int = 70, seed: int = 0, bm: int = 4, bn: int = 8, n: int = 16, grid: int = 8):
+    """Launch arguments of the persistent expert scatters: ``count`` experts (more than the 64
+    iterations the solver's facts unroll), ``grid`` blocks each taking every ``grid``-th tile."""
+    sizes = np.random.default_rng(seed).integers(0, 7, count).astype(np.int32)
+    total = int(sizes.sum())
+    tiles = sum(-(-int(m) // bm) for m in sizes) * (n // bn)
+    return (sizes, np.ones((total, n), np.float32), np.zeros((total, n), np.float32), count,
+            -(-tiles // grid), grid, bm, bn, n, total)
+
+
+def _expert_tiles(m_sizes, t, NUM_EXPERTS: ConstInt, BM: ConstInt, n_tiles):
+    """TileGym's persistent grouped GEMM's scheduler (unsloth): tile ``t``'s expert size, m-tile,
+    n-tile and first row, by a walk over the experts carrying the offset, the tiles before and the
+    match (inlined into each kernel)."""
+    m_offset = 0
+    before = 0
+    size = 0
+    m_local = 0
+    n_local = 0
+    for e in range(NUM_EXPERTS):
+        m = ct.load(m_sizes, index=(e,), shape=(1,)).item()
+        tiles = ct.cdiv(m, BM) * n_tiles
+        if t < before + tiles:
+            if size == 0:
+                size = m
+                m_local = (t - before) // n_tiles
+                n_local = (t - before) % n_tiles
+        if t >= before + tiles:
+            m_offset = m_offset + m
+        before = before + tiles
+    return size, m_local, n_local, m_offset
+
+
+@tilecheck.case(grid=(8, 1, 1), args=many_experts)
+@ct.kernel
+def expert_scatter_persistent(m_sizes, src, dst, NUM_EXPERTS: ConstInt, SLOTS: ConstInt, GRID: ConstInt,
+                              BM: ConstInt, BN: ConstInt, N: ConstInt, TOTAL: ConstInt):
+    # each block takes tiles b, b + GRID, ...: rows of the tile's expert past its count are sent
+    # out of bounds (TOTAL), columns [n * BN, (n + 1) * BN)
+    for slot in range(SLOTS):
+        size, m_local, n_local, m_offset = _expert_tiles(m_sizes, ct.bid(0) + slot * GRID, NUM_EXPERTS, BM,
+                                                         ct.cdiv(N, BN))
+        if size > 0:
+            local = m_local * BM + ct.arange(BM, dtype=ct.int32)
+            rows = ct.where(local < size, m_offset + local, TOTAL)
+            cols = n_local * BN + ct.arange(BN, dtype=ct.int32)
+            tile = ct.gather(src, (rows[:, None], cols[None, :]), check_bounds=True, padding_value=0)
+            ct.scatter(dst, (rows[:, None], cols[None, :]), tile, check_bounds=True)
+
+
+@tilecheck.case(grid=(8, 1, 1), args=many_experts)
+@ct.kernel
+def expert_scatter_persistent_unmasked(m_sizes, src, dst, NUM_EXPERTS: ConstInt, SLOTS: ConstInt,
+                                       GRID: ConstInt, BM: ConstInt, BN: ConstInt, N: ConstInt,
+                                       TOTAL: ConstInt):
+    # racy: an expert's last m-tile keeps its rows past the expert's count, the next expert's first
+    for slot in range(SLOTS):
+        size, m_local, n_local, m_offset = _expert_tiles(m_sizes, ct.bid(0) + slot * GRID, NUM_EXPERTS, BM,
+                                                         ct.cdiv(N, BN))
+        if size > 0:
+            rows = m_offset + m_local * BM + ct.arange(BM, dtype=ct.int32)
+            cols = n_local * BN + ct.arange(BN, dtype=ct.int32)
+            tile = ct.gather(src, (rows[:, None], cols[None, :]), check_bounds=True, padding_value=0)
+            ct.scatter(dst, (rows[:, None], cols[None, :]), tile, check_bounds=True)
+
+
 def _ragged(offsets=(0, 8, 8, 24, 32), blocks=3):
     """Segments of a ragged batch (rows ``offsets[q]`` .. ``offsets[q + 1]``), 4-row tiles."""
     rows = offsets[-1] + 8

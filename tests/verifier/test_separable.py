@@ -13,33 +13,26 @@ from hypothesis import strategies as st
 
 import tilecheck
 from tests.tiers import examples
-from tests.verifier.separable_kernels import expert_scatter, expert_scatter_unmasked
+from corpus.kernels.loops import expert_scatter_persistent as expert_scatter
+from corpus.kernels.loops import expert_scatter_persistent_unmasked as expert_scatter_unmasked
+from corpus.kernels.loops import many_experts
 from tilecheck.verifier.concrete import enumeration, separable
 from tilecheck.verifier.model import carried
 from tilecheck.verifier.model.engine import execute
 from tilecheck.verifier.solver import smt
 
 
-def _experts(count: int, seed: int = 0, bm: int = 4, bn: int = 8, n: int = 16, grid: int = 8):
-    sizes = np.random.default_rng(seed).integers(0, 7, count).astype(np.int32)
-    total = int(sizes.sum())
-    tiles = sum(-(-int(m) // bm) for m in sizes) * (n // bn)
-    args = (sizes, np.ones((total, n), np.float32), np.zeros((total, n), np.float32), count,
-            -(-tiles // grid), grid, bm, bn, n, total)
-    return args, (grid, 1, 1)
-
-
 def test_a_scheduler_walking_more_experts_than_are_unrolled_is_verified_on_its_data():
     # 70 experts: the solver's facts stop at 64 iterations (carried.MAX_ITERATIONS); the values
     # past them are computed from the given sizes, and the scatter is listed axis by axis
     assert carried.MAX_ITERATIONS < 70 <= carried.EVALUATED_ITERATIONS
-    args, grid = _experts(70)
+    args, grid = many_experts(70), (8, 1, 1)
     report = tilecheck.verify(expert_scatter, args, grid, cache=False)
     assert report.status == "verified" and report.level == "this launch's data", report
 
 
 def test_its_unmasked_twin_is_a_race_that_replays():
-    args, grid = _experts(70)
+    args, grid = many_experts(70), (8, 1, 1)
     report = tilecheck.verify(expert_scatter_unmasked, args, grid, cache=False)
     assert report.status == "race", report
     assert tilecheck.replay(report.races[0]).reproduced
@@ -48,7 +41,7 @@ def test_its_unmasked_twin_is_a_race_that_replays():
 def test_the_carried_values_of_one_loop_are_computed_together(monkeypatch):
     # each iteration of the expert walk once for all six values: computed one by one, every value
     # asked its siblings from the first iteration again (TileGym's 128-expert walk: 40 s)
-    args, grid = _experts(70)
+    args, grid = many_experts(70), (8, 1, 1)
     steps = []
     trajectories = enumeration.Evaluator._trajectories
 
