@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tilecheck.verifier.model.carried import EVALUATED_ITERATIONS, Carried
+from tilecheck.verifier.model.carried import EVALUATED_ITERATIONS, MAX_ITERATIONS, Carried
 from tilecheck.verifier.solver import smt
 
 # values past this are out of the arithmetic the kernel can do in int64 without wrapping around
@@ -178,7 +178,7 @@ class Evaluator:
         if (step <= 0).any() or ((target - first) % step).any() or (target < first).any():
             raise Unsupported  # not an iteration of the loop
         needed = (target - first) // step
-        if needed.max(initial=0) > EVALUATED_ITERATIONS:
+        if not _within_work(int(needed.max(initial=0)), contexts.shape[1]):
             raise Unsupported
         most = np.zeros(contexts.shape[1], np.int64)
         np.maximum.at(most, inverse, needed)
@@ -247,6 +247,8 @@ class Evaluator:
         exit_at = np.full(rows, -1, np.int64)
         pending = everyone
         for j in range(EVALUATED_ITERATIONS):
+            if not _within_work(j, rows):
+                break  # past the work a listing may spend on one loop
             ev = self._rows_of(outer, pending, **{loop.var.decl().name(): np.int64(j)})
             broke = ev.truth(loop.broke, len(pending))
             exit_at[pending[broke]] = j
@@ -291,6 +293,16 @@ class Evaluator:
             if c.size and (c.min() < 0 or c.max() >= n):
                 raise Unsupported
         return contents[tuple(arrays)].astype(np.int64)
+
+
+# a loop's iterations times the rows computed at each, past the first MAX_ITERATIONS (which any
+# number of rows may take, as before iterations were followed further): 16M row-steps, a second
+# or so of numpy; a spinning ``while`` over a million contexts would take minutes
+ITERATION_WORK = 1 << 24
+
+
+def _within_work(iterations: int, rows: int) -> bool:
+    return iterations <= MAX_ITERATIONS or (iterations <= EVALUATED_ITERATIONS and iterations * rows <= ITERATION_WORK)
 
 
 def distinct_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
