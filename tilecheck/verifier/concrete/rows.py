@@ -183,7 +183,7 @@ class Evaluator:
         most = np.zeros(contexts.shape[1], np.int64)
         np.maximum.at(most, inverse, needed)
         values, reached = self._trajectories(loop, distinct, most)
-        if loop.func.name() not in values or (needed > reached[loop.func.name()][inverse]).any():
+        if (needed > reached[loop.func.name()][inverse]).any() if loop.func.name() in reached else True:
             raise Unsupported  # the loop stops before the iteration asked, or a value cannot be computed
         return values[loop.func.name()][needed, inverse]
 
@@ -196,12 +196,30 @@ class Evaluator:
         walk: six values over 128 experts, 40 s). Per value: an array of its values by iteration
         and context, and the iterations reached per context (a value whose step cannot be
         evaluated stops there; only rows that need an iteration compute it, since past its last
-        one a row's loop may stop and its terms not evaluate). Once per contexts and case."""
+        one a row's loop may stop and its terms not evaluate). Each context once per case, as far as
+        asked (the listings of a level ask the same blocks and slots again, each for other rows)."""
+        store = self._dags.setdefault(("trajectories", loop.var.decl().name()), _Trajectories())
+        keys = list(zip(*(np.broadcast_to(c, needed.shape).tolist() for c in outer.values())))
+        missing = np.array([not store.covers(k, n) for k, n in zip(keys, needed.tolist())], bool)
+        if not missing.any():
+            return store.gather(keys, int(needed.max(initial=0)) + 1)
+        which = np.flatnonzero(missing)
+        computed = self._computed_trajectories(loop, {n: np.broadcast_to(c, needed.shape)[which]
+                                                      for n, c in outer.items()}, needed[which])
+        store.add([keys[i] for i in which], *computed)
+        if missing.all():  # (the usual first ask: the batch itself, kept or not)
+            return computed[0], computed[1]
+        if not all(store.covers(keys[i], n) for i, n in zip(which.tolist(), needed[which].tolist())):
+            # some of them stopped short: computed again with the others, as one batch
+            return self._computed_trajectories(loop, {n: np.broadcast_to(c, needed.shape) for n, c in outer.items()},
+                                               needed)[:2]
+        return store.gather(keys, int(needed.max(initial=0)) + 1)
+
+    def _computed_trajectories(self, loop: Carried, outer: dict[str, np.ndarray], needed: np.ndarray
+                               ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray]:
+        """``_trajectories`` for contexts no earlier call computed far enough, and how far each was
+        asked (``needed``)."""
         contexts = len(needed)
-        key = ("trajectories", loop.var.decl().name(), *(c.tobytes() for c in outer.values()))
-        known = self._dags.get(key)
-        if known is not None and (known[2] >= needed).all():
-            return known[0], known[1]
         siblings, proceeds = self._joint(loop)
         everyone = np.arange(contexts)
         start = self._rows_of(outer, everyone)
@@ -235,8 +253,7 @@ class Evaluator:
                 except Unsupported:
                     continue
                 reached[name][which] = k + 1
-        self._dags[key] = (values, reached, needed.copy())
-        return values, reached
+        return values, reached, needed
 
     def _exit(self, loop: Carried, outer: dict[str, np.ndarray], rows: int) -> np.ndarray:
         """A ``loop``'s exit iteration for each row: the first iteration that breaks, each before it
@@ -293,6 +310,54 @@ class Evaluator:
             if c.size and (c.min() < 0 or c.max() >= n):
                 raise Unsupported
         return contents[tuple(arrays)].astype(np.int64)
+
+
+class _Trajectories:
+    """One loop's carried values computed so far, per context (a tuple of the block ids and the
+    enclosing iterations): the batch that computed it and its column there, and how far it was
+    asked; each batch's values by sibling (iteration x column) and the iterations each reached."""
+
+    def __init__(self) -> None:
+        self.where: dict[tuple[int, ...], tuple[int, int, int]] = {}
+        self.batches: list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] = []
+
+    def covers(self, key: tuple[int, ...], needed: int) -> bool:
+        found = self.where.get(key)
+        return found is not None and found[2] >= needed
+
+    def add(self, keys: list[tuple[int, ...]], values: dict[str, np.ndarray], reached: dict[str, np.ndarray],
+            needed: np.ndarray) -> None:
+        batch = len(self.batches)
+        self.batches.append((values, reached))
+        # a context some value stopped short in is not kept: computed with other contexts (another
+        # listing's rows), a branch taken by all of them may evaluate where a mixed one did not
+        whole = np.logical_and.reduce([hit >= needed for hit in reached.values()]) if reached else \
+            np.zeros(len(keys), bool)
+        self.where.update({k: (batch, column, n) for column, (k, n, done) in
+                           enumerate(zip(keys, needed.tolist(), np.broadcast_to(whole, (len(keys),)).tolist()))
+                           if done})
+
+    def gather(self, keys: list[tuple[int, ...]], length: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """The values (iteration x context, the first ``length`` iterations) and iterations reached
+        of ``keys``' contexts, each from the batch that computed it; a value a batch could not
+        start is unreached there (-1)."""
+        found = [self.where[k] for k in keys]
+        batches = np.array([b for b, _, _ in found], np.int64)
+        columns = np.array([c for _, c, _ in found], np.int64)
+        kinds: dict[str, np.dtype] = {}  # a value's dtype (a boolean's stays boolean)
+        for stored, _ in self.batches:
+            for n, table in stored.items():
+                kinds[n] = np.result_type(kinds.get(n, table.dtype), table.dtype)
+        values = {n: np.zeros((length, len(keys)), kind) for n, kind in kinds.items()}
+        reached = {n: np.full(len(keys), -1, np.int64) for n in kinds}
+        for b in np.unique(batches).tolist():
+            mine = np.flatnonzero(batches == b)
+            stored, hit = self.batches[b]
+            for n, table in stored.items():
+                rows = min(length, table.shape[0])
+                values[n][:rows, mine] = table[:rows, columns[mine]]
+                reached[n][mine] = hit[n][columns[mine]]
+        return values, reached
 
 
 # a loop's iterations times the rows computed at each, past the first MAX_ITERATIONS (which any
