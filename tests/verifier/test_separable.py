@@ -165,3 +165,22 @@ def test_distinct_columns_are_numpys(columns):
     expected = np.unique(table, axis=1)
     assert found.tolist() == expected.tolist()
     assert (found[:, inverse] == table).all()
+
+
+@settings(max_examples=examples(12, fast=2), deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(count=st.sampled_from([3, 20, 66, 90]), seed=st.integers(0, 50), grid=st.integers(2, 6),
+       bn=st.sampled_from([4, 8]), masked=st.booleans())
+def test_the_expert_scatter_is_decided_as_the_detector_decides_it(count, seed, grid, bn, masked):
+    # the scheduler's walk past the solver's 64 unrolled iterations or not, tiles of other widths:
+    # verify's verdict on the launch's data is the exact detector's, and its races replay
+    args = many_experts(count, seed=seed, bn=bn, grid=grid)
+    kernel = expert_scatter if masked else expert_scatter_unmasked
+    report = tilecheck.verify(kernel, args, (grid, 1, 1), cache=False)
+    exact = tilecheck.detect(kernel, args, (grid, 1, 1))
+    event(f"verify {report.status}, detect {exact.status}")
+    assert report.status in ("verified", "race", "unknown"), report
+    if report.status != "unknown":
+        assert report.status == exact.status, (count, seed, grid, bn, masked, str(report), str(exact))
+    if report.status == "race":
+        assert tilecheck.replay(report.races[0]).reproduced
