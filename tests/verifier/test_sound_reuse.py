@@ -10,8 +10,11 @@ import textwrap
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import tilecheck
+from tests.tiers import examples
 from tests.verifier import launch_data_kernels as K
 from tilecheck.errors import TilecheckError
 from tilecheck.verifier.reuse import proof_cache
@@ -378,3 +381,49 @@ def test_a_contracts_protocol_is_evaluated_at_every_launch_in_any_mode():
     assert not contract.admits({}, {}, {"lk": np.array([0, -1, 0, 0], np.int32)})
     assert not contract.admits({}, {}, None)  # contents that cannot be read: not admitted
     assert "values of 'lk' lie in [0, 1]" in str(contract)
+
+
+# ---- contracts on contents keep an index range, not the data's own --------------------------------
+def _targets(values):
+    from corpus.kernels.norms import _ce_args
+
+    logits, _, loss, v = _ce_args()
+    return logits, np.array(values, np.int32), loss, v
+
+
+def test_a_contract_on_contents_keeps_an_index_range_not_the_datas_own(tmp_path):
+    from corpus.kernels.norms import cross_entropy_ignore_index as ce
+    from tilecheck.verifier.contracts.preconditions import bounded
+
+    first = tilecheck.verify(ce, _targets([3, -100, 17, 4, 5, -100, 9, 10]), (8, 1, 1), cache=tmp_path)
+    assert first.status == "verified" and first.level == EVERY_SHAPE_LEVEL, first
+    # the data's own range is [3, 17]; the proof holds for the logits' columns [0, 63]
+    assert first.launch_contract.contents == (bounded("target", 0, 63, also=(-100,)),), first.launch_contract
+    other = tilecheck.verify(ce, _targets([60, 0, -100, 63, 1, 2, 33, -100]), (8, 1, 1), cache=tmp_path)
+    assert other.stats.get("cache") == "hit" and other.status == "verified", other
+
+
+_TARGET = st.one_of(st.integers(0, 63), st.just(-100), st.integers(-3, 70))
+
+
+@settings(max_examples=examples(40, fast=4), deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(first=st.lists(st.integers(0, 40), min_size=8, max_size=8, unique=True),
+       at=st.integers(0, 7), value=st.one_of(st.sampled_from([-1, 0, 55, 56, 63, 64, -100]), _TARGET),
+       shifted=st.booleans())
+def test_a_widened_contract_on_contents_says_no_more_than_a_fresh_proof(tmp_path_factory, first, at, value,
+                                                                          shifted):
+    # the next launch changes one target; shifted: a kernel whose targets index [8, 63] only,
+    # where widening the range to the logits' columns is wrong
+    from corpus.kernels.norms import cross_entropy_ignore_index
+
+    ce = K.shifted_pick if shifted else cross_entropy_ignore_index
+    then = [*first[:at], value, *first[at + 1:]]
+    cache = tmp_path_factory.mktemp("contents")
+    tilecheck.verify(ce, _targets(first), (8, 1, 1), cache=cache)
+    reused = tilecheck.verify(ce, _targets(then), (8, 1, 1), cache=cache)
+    fresh = tilecheck.verify(ce, _targets(then), (8, 1, 1), cache=False)
+    assert reused.status == fresh.status or (reused.status == "verified" and fresh.status == "unknown"), \
+        (first, then, str(reused), str(fresh))
+    if reused.status == "verified":
+        assert tilecheck.detect(ce, _targets(then), (8, 1, 1)).status == "verified", (first, then)
