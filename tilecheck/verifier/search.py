@@ -138,15 +138,25 @@ def _general_contents(proves: Any, given: list[Precondition], arrays: dict[str, 
     kept = list(given)
     budget = GENERALISE_CHECKS
     sizes = sorted({v for name, v in env.items() if ".shape[" in name and v > 1})
-    for i, fact in enumerate(list(kept)):
+
+    def widened(fact: Precondition) -> list[Precondition]:
         if not isinstance(fact, launch_data.Bounded) or fact.lo is None or fact.lo < 0:
-            continue
-        for n in [n for n in sizes if n - 1 >= (fact.hi or 0)][:2]:
+            return []
+        out = [launch_data.bounded(fact.array, 0, n - 1, also=fact.also)
+               for n in sizes if n - 1 >= (fact.hi or 0)][:2]
+        return [w for w in out if w != fact and w.violation(arrays[fact.array]) is None]
+
+    # the most general first, in one check (the usual answer: a cross entropy's labels need their
+    # range, no order): each range at its first widening, nothing else
+    general = [next(iter(widened(f)), f) for f in kept if isinstance(f, launch_data.Bounded)]
+    if general != kept:
+        budget -= 1
+        if proves(general):
+            return general
+    for i, fact in enumerate(list(kept)):
+        for wider in widened(fact):
             if budget == 0:
                 return kept
-            wider = launch_data.bounded(fact.array, 0, n - 1, also=fact.also)
-            if wider == fact or wider.violation(arrays[fact.array]) is not None:
-                continue
             budget -= 1
             trial = kept[:i] + [wider] + kept[i + 1:]
             if proves(trial):
