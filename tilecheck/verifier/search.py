@@ -134,7 +134,8 @@ def _general_contents(proves: Any, given: list[Precondition], arrays: dict[str, 
     range is widened to an index range ``[0, n - 1]`` of one of the launch's dimensions (the data's
     own range, ``[20, 1023]``, misses the next launch's ``[3, 1011]``), and the facts of order and
     distinctness the proof does not need are dropped; each kept only where the contract's rules and
-    the facts then still prove every obligation (``proves``), within ``GENERALISE_CHECKS`` checks."""
+    the facts then still prove every obligation (``proves``), within ``GENERALISE_CHECKS`` checks,
+    the most general form (every range widened, nothing else) first."""
     kept = list(given)
     budget = GENERALISE_CHECKS
     sizes = sorted({v for name, v in env.items() if ".shape[" in name and v > 1})
