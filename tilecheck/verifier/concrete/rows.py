@@ -183,9 +183,10 @@ class Evaluator:
         most = np.zeros(contexts.shape[1], np.int64)
         np.maximum.at(most, inverse, needed)
         values, reached = self._trajectories(loop, distinct, most)
-        if (needed > reached[loop.func.name()][inverse]).any() if loop.func.name() in reached else True:
+        name = loop.func.name()
+        if name not in reached or (needed > reached[name][inverse]).any():
             raise Unsupported  # the loop stops before the iteration asked, or a value cannot be computed
-        return values[loop.func.name()][needed, inverse]
+        return values[name][needed, inverse]
 
     def _trajectories(self, loop: Carried, outer: dict[str, np.ndarray], needed: np.ndarray
                       ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
