@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import tilecheck
-from tests.tiers import examples
 from corpus.kernels.loops import expert_scatter_persistent as expert_scatter
 from corpus.kernels.loops import expert_scatter_persistent_unmasked as expert_scatter_unmasked
 from corpus.kernels.loops import many_experts
+from tests.tiers import examples
 from tilecheck.verifier.concrete import enumeration, separable
 from tilecheck.verifier.model import carried
 from tilecheck.verifier.model.engine import execute

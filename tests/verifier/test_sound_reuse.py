@@ -17,8 +17,8 @@ import tilecheck
 from tests.tiers import examples
 from tests.verifier import launch_data_kernels as K
 from tilecheck.errors import TilecheckError
-from tilecheck.verifier.reuse import proof_cache
 from tilecheck.verifier.contracts.levels import EVERY_SHAPE_LEVEL
+from tilecheck.verifier.reuse import proof_cache
 
 
 def _same(a, b):

@@ -21,7 +21,7 @@ from tilecheck.verifier.contracts import launch_check
 from tilecheck.verifier.contracts import shapes as shape_contract
 from tilecheck.verifier.contracts.grid import axes_read, exclude_overflow, infer_contract, symbolic_bounds
 from tilecheck.verifier.contracts.levels import CONTRACT_LEVEL, Level, LevelResult
-from tilecheck.verifier.contracts.preconditions import Precondition
+from tilecheck.verifier.contracts.preconditions import Bounded, Precondition, bounded
 from tilecheck.verifier.data import launch_data
 from tilecheck.verifier.model.engine import GRID, data_shape
 from tilecheck.verifier.obligations.arguments import given_integer_arrays
@@ -141,15 +141,15 @@ def _general_contents(proves: Any, given: list[Precondition], arrays: dict[str, 
     sizes = sorted({v for name, v in env.items() if ".shape[" in name and v > 1})
 
     def widened(fact: Precondition) -> list[Precondition]:
-        if not isinstance(fact, launch_data.Bounded) or fact.lo is None or fact.lo < 0:
+        if not isinstance(fact, Bounded) or fact.lo is None or fact.lo < 0:
             return []
-        out = [launch_data.bounded(fact.array, 0, n - 1, also=fact.also)
+        out = [bounded(fact.array, 0, n - 1, also=fact.also)
                for n in sizes if n - 1 >= (fact.hi or 0)][:2]
         return [w for w in out if w != fact and w.violation(arrays[fact.array]) is None]
 
     # the most general first, in one check (the usual answer: a cross entropy's labels need their
     # range, no order): each range at its first widening, nothing else
-    general = [next(iter(widened(f)), f) for f in kept if isinstance(f, launch_data.Bounded)]
+    general = [next(iter(widened(f)), f) for f in kept if isinstance(f, Bounded)]
     if general != kept:
         budget -= 1
         if proves(general):
@@ -163,9 +163,9 @@ def _general_contents(proves: Any, given: list[Precondition], arrays: dict[str, 
             if proves(trial):
                 kept = trial
                 break
-    others = [f for f in kept if not isinstance(f, launch_data.Bounded)]
+    others = [f for f in kept if not isinstance(f, Bounded)]
     if others and budget > 0:
-        fewer = [f for f in kept if isinstance(f, launch_data.Bounded)]
+        fewer = [f for f in kept if isinstance(f, Bounded)]
         if proves(fewer):
             kept = fewer
     return kept

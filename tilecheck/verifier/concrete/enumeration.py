@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from tilecheck.verifier.concrete import separable
 from tilecheck.verifier.concrete.listing import (
     MAX_ELEMENTS,
     MAX_ROWS,
@@ -56,7 +57,6 @@ from tilecheck.verifier.concrete.listing import (
 from tilecheck.verifier.concrete.listing import (
     with_lanes as _with_lanes,
 )
-from tilecheck.verifier.concrete import separable
 from tilecheck.verifier.concrete.rows import LIMIT, Evaluator, Unsupported
 from tilecheck.verifier.model.footprints import Access
 from tilecheck.verifier.model.values import LANES

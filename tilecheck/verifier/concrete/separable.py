@@ -21,7 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from tilecheck.verifier.concrete.listing import MAX_ELEMENTS, MAX_ROWS, at, block_rows, iterations, linear_block
+from tilecheck.verifier.concrete.listing import (
+    MAX_ELEMENTS,
+    MAX_ROWS,
+    at,
+    block_rows,
+    iterations,
+    linear_block,
+)
 from tilecheck.verifier.concrete.rows import Evaluator, Unsupported, distinct_columns
 from tilecheck.verifier.model.footprints import Access
 from tilecheck.verifier.model.values import LANES
