@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import tilecheck
 from tests.tiers import examples
 from tests.interp.kernels import misswizzled_copy, swizzled_args, swizzled_copy
+from tests.verifier.generated import case_values
 from tests.verifier.spies import given_case_questions
 from tilecheck.verifier.concrete import enumeration, rows
 from tilecheck.verifier.obligations import checker as obligations
@@ -73,11 +74,7 @@ def test_offsets_read_from_an_array_not_given_are_declined_before_any_lane_is_li
     with smt.own_context():
         fp = execute(module)
         store = next(a for a in fp.accesses if a.writes)
-        given = dict(zip(("idx", "src", "dst"), args))
-        concrete = [(sym, smt.IntVal(v)) for info in fp.arrays.values()
-                    for sym, v in zip((*info.shape, *info.strides),
-                                      (*given[info.name].shape, *(n // 4 for n in given[info.name].strides)))
-                    if smt.is_const(sym)]
+        concrete = case_values(fp, dict(zip(("idx", "src", "dst"), args)))
         assert enumeration.compare(store, store, (3, 1, 1), concrete) is None  # idx's contents unknown
         assert listed == [(1, 1, 1)]  # block 0 alone: never the whole grid
         memory = {func.name(): args[0] for func in fp.memory.values()}

@@ -125,32 +125,22 @@ def _constant_kernels(draw):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(case=_constant_kernels())
 def test_a_verdict_reused_across_constants_says_no_more_than_a_fresh_proof(case, tmp_path_factory):
-    import hashlib
-    import importlib.util
-    import sys
+    from tests.verifier.generated import load_kernel
 
     source, launches = case
     folder = tmp_path_factory.mktemp("constants")
-    path = folder / f"k_{hashlib.sha1(source.encode()).hexdigest()[:12]}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.modules.pop(path.stem, None)
+    kernel = load_kernel(source, folder)
     for k, g in launches:
         x = np.ones((g, 16), np.float32)
         # y large enough for every form but b * K: that one may be out of bounds, a defect too
         y = np.zeros((g + k + 2, 16), np.float32)
-        reused = tilecheck.verify(module.k, (x, y, k), (g, 1, 1), cache=folder / "cache")
-        fresh = tilecheck.verify(module.k, (x, y, k), (g, 1, 1), cache=False)
+        reused = tilecheck.verify(kernel, (x, y, k), (g, 1, 1), cache=folder / "cache")
+        fresh = tilecheck.verify(kernel, (x, y, k), (g, 1, 1), cache=False)
         assert reused.status == fresh.status or (
             reused.status == "verified" and reused.stats.get("cache") == "hit" and fresh.status == "unknown"), \
             f"{source}\nK={k} grid={g}: reused {reused}\n--- fresh {fresh}"
         if reused.status == "verified":
-            exact = tilecheck.detect(module.k, (x, y, k), (g, 1, 1))
+            exact = tilecheck.detect(kernel, (x, y, k), (g, 1, 1))
             assert exact.status not in ("race", "out-of-bounds"), f"{source}\nK={k} grid={g}: {exact}"
 
 

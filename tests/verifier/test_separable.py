@@ -2,9 +2,6 @@
 values are computed together (rows.Evaluator._trajectories): a persistent grouped GEMM's scheduler
 that walks more experts than the solver unrolls is verified on its launch's data, its unmasked twin
 is a race that replays, and a property holds the axis-by-axis listing to the lane-by-lane one."""
-import hashlib
-import importlib.util
-import sys
 
 import numpy as np
 import pytest
@@ -16,6 +13,7 @@ from corpus.kernels.loops import expert_scatter_persistent as expert_scatter
 from corpus.kernels.loops import expert_scatter_persistent_unmasked as expert_scatter_unmasked
 from corpus.kernels.loops import many_experts
 from tests.tiers import examples
+from tests.verifier.generated import case_values, load_kernel
 from tilecheck.verifier.concrete import enumeration, separable
 from tilecheck.verifier.model import carried
 from tilecheck.verifier.model.engine import execute
@@ -82,36 +80,18 @@ def _scatters(draw):
     return source, idx, draw(st.integers(1, 5)), draw(st.sampled_from([2, 4])), draw(st.integers(1, 2))
 
 
-def _load(source: str, folder) -> object:
-    path = folder / f"k_{hashlib.sha1(source.encode()).hexdigest()[:12]}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.modules.pop(path.stem, None)
-    return module.k
-
-
 @settings(max_examples=examples(150, fast=12), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(case=_scatters())
 def test_listing_by_axis_proves_only_what_listing_every_lane_proves(case, tmp_path_factory, monkeypatch):
     source, idx, grid, tile, slots = case
-    kernel = _load(source, tmp_path_factory.mktemp("separable"))
+    kernel = load_kernel(source, tmp_path_factory.mktemp("separable"))
     args = (idx, np.ones((12, 12), np.float32), np.zeros((12, 12), np.float32), tile, tile, slots)
     module = tilecheck.ir.from_cutile(kernel, args)
     with smt.own_context():
         fp = execute(module)
         store = next(a for a in fp.accesses if a.writes)
-        given_arrays = dict(zip(("idx", "src", "dst"), args))
-        concrete = [(sym, smt.IntVal(v)) for info in fp.arrays.values()
-                    for sym, v in zip((*info.shape, *info.strides),
-                                      (*given_arrays[info.name].shape,
-                                       *(n // given_arrays[info.name].itemsize for n in given_arrays[info.name].strides)))
-                    if smt.is_const(sym)]
+        concrete = case_values(fp, dict(zip(("idx", "src", "dst"), args)))
         memory = {func.name(): idx for func in fp.memory.values()}
         by_axis = separable.disjoint(store, store, (grid, 1, 1), concrete, memory, {})
         with monkeypatch.context() as m:
@@ -138,16 +118,12 @@ def test_listing_by_axis_decides_disjoint_tiles_and_declines_shared_elements(row
               "        t = ct.gather(dst, (rows[:, None], cols[None, :]), check_bounds=True, padding_value=0)\n"
               "        ct.scatter(dst, (rows[:, None], cols[None, :]), t + 1, check_bounds=True)\n")
     args = (np.zeros(4, np.int32), np.ones((16, 16), np.float32), np.zeros((16, 16), np.float32), 4, 4, 2)
-    kernel = _load(source, tmp_path)
+    kernel = load_kernel(source, tmp_path)
     module = tilecheck.ir.from_cutile(kernel, args)
     with smt.own_context():
         fp = execute(module)
         store = next(a for a in fp.accesses if a.writes)
-        shapes = {"idx": args[0], "src": args[1], "dst": args[2]}
-        concrete = [(sym, smt.IntVal(v)) for info in fp.arrays.values()
-                    for sym, v in zip((*info.shape, *info.strides),
-                                      (*shapes[info.name].shape, *(n // 4 for n in shapes[info.name].strides)))
-                    if smt.is_const(sym)]
+        concrete = case_values(fp, dict(zip(("idx", "src", "dst"), args)))
         assert separable.disjoint(store, store, (4, 1, 1), concrete, {}, {}) is expected
         # the gather of the same array, through the same map: a pair of two accesses
         load = next(a for a in fp.accesses if not a.writes and a.array == store.array)
