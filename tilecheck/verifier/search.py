@@ -21,7 +21,7 @@ from tilecheck.verifier.contracts import launch_check
 from tilecheck.verifier.contracts import shapes as shape_contract
 from tilecheck.verifier.contracts.grid import axes_read, exclude_overflow, infer_contract, symbolic_bounds
 from tilecheck.verifier.contracts.levels import CONTRACT_LEVEL, Level, LevelResult
-from tilecheck.verifier.contracts.preconditions import Bounded, Precondition, bounded
+from tilecheck.verifier.contracts.preconditions import Bounded, Precondition
 from tilecheck.verifier.data import launch_data
 from tilecheck.verifier.model.engine import GRID, data_shape
 from tilecheck.verifier.obligations.arguments import given_integer_arrays
@@ -140,12 +140,11 @@ def _general_contents(proves: Any, given: list[Precondition], arrays: dict[str, 
     budget = GENERALISE_CHECKS
     sizes = sorted({v for name, v in env.items() if ".shape[" in name and v > 1})
 
-    def widened(fact: Precondition) -> list[Precondition]:
-        if not isinstance(fact, Bounded) or fact.lo is None or fact.lo < 0:
+    def widened(fact: Precondition) -> list[Precondition]:  # at the two smallest sizes holding it
+        if not isinstance(fact, Bounded):
             return []
-        out = [bounded(fact.array, 0, n - 1, also=fact.also)
-               for n in sizes if n - 1 >= (fact.hi or 0)][:2]
-        return [w for w in out if w != fact and w.violation(arrays[fact.array]) is None]
+        return list(launch_data.widenings(fact, [n for n in sizes if n - 1 >= (fact.hi or 0)][:2],
+                                          arrays[fact.array]))
 
     # the most general first, in one check (the usual answer: a cross entropy's labels need their
     # range, no order): each range at its first widening, nothing else

@@ -200,20 +200,19 @@ class Evaluator:
         one a row's loop may stop and its terms not evaluate). Each context once per case, as far as
         asked (the listings of a level ask the same blocks and slots again, each for other rows)."""
         store = self._dags.setdefault(("trajectories", loop.var.decl().name()), _Trajectories())
-        keys = list(zip(*(np.broadcast_to(c, needed.shape).tolist() for c in outer.values())))
+        columns = {n: np.broadcast_to(c, needed.shape) for n, c in outer.items()}
+        keys = list(zip(*(c.tolist() for c in columns.values())))
         missing = np.array([not store.covers(k, n) for k, n in zip(keys, needed.tolist())], bool)
         if not missing.any():
             return store.gather(keys, int(needed.max(initial=0)) + 1)
         which = np.flatnonzero(missing)
-        computed = self._computed_trajectories(loop, {n: np.broadcast_to(c, needed.shape)[which]
-                                                      for n, c in outer.items()}, needed[which])
+        computed = self._computed_trajectories(loop, {n: c[which] for n, c in columns.items()}, needed[which])
         store.add([keys[i] for i in which], *computed)
         if missing.all():  # (the usual first ask: the batch itself, kept or not)
             return computed[0], computed[1]
         if not all(store.covers(keys[i], n) for i, n in zip(which.tolist(), needed[which].tolist())):
             # some of them stopped short: computed again with the others, as one batch
-            return self._computed_trajectories(loop, {n: np.broadcast_to(c, needed.shape) for n, c in outer.items()},
-                                               needed)[:2]
+            return self._computed_trajectories(loop, columns, needed)[:2]
         return store.gather(keys, int(needed.max(initial=0)) + 1)
 
     def _computed_trajectories(self, loop: Carried, outer: dict[str, np.ndarray], needed: np.ndarray
@@ -236,18 +235,22 @@ class Evaluator:
             values[name] = np.zeros((length, contexts), init.dtype)
             values[name][0] = init
             reached[name] = np.zeros(contexts, np.int64)
+        var = loop.var.decl().name()
+
+        def at(k: int, which: np.ndarray, alive: list[str]) -> Evaluator:
+            # the rows ``which`` at iteration k, with their siblings' values there
+            return self._rows_of(outer, which, **{var: first[which] + k * step[which]},
+                                 **{siblings[n][2]: values[n][k, which] for n in alive})
+
         for k in range(length - 1):
             which = np.flatnonzero(needed > k)
             alive = [n for n in values if (reached[n][which] >= k).all()]
-            ev = self._rows_of(outer, which, **{loop.var.decl().name(): first[which] + k * step[which]},
-                               **{siblings[n][2]: values[n][k, which] for n in alive})
             try:
-                going = ev.truth(proceeds, len(which))
+                going = at(k, which, alive).truth(proceeds, len(which))
             except Unsupported:
                 break
-            which, ev = which[going], self._rows_of(
-                outer, which[going], **{loop.var.decl().name(): first[which[going]] + k * step[which[going]]},
-                **{siblings[n][2]: values[n][k, which[going]] for n in alive})
+            which = which[going]
+            ev = at(k, which, alive)
             for name in alive:
                 try:
                     values[name][k + 1, which] = ev._value(siblings[name][1], len(which))

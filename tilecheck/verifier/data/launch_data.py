@@ -203,14 +203,20 @@ def _widest_first(facts: list[Precondition], report: Report, arrays: dict[str, n
 def _wider(fact: Bounded, report: Report, arrays: dict[str, np.ndarray]) -> list[Bounded]:
     """``fact``'s range widened to ``[0, n - 1]`` for the dimension sizes n of the arrays the
     defects touch (smallest first, keeping a marker value), where the data satisfies it."""
-    if fact.lo is None or fact.lo < 0:
-        return []
     sizes = sorted({n for f in report.findings if f.is_defect and f.witness is not None
                     for shape in f.witness.shapes.values() for n in shape if n > 1})
+    return widenings(fact, sizes, arrays[fact.array])
+
+
+def widenings(fact: Bounded, sizes: list[int], values: np.ndarray) -> list[Bounded]:
+    """``fact``'s range widened to ``[0, n - 1]`` for each of ``sizes`` that holds it, keeping its
+    markers, where ``values`` (the array's contents) satisfy it; none for a range reaching below 0."""
+    if fact.lo is None or fact.lo < 0:
+        return []
     out = []
     for n in sizes:
         wider = bounded(fact.array, 0, n - 1, also=fact.also)
-        if wider != fact and n - 1 >= (fact.hi or 0) and wider.violation(arrays[fact.array]) is None:
+        if wider != fact and n - 1 >= (fact.hi or 0) and wider.violation(values) is None:
             out.append(wider)
     return out
 
